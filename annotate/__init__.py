@@ -1,0 +1,1 @@
+"""The vetting TUI for annotators (installed as ``fbi.annotate``)."""

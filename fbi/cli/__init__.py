@@ -1,0 +1,50 @@
+"""The `fbi` command: thin click commands over the library, one module per group.
+
+Errors the library raises on purpose become one message and an exit code (2 for input
+and configuration errors); nothing prints a traceback to a user.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from fbi import __version__
+from fbi.errors import ConfigError, FbiError, InputError
+
+err_console = Console(stderr=True, highlight=False)
+
+
+class FbiGroup(click.Group):
+    """A click group that turns fbi's errors into a message and an exit code."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (InputError, ConfigError) as error:
+            err_console.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            sys.exit(2)
+        except FbiError as error:
+            err_console.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            err_console.print("interrupted; finished work is saved, run the same command to "
+                              "resume")
+            sys.exit(130)
+
+
+@click.group(cls=FbiGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="fbi")
+def main() -> None:
+    """Find the blind spots of LLM judges (the FBI method and beyond)."""
+
+
+def _register() -> None:
+    from fbi.cli import datasets
+
+    main.add_command(datasets.datasets)
+
+
+_register()

@@ -1,0 +1,86 @@
+"""`fbi datasets show|validate|convert`."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from fbi.sources import SAMPLE, load_dataset, validate_dataset, write_dataset
+from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
+
+console = Console(highlight=False)
+
+
+@click.group()
+def datasets() -> None:
+    """Inspect, check and convert datasets (SPEC: sample, a file, a folder or hf:ORG/NAME)."""
+
+
+@datasets.command()
+@click.argument("spec", default=SAMPLE)
+def show(spec: str) -> None:
+    """Counts per ability and category of SPEC."""
+    dataset = load_dataset(spec)
+    console.print(counts_table(dataset.instances, title=f"{spec}"))
+    console.print(f"Read {dataset.rows_read} rows from {len(dataset.files)} file(s); "
+                  f"loaded {len(dataset)} instances.")
+
+
+def counts_table(instances, title: str) -> Table:
+    """A rich table of instances per ability and category, in the paper's order."""
+    by_category = Counter(i.category for i in instances)
+    by_si_ability = Counter(i.ability for i in instances if i.category == SCORE_INVARIANT)
+    table = Table(title=title)
+    table.add_column("ability")
+    table.add_column("category")
+    table.add_column("instances", justify="right")
+    main_total = 0
+    for ability in Ability:
+        for category in CATEGORIES:
+            if category.ability is ability and by_category[category.name]:
+                name = category.display_name
+                table.add_row(ability.value, name, str(by_category[category.name]))
+                if not category.extra:
+                    main_total += by_category[category.name]
+    if by_category[SCORE_INVARIANT]:
+        for ability in Ability:
+            if by_si_ability[ability]:
+                table.add_row("score-invariant", f"on {ability.value} prompts",
+                              str(by_si_ability[ability]))
+        main_total += by_category[SCORE_INVARIANT]
+    table.add_section()
+    table.add_row("", "[bold]total (22 categories + score-invariant)[/]", f"[bold]{main_total}")
+    extra = len(instances) - main_total
+    if extra:
+        table.add_row("", "extra categories (not among the 22)", str(extra))
+    return table
+
+
+@datasets.command()
+@click.argument("spec", default=SAMPLE)
+def validate(spec: str) -> None:
+    """List every problem in SPEC, with file and line or row. Exit code 2 if any."""
+    result = validate_dataset(spec)
+    for problem in result.problems:
+        console.print(escape(str(problem)), soft_wrap=True)
+    summary = (f"Read {result.rows_read} rows from {len(result.files)} file(s): "
+               f"{len(result.instances)} valid, {len(result.problems)} problem(s).")
+    if result.problems:
+        console.print(f"[red]{summary}[/]")
+        sys.exit(2)
+    console.print(f"[green]{summary}[/]")
+
+
+@datasets.command()
+@click.argument("spec")
+@click.argument("out", type=click.Path(dir_okay=False))
+def convert(spec: str, out: str) -> None:
+    """Convert SPEC to OUT (.jsonl, .csv or .parquet, chosen by the suffix)."""
+    dataset = load_dataset(spec)
+    path = write_dataset(dataset.instances, out)
+    console.print(f"Read {dataset.rows_read} rows; wrote {len(dataset)} instances to {path}.")

@@ -1,0 +1,1 @@
+"""Data that ships with fbi: the built-in sample dataset (sample.yaml)."""

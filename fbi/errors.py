@@ -1,0 +1,81 @@
+"""The exception tree. Every error fbi raises on purpose derives from :class:`FbiError`.
+
+::
+
+    FbiError
+    ├── InputError            bad user input; the CLI prints it and exits with code 2
+    │   ├── DatasetError      a dataset that cannot be read, with every problem found
+    │   └── UnknownName       a name not in a registry (category, strategy, ...), with a hint
+    ├── ConfigError           the environment or installation is not as needed (exit code 2)
+    │   └── MissingExtra      an optional dependency is not installed; says what to install
+    └── ModelError            a model call failed for good (after retries)
+        └── BudgetExceeded    the next call would pass --max-cost
+
+Only the CLI turns these into messages and exit codes; the library raises them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class FbiError(Exception):
+    """Root of every error fbi raises on purpose."""
+
+
+class InputError(FbiError):
+    """The user's input is wrong; the message names where and how to fix it."""
+
+
+class UnknownName(InputError, ValueError):
+    """A name that no registry knows; the message lists valid names and a did-you-mean."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in a dataset: where it is, what is wrong, and how to fix it."""
+
+    file: str
+    location: str  # "line 12", "row 3", or "" for the whole file
+    message: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}, {self.location}" if self.location else self.file
+        fix = f" Fix: {self.fix}" if self.fix else ""
+        end = "" if self.message.endswith((".", "?", "!")) else "."
+        return f"{where}: {self.message}{end}{fix}"
+
+
+class DatasetError(InputError):
+    """A dataset could not be loaded. ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem], rows_read: int | None = None):
+        self.problems = problems
+        self.rows_read = rows_read
+        first = str(problems[0]) if problems else "dataset could not be read"
+        more = f" (and {len(problems) - 1} more problems; run `fbi datasets validate`)" \
+            if len(problems) > 1 else ""
+        super().__init__(first + more)
+
+
+class ConfigError(FbiError):
+    """The installation or environment is not as fbi needs it."""
+
+
+class MissingExtra(ConfigError):
+    """An optional dependency is missing."""
+
+    def __init__(self, package: str, extra: str, purpose: str):
+        super().__init__(
+            f"{purpose} needs the package '{package}', which is not installed. "
+            f"Install it with: pip install 'fbi[{extra}]'"
+        )
+
+
+class ModelError(FbiError):
+    """A model call failed for good."""
+
+
+class BudgetExceeded(ModelError):
+    """Stopping because the next call could take the run past its --max-cost budget."""

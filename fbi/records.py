@@ -1,0 +1,132 @@
+"""Typed, versioned records: everything fbi writes to disk is one of these.
+
+Each record carries ``schema_version``; bump it when a field changes meaning, and keep
+readers able to load older versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
+
+INSTANCE_SCHEMA_VERSION = 1
+
+
+class VettingLabel(str, Enum):
+    """A person's verdict on a perturbation (paper §3.4)."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+    SCORE_INVARIANT = "score-invariant"
+    NOT_RELEVANT = "not-relevant"
+    NOT_SURE = "not-sure"
+    UNVETTED = "unvetted"
+
+
+class Provenance(BaseModel):
+    """Where an instance came from and how its perturbation was made."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = ""  # dataset the gold answer came from, e.g. "fbi-original", "sample"
+    original_id: str = ""  # the id in that source (FBI's `cdx`), which may repeat there
+    generator: str = ""  # "gpt-4-turbo", "rules:spelling", "human", ...
+    template_version: str = ""
+    seed: int | None = None
+
+
+class Instance(BaseModel):
+    """One FBI instance: an instruction, its gold answer and a perturbed answer.
+
+    For score-invariant instances ``ability`` is the ability of the underlying prompt.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = INSTANCE_SCHEMA_VERSION
+    id: str = Field(min_length=1)
+    ability: Ability
+    category: str
+    instruction: str = Field(min_length=1)
+    gold_answer: str = Field(min_length=1)
+    perturbed_answer: str = Field(min_length=1)
+    rationale: str | None = None
+    provenance: Provenance = Provenance()
+    label: VettingLabel = VettingLabel.UNVETTED
+    flags: tuple[str, ...] = ()  # pre-screen flags set by the perturbation generator
+
+    @field_validator("category")
+    @classmethod
+    def _known_category(cls, value: str) -> str:
+        get_category(value)  # raises UnknownName with the valid names
+        return value
+
+    @model_validator(mode="after")
+    def _ability_matches_category(self) -> Instance:
+        category = get_category(self.category)
+        if category.ability is not None and category.ability is not self.ability:
+            raise ValueError(
+                f"category '{self.category}' belongs to ability '{category.ability.value}', "
+                f"not '{self.ability.value}'"
+            )
+        return self
+
+    @property
+    def is_score_invariant(self) -> bool:
+        return self.category == SCORE_INVARIANT
+
+    @property
+    def is_extra(self) -> bool:
+        return get_category(self.category).extra
+
+    # -- the flat tabular form used by JSONL, CSV and Parquet files -------------------
+
+    def to_row(self) -> dict[str, Any]:
+        """The flat dict written to files; :meth:`from_row` reads it back losslessly."""
+        return {
+            "id": self.id,
+            "ability": self.ability.value,
+            "category": self.category,
+            "instruction": self.instruction,
+            "gold_answer": self.gold_answer,
+            "perturbed_answer": self.perturbed_answer,
+            "rationale": self.rationale,
+            "label": self.label.value,
+            "source": self.provenance.source,
+            "original_id": self.provenance.original_id,
+            "generator": self.provenance.generator,
+            "template_version": self.provenance.template_version,
+            "seed": self.provenance.seed,
+            "flags": list(self.flags),
+            "schema_version": self.schema_version,
+        }
+
+
+#: Columns of the flat form, in file order.
+ROW_COLUMNS = tuple(
+    Instance(
+        id="x", ability=Ability.FACTUAL, category="entity", instruction="x",
+        gold_answer="x", perturbed_answer="x",
+    ).to_row()
+)
+REQUIRED_COLUMNS = ("category", "instruction", "gold_answer", "perturbed_answer")
+PROVENANCE_COLUMNS = ("source", "original_id", "generator", "template_version", "seed")
+
+#: Column aliases accepted on input (the original FBI release's names).
+COLUMN_ALIASES = {
+    "question": "instruction",
+    "og": "gold_answer",
+    "perturbed_gpt4": "perturbed_answer",
+    "cdx": "id",
+}
+
+
+def content_id(category: str, instruction: str, gold: str, perturbed: str) -> str:
+    """A stable id for rows that come without one: the same content gives the same id."""
+    digest = hashlib.sha256("\x1f".join((category, instruction, gold, perturbed)).encode())
+    return f"{category}-{digest.hexdigest()[:12]}"

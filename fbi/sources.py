@@ -1,0 +1,565 @@
+"""Every dataset source behind one entry point, and the writers.
+
+A SPEC is one of:
+
+* ``sample`` — the built-in sample (``fbi/data/sample.yaml``), the default everywhere;
+* a ``.jsonl``, ``.csv``, ``.tsv`` or ``.parquet`` file with the record's flat columns;
+* a folder in the original FBI TSV layout (``factual/entity-errors.tsv`` ...);
+* a folder in the Hugging Face layout fbi publishes (Parquet files, one config per ability);
+* ``hf:ORG/NAME`` (or a bare ``ORG/NAME`` that is not a local path): a Hub dataset,
+  downloaded with huggingface_hub and then read as one of the folder layouts.
+
+Every reader yields raw rows with their location; one builder turns them into
+:class:`~fbi.records.Instance` records and collects every problem, so ``validate`` can
+list them all and ``load`` can refuse the dataset naming the first one.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from fbi.errors import DatasetError, Problem
+from fbi.records import (
+    COLUMN_ALIASES,
+    REQUIRED_COLUMNS,
+    ROW_COLUMNS,
+    Instance,
+    Provenance,
+    VettingLabel,
+    content_id,
+)
+from fbi.taxonomy import SCORE_INVARIANT, Ability, category_names, did_you_mean, get_category
+
+SAMPLE = "sample"
+TABULAR_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
+SPEC_HELP = (
+    "give 'sample', a .jsonl/.csv/.tsv/.parquet file, an FBI TSV folder, "
+    "a Hugging Face dataset folder, or hf:ORG/NAME"
+)
+
+# The original release's file names → our category names (paper Table 2).
+FBI_FILE_CATEGORIES = {
+    "contextual-errors": "contextual",
+    "entity-errors": "entity",
+    "incorrect-fact": "incorrect-fact",
+    "number-errors": "number-errors",
+    "opposite-fact": "opposite-fact",
+    "remove-fact": "remove-fact",
+    "assumption-errors": "assumptions",
+    "do-less-errors": "do-less",
+    "do-more-errors": "do-more",
+    "ignore-format-errors": "ignore-format",
+    "incorrect-sequence-errors": "sequence-errors",
+    "coherence-errors": "coherence",
+    "comprehensiveness-errors": "comprehensiveness",
+    "consistency-errors": "consistency",
+    "grammar-errors": "grammar",
+    "seq-errors": "chronology",
+    "spelling-errors": "spelling",
+    "calculation-errors": "calculations",
+    "copying-numbers-errors": "copying-numbers",
+    "final-answer-errors": "final-errors",
+    "incorrect-units": "incorrect-units",
+    "wrong-formula": "wrong-formula",
+    "score_invariant": SCORE_INVARIANT,
+    "formatting-errors": "formatting",
+    "superficial-errors": "superficial",
+}
+# FBI ids start with the ability of their prompt: "lf-12_...", "if-3_...", "factual-..."
+_ID_PREFIX_ABILITY = {
+    "lf": Ability.LONG_FORM,
+    "if": Ability.INSTRUCTION_FOLLOWING,
+    "factual": Ability.FACTUAL,
+    "reasoning": Ability.REASONING,
+}
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One row as read from a source, before validation."""
+
+    file: str
+    location: str
+    data: dict[str, Any]
+    defaults: dict[str, Any] = field(default_factory=dict)  # values the layout implies
+
+
+@dataclass
+class Dataset:
+    """Instances loaded from one SPEC, with how many rows were read."""
+
+    spec: str
+    instances: list[Instance]
+    rows_read: int
+    files: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def __iter__(self) -> Iterator[Instance]:
+        return iter(self.instances)
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the canonical rows, order-independent: same content, same print."""
+        digest = hashlib.sha256()
+        for row in sorted((i.to_row() for i in self.instances), key=lambda r: r["id"]):
+            digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode())
+        return digest.hexdigest()
+
+    def select(
+        self,
+        abilities: Iterable[str] = (),
+        categories: Iterable[str] = (),
+        include_extra: bool = False,
+        limit: int | None = None,
+    ) -> Dataset:
+        """A filtered copy. Extra categories are dropped unless asked for."""
+        wanted_abilities = {Ability(a) for a in abilities}
+        wanted_categories = {get_category(c).name for c in categories}
+        chosen = [
+            i for i in self.instances
+            if (include_extra or not i.is_extra or i.category in wanted_categories)
+            and (not wanted_abilities or i.ability in wanted_abilities)
+            and (not wanted_categories or i.category in wanted_categories)
+        ]
+        if limit is not None:
+            chosen = _first_per_category(chosen, limit)
+        return Dataset(self.spec, chosen, self.rows_read, self.files)
+
+
+def _first_per_category(instances: list[Instance], limit: int) -> list[Instance]:
+    """Keep the first ``limit`` instances of each category, in order."""
+    seen: dict[str, int] = {}
+    kept = []
+    for instance in instances:
+        if seen.get(instance.category, 0) < limit:
+            seen[instance.category] = seen.get(instance.category, 0) + 1
+            kept.append(instance)
+    return kept
+
+
+@dataclass
+class Validation:
+    """The outcome of checking a SPEC: rows read, instances that loaded, every problem."""
+
+    spec: str
+    rows_read: int
+    instances: list[Instance]
+    problems: list[Problem]
+    files: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+# ------------------------------------------------------------------ entry points
+
+
+def validate_dataset(spec: str) -> Validation:
+    """Read SPEC and report every problem; never raises for bad rows."""
+    files: list[str] = []
+    problems: list[Problem] = []
+    try:
+        rows = list(_read_spec(spec, files, problems))
+    except DatasetError as error:  # the whole source is unreadable
+        return Validation(spec, 0, [], problems + error.problems, files)
+    instances, row_problems = build_instances(rows)
+    return Validation(spec, len(rows), instances, problems + row_problems, files)
+
+
+def load_dataset(spec: str = SAMPLE) -> Dataset:
+    """Load SPEC into instances; raises DatasetError naming the first of its problems."""
+    result = validate_dataset(spec)
+    if result.problems:
+        raise DatasetError(result.problems, rows_read=result.rows_read)
+    return Dataset(spec, result.instances, result.rows_read, result.files)
+
+
+def write_dataset(instances: Iterable[Instance], path: str | Path) -> Path:
+    """Write instances to a .jsonl, .csv or .parquet file, chosen by its suffix."""
+    path = Path(path)
+    rows = [i.to_row() for i in instances]
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv", ".parquet"):
+        raise DatasetError([Problem(str(path), "", f"cannot write '{suffix or 'no suffix'}'",
+                                    "name the output .jsonl, .csv or .parquet")])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    if suffix == ".jsonl":
+        with open(tmp, "w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    elif suffix == ".csv":
+        with open(tmp, "w", encoding="utf-8", newline="") as out:
+            writer = csv.DictWriter(out, fieldnames=ROW_COLUMNS)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({**row, "flags": json.dumps(row["flags"]),
+                                 "rationale": row["rationale"] or "",
+                                 "seed": "" if row["seed"] is None else row["seed"]})
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema()), tmp)
+    tmp.replace(path)  # never leave a half-written file under the real name
+    return path
+
+
+def parquet_schema():
+    import pyarrow as pa
+
+    text = pa.string()
+    return pa.schema([
+        ("id", text), ("ability", text), ("category", text), ("instruction", text),
+        ("gold_answer", text), ("perturbed_answer", text), ("rationale", text),
+        ("label", text), ("source", text), ("original_id", text), ("generator", text),
+        ("template_version", text), ("seed", pa.int64()), ("flags", pa.list_(text)),
+        ("schema_version", pa.int64()),
+    ])
+
+
+# ------------------------------------------------------------------ readers
+
+
+def _read_spec(spec: str, files: list[str], problems: list[Problem]) -> Iterator[RawRow]:
+    if spec == SAMPLE:
+        yield from _read_sample(files)
+        return
+    path = Path(spec)
+    if spec.startswith("hf:") or (not path.exists() and _looks_like_hub_id(spec)):
+        folder = _download_hub_dataset(spec.removeprefix("hf:"))
+        yield from _read_folder(folder, files, problems)
+        return
+    if not path.exists():
+        raise DatasetError([Problem(spec, "", "no such file or directory", SPEC_HELP)])
+    if path.is_dir():
+        yield from _read_folder(path, files, problems)
+    else:
+        yield from _read_file(path, files, defaults={})
+
+
+def _looks_like_hub_id(spec: str) -> bool:
+    parts = spec.split("/")
+    return len(parts) == 2 and all(parts) and not spec.endswith(TABULAR_SUFFIXES)
+
+
+def _read_sample(files: list[str]) -> Iterator[RawRow]:
+    import yaml
+
+    text = resources.files("fbi.data").joinpath("sample.yaml").read_text(encoding="utf-8")
+    files.append("sample")
+    for number, item in enumerate(yaml.safe_load(text)["instances"], start=1):
+        yield RawRow("sample", f"item {number}", item,
+                     {"source": "sample", "generator": "human", "label": "valid"})
+
+
+def _read_folder(folder: Path, files: list[str], problems: list[Problem]) -> Iterator[RawRow]:
+    tsv_files = sorted(folder.glob("*/*.tsv"))
+    parquet_files = sorted(folder.rglob("*.parquet"))
+    if tsv_files:
+        for path in tsv_files:
+            yield from _read_fbi_tsv(path, folder, files, problems)
+    elif parquet_files:
+        for path in parquet_files:
+            yield from _read_file(path, files, defaults={})
+    else:
+        raise DatasetError([Problem(
+            str(folder), "", "folder holds neither FBI TSV files (ABILITY/CATEGORY.tsv) "
+            "nor Parquet files", SPEC_HELP)])
+
+
+def _read_fbi_tsv(
+    path: Path, root: Path, files: list[str], problems: list[Problem]
+) -> Iterator[RawRow]:
+    category = FBI_FILE_CATEGORIES.get(path.stem)
+    if category is None:
+        problems.append(Problem(
+            str(path), "", f"file name '{path.stem}' is not an FBI category file",
+            "rename it to one of " + ", ".join(sorted(FBI_FILE_CATEGORIES)) + ".tsv, "
+            "or move it out of the folder"))
+        return
+    defaults = {"category": category, "source": root.name or str(root), "generator": "gpt-4-turbo",
+                "label": "valid", "_id_prefix": category}
+    category_ability = get_category(category).ability
+    if category_ability is not None:
+        defaults["ability"] = category_ability.value
+    yield from _read_file(path, files, defaults)
+
+
+def _read_file(path: Path, files: list[str], defaults: dict[str, Any]) -> Iterator[RawRow]:
+    suffix = path.suffix.lower()
+    if suffix not in TABULAR_SUFFIXES:
+        raise DatasetError([Problem(str(path), "", f"unsupported file type '{suffix}'",
+                                    SPEC_HELP)])
+    files.append(str(path))
+    if suffix == ".parquet":
+        yield from _read_parquet(path, defaults)
+        return
+    text = _read_utf8(path)
+    if not text.strip():
+        raise DatasetError([Problem(str(path), "", "the file is empty",
+                                    "point at a file that holds rows")])
+    if suffix == ".jsonl":
+        yield from _read_jsonl(path, text, defaults)
+    else:
+        if suffix == ".tsv" and "category" not in defaults:
+            category = FBI_FILE_CATEGORIES.get(path.stem)
+            if category:  # a single file of the FBI release
+                defaults = {**defaults, "category": category, "_id_prefix": category}
+        yield from _read_delimited(path, text, "\t" if suffix == ".tsv" else ",", defaults)
+
+
+def _read_utf8(path: Path) -> str:
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise DatasetError([Problem(
+            str(path), f"line {line}", f"bytes that are not UTF-8 (byte {error.start})",
+            "re-save the file as UTF-8")]) from None
+
+
+def _read_jsonl(path: Path, text: str, defaults: dict[str, Any]) -> Iterator[RawRow]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield RawRow(str(path), f"line {number}", {"__error__": (
+                f"not valid JSON ({error.msg} at column {error.colno}); "
+                "the line may be truncated", "write one complete JSON object per line")})
+            continue
+        if not isinstance(data, dict):
+            data = {"__error__": ("expected a JSON object", "write one JSON object per line")}
+        yield RawRow(str(path), f"line {number}", data, defaults)
+
+
+def _read_delimited(
+    path: Path, text: str, delimiter: str, defaults: dict[str, Any]
+) -> Iterator[RawRow]:
+    csv.field_size_limit(sys.maxsize)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    start = reader.line_num + 2  # header on line 1; data starts on line 2
+    for data in reader:
+        # A row with more fields than the header shows up under the key None.
+        if None in data:
+            data = {"__error__": (f"{len(data) - 1 + len(data[None])} fields where the header "
+                                  f"has {len(reader.fieldnames or [])}",
+                                  "quote fields that contain the delimiter")}
+        yield RawRow(str(path), f"line {start}", data, defaults)
+        start = reader.line_num + 1
+
+
+def _read_parquet(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as error:  # pyarrow raises several types for a broken file
+        raise DatasetError([Problem(str(path), "", f"not a readable Parquet file ({error})",
+                                    "re-export the file as Parquet")]) from None
+    for number, data in enumerate(table.to_pylist(), start=1):
+        yield RawRow(str(path), f"row {number}", data, defaults)
+
+
+def _download_hub_dataset(repo_id: str) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id, repo_type="dataset"))
+    except Exception as error:  # offline, unknown repo, gated: all end the same way
+        raise DatasetError([Problem(
+            f"hf:{repo_id}", "",
+            f"could not fetch the dataset from the Hugging Face Hub ({type(error).__name__})",
+            "check the network and the repo id, or download the dataset elsewhere and "
+            "pass its local folder")]) from None
+
+
+# ------------------------------------------------------------------ building records
+
+
+def build_instances(rows: list[RawRow]) -> tuple[list[Instance], list[Problem]]:
+    """Turn raw rows into instances; every bad row becomes a Problem, never a silent drop."""
+    instances: list[Instance] = []
+    problems: list[Problem] = []
+    first_seen: dict[str, RawRow] = {}
+    missing_reported: set[tuple[str, str]] = set()
+    for row in rows:
+        if "__error__" in row.data:
+            message, fix = row.data["__error__"]
+            problems.append(Problem(row.file, row.location, message, fix))
+            continue
+        try:
+            values = _normalise(row)
+        except _RowProblem as problem:
+            key = (row.file, problem.message)
+            # A missing column of a file with a header is said once for the whole file.
+            if problem.whole_file and not row.file.endswith(".jsonl"):
+                if key not in missing_reported:
+                    missing_reported.add(key)
+                    problems.append(Problem(row.file, "", problem.message, problem.fix))
+            else:
+                problems.append(Problem(row.file, row.location, problem.message, problem.fix))
+            continue
+        instance_id = values["id"]
+        prefix = row.defaults.get("_id_prefix")
+        if prefix:  # the FBI release repeats ids across files: qualify by category
+            instance_id = f"{prefix}:{instance_id}"
+            number = 2
+            while instance_id in first_seen and first_seen[instance_id].file == row.file:
+                instance_id = f"{prefix}:{values['id']}~{number}"
+                number += 1
+            values["id"] = instance_id
+        if instance_id in first_seen:
+            other = first_seen[instance_id]
+            problems.append(Problem(
+                row.file, row.location,
+                f"duplicate id '{instance_id}' (first at {other.file}, {other.location})",
+                "give every row its own id"))
+            continue
+        try:
+            instance = Instance(**values)
+        except ValidationError as error:
+            problems.append(Problem(row.file, row.location, _describe(error),
+                                    "correct the value"))
+            continue
+        first_seen[instance_id] = row
+        instances.append(instance)
+    return instances, problems
+
+
+class _RowProblem(Exception):
+    def __init__(self, message: str, fix: str = "", whole_file: bool = False):
+        super().__init__(message)
+        self.message, self.fix, self.whole_file = message, fix, whole_file
+
+
+_TEXT_FIELDS = ("ability", "category", "instruction", "gold_answer",
+                "perturbed_answer", "rationale", "label")
+
+
+def _normalise(row: RawRow) -> dict[str, Any]:
+    data = {COLUMN_ALIASES.get(key, key): value for key, value in row.data.items()}
+    data = {k: v for k, v in data.items() if k not in ("schema_version",)}
+    merged = {**{k: v for k, v in row.defaults.items() if not k.startswith("_")}, **{
+        k: v for k, v in data.items() if v not in (None, "")}}
+    missing = [c for c in REQUIRED_COLUMNS if c not in data and c not in row.defaults]
+    if missing:
+        hints = []
+        for column in missing:
+            aliases = [a for a, c in COLUMN_ALIASES.items() if c == column]
+            hints.append(f"'{column}'" + (f" (or '{aliases[0]}')" if aliases else ""))
+        raise _RowProblem(f"missing column(s) {', '.join(repr(c) for c in missing)}",
+                          f"add the column(s) {', '.join(hints)}",
+                          whole_file=True)  # reported once per file with a header
+    for name in _TEXT_FIELDS:
+        value = merged.get(name)
+        if value is not None and not isinstance(value, str):
+            raise _RowProblem(f"'{name}' must be text, not {type(value).__name__}",
+                              f"quote the {name} value")
+    for column in REQUIRED_COLUMNS:
+        if not str(merged.get(column) or "").strip():
+            raise _RowProblem(f"empty '{column}'", f"fill in the {column}, or remove the row")
+    category = merged["category"].strip()
+    try:
+        merged["category"] = get_category(category).name
+    except ValueError:
+        valid = category_names(include_extra=True)
+        raise _RowProblem(f"unknown category '{category}'.{did_you_mean(category, valid)}",
+                          "use one of " + ", ".join(valid)) from None
+    merged.setdefault("id", content_id(merged["category"], merged["instruction"],
+                                       merged["gold_answer"], merged["perturbed_answer"]))
+    merged["id"] = str(merged["id"]).strip()
+    merged["ability"] = _ability(merged)
+    merged["label"] = _label(merged.get("label"))
+    merged["flags"] = _flags(merged.get("flags"))
+    provenance = {k: merged.pop(k) for k in list(merged) if k in Provenance.model_fields}
+    if "seed" in provenance:
+        provenance["seed"] = _seed(provenance["seed"])
+    provenance.setdefault("original_id", str(data.get("id") or ""))
+    merged["provenance"] = Provenance(**{k: v if k == "seed" else str(v)
+                                         for k, v in provenance.items()})
+    unknown = set(merged) - set(Instance.model_fields)
+    if unknown:
+        raise _RowProblem(f"unknown columns {sorted(unknown)}",
+                          "remove them or rename them to the documented columns",
+                          whole_file=True)
+    return merged
+
+
+def _ability(values: dict[str, Any]) -> str:
+    given = values.get("ability")
+    if given:
+        if given not in {a.value for a in Ability}:
+            valid = [a.value for a in Ability]
+            raise _RowProblem(f"unknown ability '{given}'.{did_you_mean(given, valid)}",
+                              "use one of " + ", ".join(valid))
+        return given
+    category_ability = get_category(values["category"]).ability
+    if category_ability is not None:
+        return category_ability.value
+    prefix = values["id"].split("-", 1)[0].split(":")[-1]
+    if prefix in _ID_PREFIX_ABILITY:  # FBI score-invariant ids: "lf-12_...", "if-3_..."
+        return _ID_PREFIX_ABILITY[prefix].value
+    raise _RowProblem("score-invariant row without an 'ability'",
+                      "add the ability of the prompt (" +
+                      ", ".join(a.value for a in Ability) + ")")
+
+
+def _label(value: Any) -> str:
+    if value in (None, ""):
+        return VettingLabel.UNVETTED.value
+    valid = [v.value for v in VettingLabel]
+    if value not in valid:
+        raise _RowProblem(f"unknown label '{value}'.{did_you_mean(str(value), valid)}",
+                          "use one of " + ", ".join(valid))
+    return value
+
+
+def _flags(value: Any) -> tuple[str, ...]:
+    if value in (None, ""):
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise _RowProblem("'flags' is not a JSON list", 'write flags as ["a", "b"]') from None
+    if not isinstance(value, list | tuple) or not all(isinstance(f, str) for f in value):
+        raise _RowProblem("'flags' must be a list of text", 'write flags as ["a", "b"]')
+    return tuple(value)
+
+
+def _seed(value: Any) -> int | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _RowProblem(f"'seed' must be a whole number, not {value!r}", "write an integer")
+    try:
+        return int(value)
+    except ValueError:
+        raise _RowProblem(f"'seed' must be a whole number, not {value!r}",
+                          "write an integer") from None
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"])
+        parts.append(f"{where}: {item['msg']}" if where else item["msg"])
+    return "; ".join(parts)

@@ -1,0 +1,172 @@
+"""The FBI taxonomy: 4 abilities, 22 perturbation categories and score-invariant edits.
+
+Source: Doddapaneni et al., "Finding Blind Spots in Evaluator LLMs with Interpretable
+Checklists" (EMNLP 2024), Table 2. The descriptions are our own words.
+
+This module imports only fbi.errors (a leaf), so every other part can depend on it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from enum import Enum
+
+from fbi.errors import UnknownName
+
+
+class Ability(str, Enum):
+    """The four abilities FBI tests a judge on."""
+
+    FACTUAL = "factual"
+    INSTRUCTION_FOLLOWING = "instruction-following"
+    LONG_FORM = "long-form"
+    REASONING = "reasoning"
+
+    @property
+    def axis(self) -> str:
+        """The evaluation axis the Axis strategies ask the judge to grade on."""
+        return _AXES[self]
+
+    @property
+    def short(self) -> str:
+        """The column heading the paper uses (LF / F / IF / R)."""
+        return _SHORT[self]
+
+
+_AXES = {
+    Ability.FACTUAL: "hallucination",
+    Ability.INSTRUCTION_FOLLOWING: "task quality",
+    Ability.LONG_FORM: "content quality",
+    Ability.REASONING: "reasoning accuracy",
+}
+_SHORT = {
+    Ability.FACTUAL: "F",
+    Ability.INSTRUCTION_FOLLOWING: "IF",
+    Ability.LONG_FORM: "LF",
+    Ability.REASONING: "R",
+}
+
+SCORE_INVARIANT = "score-invariant"
+
+
+@dataclass(frozen=True)
+class Category:
+    """One perturbation category.
+
+    ``ability`` is None for score-invariant edits, which apply to answers of any ability.
+    ``extra`` marks categories found in the original release but outside the paper's 22;
+    they are loaded and labelled but left out of the 22-category totals.
+    """
+
+    name: str
+    display_name: str
+    ability: Ability | None
+    description: str
+    lowers_score: bool = True
+    extra: bool = False
+
+
+CATEGORIES: tuple[Category, ...] = (
+    # long-form writing
+    Category("grammar", "Grammar", Ability.LONG_FORM,
+             "Grammatical mistakes such as wrong agreement, tense or articles."),
+    Category("spelling", "Spelling", Ability.LONG_FORM,
+             "Misspelled words: swapped, dropped or wrong letters."),
+    Category("consistency", "Consistency", Ability.LONG_FORM,
+             "A detail contradicts something stated elsewhere in the same answer."),
+    Category("chronology", "Chronology", Ability.LONG_FORM,
+             "Events or steps told in an order that breaks their real sequence."),
+    Category("coherence", "Coherence", Ability.LONG_FORM,
+             "Sentences or paragraphs no longer connect logically; the flow is broken."),
+    Category("comprehensiveness", "Comprehensiveness", Ability.LONG_FORM,
+             "An important part of a complete answer is left out."),
+    # factual
+    Category("contextual", "Contextual", Ability.FACTUAL,
+             "A fact is changed so that it no longer fits the context given in the question."),
+    Category("entity", "Entity", Ability.FACTUAL,
+             "A named person, place, organisation or thing is swapped for a wrong one."),
+    Category("incorrect-fact", "Incorrect Fact", Ability.FACTUAL,
+             "A plausible but false statement replaces a true one."),
+    Category("number-errors", "Number Errors", Ability.FACTUAL,
+             "A date, quantity or other number is changed to a wrong value."),
+    Category("opposite-fact", "Opposite Fact", Ability.FACTUAL,
+             "A claim is turned into its negation or opposite."),
+    Category("remove-fact", "Remove Fact", Ability.FACTUAL,
+             "A key fact needed to answer the question is deleted."),
+    # instruction following
+    Category("do-less", "Do Less", Ability.INSTRUCTION_FOLLOWING,
+             "Part of what the instruction asked for is not done."),
+    Category("do-more", "Do More", Ability.INSTRUCTION_FOLLOWING,
+             "Content the instruction did not ask for, or forbade, is added."),
+    Category("ignore-format", "Ignore Format", Ability.INSTRUCTION_FOLLOWING,
+             "The output format the instruction requested is not followed."),
+    Category("sequence-errors", "Sequence Errors", Ability.INSTRUCTION_FOLLOWING,
+             "Requested items or steps appear in the wrong order."),
+    Category("assumptions", "Assumptions", Ability.INSTRUCTION_FOLLOWING,
+             "The answer assumes something the instruction never said and acts on it."),
+    # reasoning
+    Category("calculations", "Calculation", Ability.REASONING,
+             "An arithmetic step gives a wrong result."),
+    Category("copying-numbers", "Copying Numbers", Ability.REASONING,
+             "A number from the question is copied wrongly into the working."),
+    Category("final-errors", "Final Errors", Ability.REASONING,
+             "The working is right but the final answer stated is wrong."),
+    Category("incorrect-units", "Incorrect Units", Ability.REASONING,
+             "A quantity carries the wrong unit or a wrong unit conversion."),
+    Category("wrong-formula", "Wrong Formula", Ability.REASONING,
+             "The solution applies an incorrect formula or method."),
+    # edits that must not cost a point
+    Category(SCORE_INVARIANT, "Score Invariant", None,
+             "A rewrite that keeps every fact and requirement; a fair judge keeps the score.",
+             lowers_score=False),
+    # found in the original release, outside the paper's 22 categories
+    Category("formatting", "Formatting (extra)", Ability.LONG_FORM,
+             "Markdown formatting removed or changed while the content stays.",
+             lowers_score=False, extra=True),
+    Category("superficial", "Superficial (extra)", Ability.LONG_FORM,
+             "Wordier phrasing with no change of content.",
+             lowers_score=False, extra=True),
+)
+
+_BY_NAME = {c.name: c for c in CATEGORIES}
+
+#: The paper's 22 perturbation categories, in Table 2 order.
+PERTURBATION_CATEGORIES = tuple(c for c in CATEGORIES if c.lowers_score and not c.extra)
+
+
+def category_names(include_extra: bool = False) -> list[str]:
+    return [c.name for c in CATEGORIES if include_extra or not c.extra]
+
+
+def did_you_mean(name: str, valid: list[str]) -> str:
+    """A short 'did you mean' hint, or '' when nothing is close."""
+    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
+    return f" Did you mean '{close[0]}'?" if close else ""
+
+
+def unknown_name_message(kind: str, name: str, valid: list[str]) -> str:
+    return f"Unknown {kind} '{name}'.{did_you_mean(name, valid)} Valid: {', '.join(valid)}."
+
+
+def get_category(name: str) -> Category:
+    """Look a category up by name; raises UnknownName with a did-you-mean."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise UnknownName(
+            unknown_name_message("category", name, category_names(include_extra=True))
+        ) from None
+
+
+def get_ability(name: str) -> Ability:
+    try:
+        return Ability(name)
+    except ValueError:
+        raise UnknownName(
+            unknown_name_message("ability", name, [a.value for a in Ability])
+        ) from None
+
+
+def categories_of(ability: Ability) -> list[Category]:
+    return [c for c in PERTURBATION_CATEGORIES if c.ability is ability]

@@ -1,0 +1,1 @@
+"""Perturbation templates and recipes (data, not code); installed as ``fbi.perturbations``."""
