@@ -1,0 +1,23 @@
+"""Shared test fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Never reach for the network or a real user's cache from a test.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+FBI_ORIGINAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fbi-original"
+
+
+@pytest.fixture
+def fbi_original() -> Path:
+    """The original FBI release beside the checkout; skips the test when it is absent."""
+    if not FBI_ORIGINAL.is_dir():
+        pytest.skip(f"the original FBI release is not at {FBI_ORIGINAL} "
+                    "(it lives in ../shared/data/fbi-original beside the checkout)")
+    return FBI_ORIGINAL

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fbi.cli import main
+
+
+def run_fbi(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The installed `fbi` command in a real subprocess, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "fbi", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_version_and_help():
+    result = run_fbi("--version")
+    assert result.returncode == 0 and importlib.metadata.version("fbi") in result.stdout
+    assert "datasets" in run_fbi("--help").stdout
+
+
+def test_show_sample_counts_every_category():
+    result = CliRunner().invoke(main, ["datasets", "show", "sample"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "Wrong Formula" in result.output and "Score Invariant" not in result.output
+    assert "on factual prompts" in result.output
+    assert "Read 72 rows from 1 file(s); loaded 72 instances." in result.output
+
+
+def test_show_fbi_release(fbi_original):
+    result = CliRunner().invoke(main, ["datasets", "show", str(fbi_original)],
+                                terminal_width=200)
+    assert result.exit_code == 0
+    assert "2400" in result.output and "extra categories (not among the 22)" in result.output
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b'{"category": "entty", "instruction": "q", "gold_answer": "a", "perturbed_answer": "b"}\n',
+     "line 1: unknown category 'entty'. Did you mean 'entity'?"),
+    (b'{"category": "entity", "instruction": "q", "gold_ans',
+     "line 1: not valid JSON"),
+    (b"", "the file is empty"),
+    (b"\xff\xfe", "bytes that are not UTF-8"),
+])
+def test_bad_input_is_one_message_and_exit_code_2(tmp_path, content, expected):
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(content)
+    result = run_fbi("datasets", "show", str(path))
+    assert result.returncode == 2
+    assert expected in result.stderr and str(path) in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_missing_path_exit_code_2(tmp_path):
+    result = run_fbi("datasets", "show", str(tmp_path / "missing.csv"))
+    assert result.returncode == 2 and "no such file or directory" in result.stderr
+
+
+def test_validate_lists_all_problems(tmp_path):
+    path = tmp_path / "in.jsonl"
+    rows = [{"id": "1", "category": "entity", "instruction": "q", "gold_answer": "a",
+             "perturbed_answer": "b"}] * 3
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = run_fbi("datasets", "validate", str(path))
+    assert result.returncode == 2
+    assert "line 2: duplicate id '1'" in result.stdout
+    assert "line 3: duplicate id '1'" in result.stdout
+    assert "Read 3 rows from 1 file(s): 1 valid, 2 problem(s)." in result.stdout
+    assert run_fbi("datasets", "validate", "sample").returncode == 0
+
+
+def test_convert_round_trip(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "s.parquet"
+    assert runner.invoke(main, ["datasets", "convert", "sample", str(out)]).exit_code == 0
+    back = tmp_path / "s.jsonl"
+    result = runner.invoke(main, ["datasets", "convert", str(out), str(back)])
+    assert result.exit_code == 0 and "wrote 72 instances" in result.output
+    assert len(back.read_text(encoding="utf-8").splitlines()) == 72
+
+
+def test_convert_refuses_an_unknown_format_and_keeps_nothing(tmp_path):
+    result = run_fbi("datasets", "convert", "sample", str(tmp_path / "out.xlsx"))
+    assert result.returncode == 2 and "name the output .jsonl, .csv or .parquet" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_only_fbi_lands_in_site_packages():
+    """The wheel installs `fbi` alone: no top-level `prompts` or `annotate` modules."""
+    files = importlib.metadata.files("fbi") or []
+    tops = {f.parts[0] for f in files
+            if not f.parts[0].startswith("..") and "__editable__" not in f.name}
+    tops = {t for t in tops if not t.endswith((".dist-info", ".pth"))}
+    assert tops <= {"fbi"}, tops
+    from importlib import resources
+
+    assert resources.files("fbi.data").joinpath("sample.yaml").is_file()
