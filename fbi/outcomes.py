@@ -1,0 +1,133 @@
+"""Per-instance outcomes from stored judgments (paper §4), and the headline rates.
+
+Pure functions of :class:`~fbi.records.Judgment` records: no model calls, no I/O.
+
+* single-answer: detected iff score(perturbed) < score(gold);
+* pairwise, over both slot orders: G (gold preferred both times), P (perturbed both
+  times), both-good (tie both times), both-bad (both bad both times), inconsistent
+  (anything else); detected iff G;
+* reference-guided: undetected iff the perturbed answer gets the top of the range;
+* score-invariant instances succeed ("retained") iff the judge does not penalise:
+  single score(perturbed) >= score(gold); pairwise not G; reference the top score;
+* a missing, unparseable or failed call makes the instance ``unparseable``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from fbi.records import Judgment
+from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
+
+Outcome = Literal["detected", "undetected", "retained", "penalised", "unparseable"]
+PairwiseClass = Literal["G", "P", "both-good", "both-bad", "inconsistent"]
+
+
+@dataclass(frozen=True)
+class InstanceOutcome:
+    instance_id: str
+    judge: str
+    strategy: str
+    paradigm: str
+    ability: Ability
+    category: str
+    outcome: Outcome
+    pairwise_class: PairwiseClass | None = None
+    perturbed_score: int | None = None  # reference-guided: for the top / top-1 / ... histogram
+    score_top: int | None = None
+
+    @property
+    def is_score_invariant(self) -> bool:
+        return self.category == SCORE_INVARIANT
+
+
+def instance_outcomes(judgments: Iterable[Judgment]) -> list[InstanceOutcome]:
+    """One outcome per (judge, strategy, instance) found in the judgments."""
+    groups: dict[tuple[str, str, str], dict[str, Judgment]] = defaultdict(dict)
+    for judgment in judgments:
+        groups[(judgment.judge, judgment.strategy, judgment.instance_id)][judgment.role] = \
+            judgment
+    return [_outcome(roles) for roles in groups.values()]
+
+
+def _outcome(roles: dict[str, Judgment]) -> InstanceOutcome:
+    any_judgment = next(iter(roles.values()))
+    paradigm = any_judgment.paradigm
+    score_invariant = any_judgment.category == SCORE_INVARIANT
+    base = {
+        "instance_id": any_judgment.instance_id, "judge": any_judgment.judge,
+        "strategy": any_judgment.strategy, "paradigm": paradigm,
+        "ability": any_judgment.ability, "category": any_judgment.category,
+    }
+    needed = {"single": ("gold", "perturbed"), "pairwise": ("gold-first", "perturbed-first"),
+              "reference": ("perturbed",)}[paradigm]
+    if any(role not in roles or roles[role].status != "ok" for role in needed):
+        return InstanceOutcome(**base, outcome="unparseable")
+
+    if paradigm == "single":
+        gold, perturbed = roles["gold"].score, roles["perturbed"].score
+        penalised = perturbed < gold  # type: ignore[operator]
+        return InstanceOutcome(**base, outcome=_label(penalised, score_invariant))
+
+    if paradigm == "pairwise":
+        first, second = roles["gold-first"].verdict, roles["perturbed-first"].verdict
+        verdict_class = pairwise_class(first, second)
+        return InstanceOutcome(**base, outcome=_label(verdict_class == "G", score_invariant),
+                               pairwise_class=verdict_class)
+
+    judgment = roles["perturbed"]
+    top = judgment.score_range[1] if judgment.score_range else None
+    penalised = judgment.score != top
+    return InstanceOutcome(**base, outcome=_label(penalised, score_invariant),
+                           perturbed_score=judgment.score, score_top=top)
+
+
+def pairwise_class(gold_first: str | None, perturbed_first: str | None) -> PairwiseClass:
+    """Classify the two mapped verdicts (gold / perturbed / tie / both_bad) of a pair."""
+    if gold_first == perturbed_first:
+        return {"gold": "G", "perturbed": "P", "tie": "both-good",
+                "both_bad": "both-bad"}.get(gold_first or "", "inconsistent")  # type: ignore
+    return "inconsistent"
+
+
+def _label(penalised: bool, score_invariant: bool) -> Outcome:
+    if score_invariant:
+        return "penalised" if penalised else "retained"
+    return "detected" if penalised else "undetected"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Undetected (or, for score-invariant, retained) share of the parseable instances."""
+
+    n: int
+    hits: int  # undetected, or retained for score-invariant
+    parseable: int
+    unparseable: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.hits / self.parseable if self.parseable else None
+
+
+def rate_of(outcomes: Iterable[InstanceOutcome]) -> Rate:
+    outcomes = list(outcomes)
+    unparseable = sum(o.outcome == "unparseable" for o in outcomes)
+    hits = sum(o.outcome in ("undetected", "retained") for o in outcomes)
+    return Rate(len(outcomes), hits, len(outcomes) - unparseable, unparseable)
+
+
+def headline(outcomes: Iterable[InstanceOutcome]) -> dict[tuple[str, str], dict[str, Rate]]:
+    """(judge, strategy) → {"LF", "F", "IF", "R": undetected rate; "SI": retained rate}."""
+    table: dict[tuple[str, str], dict[str, list[InstanceOutcome]]] = defaultdict(
+        lambda: defaultdict(list))
+    for outcome in outcomes:
+        if get_category(outcome.category).extra:
+            continue  # extra categories stay out of the paper's columns
+        column = "SI" if outcome.is_score_invariant else outcome.ability.short
+        table[(outcome.judge, outcome.strategy)][column].append(outcome)
+    return {key: {column: rate_of(items) for column, items in columns.items()}
+            for key, columns in table.items()}

@@ -1,0 +1,208 @@
+"""Judge strategies: templates in ``prompts/`` with their metadata, and safe rendering.
+
+A strategy is one ``NAME.jinja`` file whose YAML front matter says how to use it::
+
+    ---
+    display_name: "Vanilla"
+    paradigm: single          # single | pairwise | reference
+    explanation: true         # asks for an explanation before the verdict
+    score_range: [1, 10]      # single and reference only
+    version: 1
+    description: Score one answer: explanation, then score.
+    ---
+    {% extends "_single.jinja" %}
+
+Files starting with ``_`` are shared pieces, not strategies. A folder passed with
+``--prompts DIR`` is searched before the built-in templates, so users add strategies
+(or override one) by dropping a file there. Templates render in jinja2's immutable
+sandbox with StrictUndefined: a template cannot run code, and a missing variable is an
+error rather than an empty string.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from fbi.errors import InputError
+from fbi.taxonomy import unknown_name_message
+
+Paradigm = Literal["single", "pairwise", "reference"]
+PAIRWISE_VERDICTS = ("A", "B", "tie", "both_bad")
+#: How many characters of explanation the structured output allows, so a length cut
+#: can never eat the score that follows the explanation.
+EXPLANATION_MAX_CHARS = 600
+
+
+class StrategyMeta(BaseModel):
+    """A strategy's front matter."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    display_name: str
+    paradigm: Paradigm
+    explanation: bool
+    score_range: tuple[int, int] | None = None
+    version: str | int
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _range_where_scored(self) -> StrategyMeta:
+        if self.paradigm == "pairwise" and self.score_range is not None:
+            raise ValueError("pairwise strategies give verdicts, not scores: drop score_range")
+        if self.paradigm != "pairwise":
+            if self.score_range is None:
+                raise ValueError(f"a {self.paradigm} strategy needs a score_range")
+            low, high = self.score_range
+            if low >= high:
+                raise ValueError(f"score_range {low}-{high} is empty")
+        return self
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A loaded strategy: its name (the file name), metadata, and where it came from."""
+
+    name: str
+    meta: StrategyMeta
+    origin: str  # "built-in" or the --prompts folder
+    source_sha: str  # hash of the template text, recorded in run.json
+
+    @property
+    def paradigm(self) -> Paradigm:
+        return self.meta.paradigm
+
+    @property
+    def version(self) -> str:
+        return str(self.meta.version)
+
+    @property
+    def verdict_field(self) -> str:
+        return "verdict" if self.paradigm == "pairwise" else "score"
+
+    def response_schema(self, score_range: tuple[int, int] | None) -> dict[str, Any]:
+        """The JSON schema of the reply. The explanation comes first when the strategy
+        asks for one (the paper's protocol), capped in length so the verdict survives."""
+        properties: dict[str, Any] = {}
+        if self.meta.explanation:
+            properties["explanation"] = {"type": "string", "maxLength": EXPLANATION_MAX_CHARS}
+        if self.paradigm == "pairwise":
+            properties["verdict"] = {"type": "string", "enum": list(PAIRWISE_VERDICTS)}
+        else:
+            low, high = score_range or self.meta.score_range  # type: ignore[misc]
+            # An enum rather than minimum/maximum: grammar-based decoders (llama.cpp)
+            # enforce enums but not integer bounds.
+            properties["score"] = {"type": "integer", "enum": list(range(low, high + 1))}
+        return {"type": "object", "properties": properties, "required": list(properties),
+                "additionalProperties": False}
+
+
+def _split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
+    import yaml
+
+    if not text.startswith("---"):
+        return {}, text
+    try:
+        _, header, body = text.split("---", 2)
+        meta = yaml.safe_load(header) or {}
+    except (ValueError, yaml.YAMLError) as error:
+        raise InputError(f"{where}: the front matter is not valid YAML ({error}). "
+                         "Fix: start the file with a '---' YAML block closed by '---'") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{where}: the front matter must be a YAML mapping")
+    return meta, body.lstrip("\n")
+
+
+class StrategyRegistry:
+    """The strategies found in the built-in prompts and an optional user folder."""
+
+    def __init__(self, user_dir: str | Path | None = None):
+        import jinja2
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        self.user_dir = Path(user_dir) if user_dir else None
+        if self.user_dir is not None and not self.user_dir.is_dir():
+            raise InputError(f"{self.user_dir}: no such folder of prompt templates. "
+                             "Fix: pass --prompts a folder holding NAME.jinja files")
+        builtin = resources.files("fbi.prompts")
+        self._sources: dict[str, tuple[str, str]] = {}  # file name → (text, origin)
+        for entry in builtin.iterdir():
+            if entry.name.endswith(".jinja"):
+                self._sources[entry.name] = (entry.read_text(encoding="utf-8"), "built-in")
+        if self.user_dir is not None:
+            for path in sorted(self.user_dir.glob("*.jinja")):
+                self._sources[path.name] = (path.read_text(encoding="utf-8"), str(self.user_dir))
+
+        def load(name: str):
+            if name not in self._sources:
+                return None
+            text, origin = self._sources[name]
+            return _split_front_matter(text, f"{origin}/{name}")[1], None, lambda: True
+
+        self._env = ImmutableSandboxedEnvironment(
+            loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
+            autoescape=False, trim_blocks=True, lstrip_blocks=True,
+        )
+        self.strategies: dict[str, Strategy] = {}
+        for file_name, (text, origin) in sorted(self._sources.items()):
+            if file_name.startswith("_"):
+                continue
+            name = file_name.removesuffix(".jinja")
+            meta, _ = _split_front_matter(text, f"{origin}/{file_name}")
+            try:
+                parsed = StrategyMeta(**meta)
+            except (ValidationError, TypeError) as error:
+                raise InputError(f"{origin}/{file_name}: bad front matter ({error}). Fix: give "
+                                 "display_name, paradigm, explanation, score_range, version") \
+                    from None
+            sha = hashlib.sha256(text.encode()).hexdigest()[:16]
+            self.strategies[name] = Strategy(name, parsed, origin, sha)
+
+    def names(self) -> list[str]:
+        return list(self.strategies)
+
+    def get(self, name: str) -> Strategy:
+        """By file name, or by the paper's display name ("Axis+Rubric", "Vanilla*")."""
+        if name in self.strategies:
+            return self.strategies[name]
+        for strategy in self.strategies.values():
+            if strategy.meta.display_name.lower() == name.lower():
+                return strategy
+        from fbi.errors import UnknownName
+
+        raise UnknownName(unknown_name_message("strategy", name, self.names()))
+
+    def resolve(self, names: list[str] | tuple[str, ...]) -> list[Strategy]:
+        """Strategies for CLI names; 'all' expands to every strategy."""
+        if not names or "all" in names:
+            return list(self.strategies.values())
+        chosen: list[Strategy] = []
+        for name in names:
+            strategy = self.get(name)
+            if strategy not in chosen:
+                chosen.append(strategy)
+        return chosen
+
+    def render(self, strategy: Strategy, **variables: Any) -> str:
+        """The user message for one call. Raises InputError if a variable is missing."""
+        return self.render_template(f"{strategy.name}.jinja",
+                                    explanation=strategy.meta.explanation, **variables)
+
+    def render_template(self, file_name: str, **variables: Any) -> str:
+        import jinja2
+
+        origin = self._sources.get(file_name, ("", "built-in"))[1]
+        try:
+            text = self._env.get_template(file_name).render(**variables)
+        except jinja2.UndefinedError as error:
+            raise InputError(f"{origin}/{file_name}: {error}. Fix: use only the variables "
+                             "documented for this kind of template") from None
+        except jinja2.TemplateError as error:
+            raise InputError(f"{origin}/{file_name}: {error}") from None
+        return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
