@@ -91,13 +91,13 @@ def test_templates_cannot_run_code(tmp_path):
         "score_range: [1, 5]\nversion: 1\n---\n"
         "{{ ''.__class__.__mro__[1].__subclasses__() }}\n", encoding="utf-8")
     registry = StrategyRegistry(tmp_path)
-    with pytest.raises(InputError, match="unsafe|access to attribute"):
+    with pytest.raises(InputError, match=r"unsafe|access to attribute"):
         registry.render(registry.get("evil"), **SINGLE)
 
 
 def test_bad_front_matter_names_the_file(tmp_path):
     (tmp_path / "broken.jinja").write_text("---\nparadigm: sideways\n---\nx\n", encoding="utf-8")
-    with pytest.raises(InputError, match="broken.jinja: bad front matter"):
+    with pytest.raises(InputError, match=r"broken\.jinja: bad front matter"):
         StrategyRegistry(tmp_path)
     with pytest.raises(InputError, match="no such folder"):
         StrategyRegistry(tmp_path / "missing")

@@ -10,6 +10,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from fbi import __version__
 from fbi.errors import ConfigError, FbiError, InputError
@@ -24,10 +25,10 @@ class FbiGroup(click.Group):
         try:
             return super().invoke(ctx)
         except (InputError, ConfigError) as error:
-            err_console.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
             sys.exit(2)
         except FbiError as error:
-            err_console.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
             sys.exit(1)
         except KeyboardInterrupt:
             err_console.print("interrupted; finished work is saved, run the same command to "
