@@ -39,7 +39,14 @@ from fbi.records import (
     VettingLabel,
     content_id,
 )
-from fbi.taxonomy import SCORE_INVARIANT, Ability, category_names, did_you_mean, get_category
+from fbi.taxonomy import (
+    SCORE_INVARIANT,
+    Ability,
+    category_names,
+    did_you_mean,
+    get_ability,
+    get_category,
+)
 
 SAMPLE = "sample"
 TABULAR_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
@@ -126,7 +133,7 @@ class Dataset:
         limit: int | None = None,
     ) -> Dataset:
         """A filtered copy. Extra categories are dropped unless asked for."""
-        wanted_abilities = {Ability(a) for a in abilities}
+        wanted_abilities = {get_ability(a) for a in abilities}
         wanted_categories = {get_category(c).name for c in categories}
         chosen = [
             i for i in self.instances

@@ -103,7 +103,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
-    from fbi.evaluate import Evaluation, EvaluationConfig, read_judgments
+    from fbi.evaluate import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_judgments
     from fbi.llm import ModelClient, RetryPolicy
     from fbi.sources import load_dataset
 
@@ -113,7 +113,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     console.print(f"Read {dataset.rows_read} rows from {dataset_spec}; judging {len(chosen)} "
                   f"instances" + (f" ({left_out} left out by the filters)" if left_out else ""))
     config = EvaluationConfig(
-        judge=judge, strategies=tuple(strategies) or ("vanilla",), score_range=score_range,
+        judge=judge, strategies=tuple(strategies) or DEFAULT_STRATEGIES, score_range=score_range,
         temperature=temperature, max_tokens=max_tokens, api_base=api_base,
         concurrency=concurrency, timeout_s=timeout, repair=repair, max_cost=max_cost,
         prompts_dir=prompts_dir)
