@@ -24,13 +24,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from fbi.errors import InputError
+from fbi.resources import package_folder
 from fbi.taxonomy import unknown_name_message
 
 Paradigm = Literal["single", "pairwise", "reference"]
@@ -130,7 +130,7 @@ class StrategyRegistry:
         if self.user_dir is not None and not self.user_dir.is_dir():
             raise InputError(f"{self.user_dir}: no such folder of prompt templates. "
                              "Fix: pass --prompts a folder holding NAME.jinja files")
-        builtin = resources.files("fbi.prompts")
+        builtin = package_folder("prompts")
         self._sources: dict[str, tuple[str, str]] = {}  # file name → (text, origin)
         for entry in builtin.iterdir():
             if entry.name.endswith(".jinja"):

