@@ -33,7 +33,7 @@ from fbi.records import (
     RunSpec,
 )
 from fbi.runner import Progress, RecordLog, RunTotals, Task, run_tasks
-from fbi.sources import Dataset
+from fbi.sources import Dataset, write_dataset
 from fbi.strategies import Strategy, StrategyRegistry
 
 DEFAULT_STRATEGIES = ("vanilla",)
@@ -315,6 +315,8 @@ class Evaluation:
         created_at = self._check_same_run()
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self._write_run_json(self.run_spec(None, created_at))
+        # The instances judged, beside the judgments, so reports need nothing else.
+        write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
         log = RecordLog(self.judgments_path, Judgment)
         spent_before = sum(j.cost or 0.0 for j in log.finished.values())
         tasks = [Task(call.call_id, _bind(judge_call, call, client, self.registry,

@@ -197,3 +197,27 @@ class RunSpec(BaseModel):
     created_at: str
     updated_at: str
     totals: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExplanationCheck(BaseModel):
+    """A checker model's reading of one undetected instance's judge explanation(s):
+    a line of ``explanation_checks.jsonl`` (paper §5.3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    call_id: str  # instance_id|strategy|explain-check
+    instance_id: str
+    judge: str
+    strategy: str
+    checker: str
+    prompt_hash: str
+    raw_output: str | None = None
+    points_out_error: bool | None = None
+    status: Status
+    reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    latency_s: float = 0.0
+    cached: bool = False

@@ -43,10 +43,12 @@ def main() -> None:
 
 
 def _register() -> None:
-    from fbi.cli import datasets, evaluate
+    from fbi.cli import datasets, evaluate, report
 
     main.add_command(datasets.datasets)
     main.add_command(evaluate.evaluate)
+    main.add_command(report.report)
+    main.add_command(report.explain_check)
 
 
 _register()

@@ -143,7 +143,8 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     for error in totals.errors:
         console.print(f"[red]failed:[/] {error}", soft_wrap=True)
     console.print(headline_table(read_judgments(output), evaluation.registry))
-    console.print(f"Judgments in {output / 'judgments.jsonl'}")
+    console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
+                  f"fbi report {output}")
     if totals.failed:
         console.print("[yellow]Some calls failed; run the same command again to retry them.[/]")
         sys.exit(1)

@@ -1,0 +1,70 @@
+"""`fbi report` and `fbi explain-check`: reading runs back, no judging."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fbi.report import FORMATS
+
+console = Console(highlight=False)
+
+
+@click.command()
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS),
+              help="Repeatable; default: all of md, html, json, csv.")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write (default: the first run folder).")
+def report(run_dirs, formats, output) -> None:
+    """Render the blind-spot report from stored judgments only (no model call).
+
+    Several run folders (other judges or strategies) become one comparison report.
+    """
+    from fbi.report import table_3, write_report
+
+    summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS)
+    for judge in sorted({r["judge"] for r in summary["rates"]}):
+        header, rows = table_3(summary, judge)
+        table = Table(title=f"{judge}: % undetected [95% interval]; SI: % retained")
+        for column in header:
+            table.add_column(column, justify="left" if column == "strategy" else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    for path in written:
+        console.print(f"wrote {path}")
+
+
+@click.command("explain-check")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--checker", required=True, help="The litellm model that reads explanations.")
+@click.option("--api-base")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True)
+@click.option("--no-cache", is_flag=True)
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+def explain_check(run_dir, checker, api_base, concurrency, timeout, no_cache,
+                  cache_path) -> None:
+    """Ask a checker model whether the judge's explanation named an error it did not score.
+
+    For each undetected instance whose judge gave an explanation (paper §5.3); results go
+    to RUN_DIR/explanation_checks.jsonl and show in `fbi report`. Resumable and cached.
+    """
+    from fbi.cache import ResponseCache
+    from fbi.cli.evaluate import RichProgress
+    from fbi.explanations import run_explanation_checks
+    from fbi.llm import ModelClient
+
+    cache = None if no_cache else ResponseCache(cache_path)
+    client = ModelClient(cache=cache, timeout_s=timeout)
+    totals = run_explanation_checks(run_dir, checker, client, api_base=api_base,
+                                    concurrency=concurrency, progress=RichProgress())
+    console.print(f"{totals.total} explanations to check: {totals.completed} checked now "
+                  f"({totals.cached} from the cache), {totals.already_done} before; "
+                  f"{totals.unparseable} unparseable, {totals.failed} failed. "
+                  f"Run `fbi report {run_dir}` to see them.")

@@ -1,0 +1,232 @@
+"""Aggregates of instance outcomes, with intervals. Pure and vectorised; no I/O.
+
+* Per category: the undetected rate over parseable instances with a 95% Wilson score
+  interval (good at small n and at rates near 0 or 1, where FBI's categories of 50–150
+  items often sit).
+* Per ability and overall: the same rate with a 95% percentile bootstrap over instances
+  (categories differ in size and difficulty, so no single binomial describes the pool).
+* Score-invariant groups report the retained rate the same way (higher is better).
+* ``worst_case_rate`` counts unparseable instances as undetected (or, for
+  score-invariant, as penalised): the rate if every unreadable verdict went wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from fbi.outcomes import InstanceOutcome
+from fbi.records import Judgment
+from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
+
+Z_95 = 1.959963984540054
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def wilson_interval(hits: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
+    """Wilson score interval for hits/n; None when n is 0."""
+    if n == 0:
+        return None
+    p = hits / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def bootstrap_interval(values: Sequence[int] | np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
+                       seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of 0/1 values; None when empty.
+
+    Seeded, so a report renders the same numbers every time.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, values.size, size=(resamples, values.size))
+    means = values[indices].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class GroupRate:
+    """One row of the summary: a judge × strategy × group and its counts and rate."""
+
+    judge: str
+    strategy: str
+    paradigm: str
+    level: str  # "category", "ability", "overall", "score-invariant"
+    group: str  # category name, ability short name (LF/F/IF/R), "all" or "SI"
+    n: int
+    detected: int  # penalised, for score-invariant groups
+    undetected: int  # retained, for score-invariant groups
+    unparseable: int
+    rate: float | None  # undetected (or retained) share of the parseable instances
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    worst_case_rate: float | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
+               judge: str, strategy: str, paradigm: str) -> GroupRate:
+    counts = Counter(o.outcome for o in outcomes)
+    score_invariant = level == "score-invariant"
+    hits = counts["retained"] if score_invariant else counts["undetected"]
+    misses = counts["penalised"] if score_invariant else counts["detected"]
+    unparseable = counts["unparseable"]
+    parseable = hits + misses
+    if level == "category":
+        interval, method = wilson_interval(hits, parseable), "wilson"
+    else:
+        values = [int(o.outcome in ("undetected", "retained")) for o in outcomes
+                  if o.outcome != "unparseable"]
+        interval, method = bootstrap_interval(values), "bootstrap"
+    # Worst case: unreadable verdicts count against the judge.
+    worst_hits = hits if score_invariant else hits + unparseable
+    worst = worst_hits / len(outcomes) if outcomes else None
+    return GroupRate(
+        judge=judge, strategy=strategy, paradigm=paradigm, level=level, group=group,
+        n=len(outcomes), detected=misses, undetected=hits, unparseable=unparseable,
+        rate=hits / parseable if parseable else None,
+        ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
+        ci_method=method, worst_case_rate=worst,
+    )
+
+
+def aggregate(outcomes: Iterable[InstanceOutcome]) -> list[GroupRate]:
+    """Rates per category, ability, overall and score-invariant, per judge × strategy."""
+    by_run: dict[tuple[str, str, str], list[InstanceOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        if get_category(outcome.category).extra:
+            continue
+        by_run[(outcome.judge, outcome.strategy, outcome.paradigm)].append(outcome)
+    rows: list[GroupRate] = []
+    for (judge, strategy, paradigm), items in sorted(by_run.items()):
+        errors = [o for o in items if not o.is_score_invariant]
+        by_category: dict[str, list[InstanceOutcome]] = defaultdict(list)
+        by_ability: dict[Ability, list[InstanceOutcome]] = defaultdict(list)
+        for outcome in errors:
+            by_category[outcome.category].append(outcome)
+            by_ability[outcome.ability].append(outcome)
+        for category, group in by_category.items():
+            rows.append(group_rate(group, "category", category, judge, strategy, paradigm))
+        for ability in Ability:
+            if by_ability[ability]:
+                rows.append(group_rate(by_ability[ability], "ability", ability.short, judge,
+                                       strategy, paradigm))
+        if errors:
+            rows.append(group_rate(errors, "overall", "all", judge, strategy, paradigm))
+        invariant = [o for o in items if o.is_score_invariant]
+        if invariant:
+            rows.append(group_rate(invariant, "score-invariant", "SI", judge, strategy,
+                                   paradigm))
+    return rows
+
+
+def _groups(category: str) -> tuple[str, ...]:
+    """A category's own group, plus "all" for the 22 error categories (not score-invariant)."""
+    return (category,) if category == SCORE_INVARIANT else (category, "all")
+
+
+@dataclass(frozen=True)
+class PairwiseBreakdown:
+    """Paper Tables 6–15 (pairwise): G / P / both good / both bad / inconsistent, and bias."""
+
+    judge: str
+    strategy: str
+    group: str  # a category, or "all"
+    G: int
+    P: int
+    both_good: int
+    both_bad: int
+    inconsistent: int
+    unparseable: int
+    flip_rate: float | None  # pairs whose mapped verdict changes with the slot order
+    first_slot_share: float | None  # A chosen among A/B verdicts; 0.5 means no position bias
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def pairwise_breakdowns(outcomes: Iterable[InstanceOutcome],
+                        judgments: Iterable[Judgment]) -> list[PairwiseBreakdown]:
+    pairs: dict[tuple[str, str, str], list[InstanceOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        if outcome.paradigm == "pairwise" and not get_category(outcome.category).extra:
+            for group in _groups(outcome.category):
+                pairs[(outcome.judge, outcome.strategy, group)].append(outcome)
+    slots: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    verdicts: dict[tuple[str, str, str], list[str | None]] = defaultdict(lambda: [None, None])
+    for j in judgments:
+        if j.paradigm != "pairwise" or j.status != "ok":
+            continue
+        for group in _groups(j.category):
+            slots[(j.judge, j.strategy, group)][j.slot_verdict] += 1
+        index = 0 if j.role == "gold-first" else 1
+        verdicts[(j.judge, j.strategy, j.instance_id)][index] = j.verdict
+    flips: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    categories = {(o.judge, o.strategy, o.instance_id): o.category
+                  for items in pairs.values() for o in items}
+    for key, (first, second) in verdicts.items():
+        if first is None or second is None or key not in categories:
+            continue
+        for group in _groups(categories[key]):
+            flips[(key[0], key[1], group)].append(int(first != second))
+    rows = []
+    for key, items in sorted(pairs.items()):
+        classes = Counter(o.pairwise_class for o in items)
+        slot_counts = slots[key]
+        chosen = slot_counts["A"] + slot_counts["B"]
+        flip = flips.get(key, [])
+        rows.append(PairwiseBreakdown(
+            judge=key[0], strategy=key[1], group=key[2], G=classes["G"], P=classes["P"],
+            both_good=classes["both-good"], both_bad=classes["both-bad"],
+            inconsistent=classes["inconsistent"],
+            unparseable=sum(o.outcome == "unparseable" for o in items),
+            flip_rate=sum(flip) / len(flip) if flip else None,
+            first_slot_share=slot_counts["A"] / chosen if chosen else None))
+    return rows
+
+
+@dataclass(frozen=True)
+class ReferenceHistogram:
+    """Paper Table 16: how often the perturbed answer got top, top−1, top−2 or lower."""
+
+    judge: str
+    strategy: str
+    group: str
+    top: int
+    top_1: int
+    top_2: int
+    lower: int
+    unparseable: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def reference_histograms(outcomes: Iterable[InstanceOutcome]) -> list[ReferenceHistogram]:
+    buckets: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    for o in outcomes:
+        if o.paradigm != "reference" or get_category(o.category).extra:
+            continue
+        if o.outcome == "unparseable" or o.perturbed_score is None or o.score_top is None:
+            bucket = "unparseable"
+        else:
+            bucket = {0: "top", 1: "top_1", 2: "top_2"}.get(o.score_top - o.perturbed_score,
+                                                            "lower")
+        for group in _groups(o.category):
+            buckets[(o.judge, o.strategy, group)][bucket] += 1
+    return [ReferenceHistogram(k[0], k[1], k[2], c["top"], c["top_1"], c["top_2"],
+                               c["lower"], c["unparseable"]) for k, c in sorted(buckets.items())]

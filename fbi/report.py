@@ -1,0 +1,279 @@
+"""Blind-spot reports from stored runs: summary.json, report.md, report.csv, report.html.
+
+Everything here is computed from what a run folder holds (``run.json``,
+``judgments.jsonl``, ``instances.jsonl`` and, if present, ``explanation_checks.jsonl``)
+through :mod:`fbi.outcomes` and :mod:`fbi.metrics`; no model is called. Several run
+folders (other judges, other strategies) make one comparison report.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from fbi.errors import InputError
+from fbi.metrics import aggregate, pairwise_breakdowns, reference_histograms
+from fbi.outcomes import InstanceOutcome, instance_outcomes
+from fbi.records import ExplanationCheck, Instance, Judgment, RunSpec
+from fbi.runner import read_records
+from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category
+
+SUMMARY_SCHEMA_VERSION = 1
+FORMATS = ("md", "html", "json", "csv")
+ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
+                                     Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]
+
+
+@dataclass
+class Run:
+    """A run folder, read."""
+
+    folder: Path
+    spec: RunSpec
+    judgments: list[Judgment]
+    instances: dict[str, Instance]
+    checks: list[ExplanationCheck]
+
+
+def load_run(folder: str | Path) -> Run:
+    folder = Path(folder)
+    spec_path, judgments_path = folder / "run.json", folder / "judgments.jsonl"
+    if not spec_path.exists() or not judgments_path.exists():
+        raise InputError(f"{folder}: not a run folder (no run.json and judgments.jsonl). "
+                         "Fix: pass a folder written by `fbi evaluate --output`")
+    try:
+        spec = RunSpec.model_validate_json(spec_path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise InputError(f"{spec_path}: not a readable run.json ({error})") from None
+    instances: dict[str, Instance] = {}
+    if (folder / "instances.jsonl").exists():
+        from fbi.sources import load_dataset
+
+        instances = {i.id: i for i in load_dataset(str(folder / "instances.jsonl"))}
+    checks_path = folder / "explanation_checks.jsonl"
+    checks = read_records(checks_path, ExplanationCheck) if checks_path.exists() else []
+    return Run(folder, spec, read_records(judgments_path, Judgment), instances, checks)
+
+
+def build_summary(runs: list[Run]) -> dict:
+    """The machine-readable summary (schema in the README)."""
+    from fbi import __version__
+
+    judgments = [j for run in runs for j in run.judgments]
+    outcomes = instance_outcomes(judgments)
+    return {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "fbi_version": __version__,
+        "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "runs": [{"folder": str(run.folder), "judge": run.spec.judge,
+                  "strategies": run.spec.strategies, "dataset": run.spec.dataset,
+                  "judgments": len(run.judgments)} for run in runs],
+        "rates": [row.as_dict() for row in aggregate(outcomes)],
+        "pairwise": [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)],
+        "reference": [row.as_dict() for row in reference_histograms(outcomes)],
+        "explanation_check": explanation_check_rows(outcomes,
+                                                    [c for r in runs for c in r.checks]),
+        "display_names": _display_names(runs),
+    }
+
+
+def _display_names(runs: list[Run]) -> dict[str, str]:
+    return {name: meta.get("display_name", name) for run in runs
+            for name, meta in run.spec.strategies.items()}
+
+
+def explanation_check_rows(outcomes: list[InstanceOutcome],
+                           checks: list[ExplanationCheck]) -> list[dict]:
+    """Per judge × strategy × category: undetected instances whose explanation named the
+    error anyway ("detected in the explanation only", paper §5.3)."""
+    if not checks:
+        return []
+    verdicts = {(c.judge, c.strategy, c.instance_id): c for c in checks}
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for o in outcomes:
+        check = verdicts.get((o.judge, o.strategy, o.instance_id))
+        if o.outcome != "undetected" or check is None:
+            continue
+        for group in (o.category, "all"):
+            row = counts[(o.judge, o.strategy, group)]
+            row[0] += 1
+            row[1] += check.status == "ok" and bool(check.points_out_error)
+            row[2] += check.status != "ok"
+    return [{"judge": k[0], "strategy": k[1], "group": k[2], "undetected_checked": v[0],
+             "detected_in_explanation_only": v[1], "unparseable": v[2],
+             "share": v[1] / (v[0] - v[2]) if v[0] > v[2] else None}
+            for k, v in sorted(counts.items())]
+
+
+# ------------------------------------------------------------------ tables
+
+
+def _percent(rate: float | None) -> str:
+    return "–" if rate is None else f"{100 * rate:.1f}"
+
+
+def _interval(row: dict) -> str:
+    if row["ci_low"] is None:
+        return ""
+    return f" [{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}]"
+
+
+def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
+    """Strategies × LF/F/IF/R (% undetected) and SI (% retained), for one judge."""
+    cells: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in summary["rates"]:
+        if row["judge"] == judge and row["level"] in ("ability", "score-invariant"):
+            cells[row["strategy"]][row["group"]] = _percent(row["rate"]) + _interval(row)
+    header = ["strategy", *ABILITY_COLUMNS, "SI retained"]
+    names = summary["display_names"]
+    return header, [[names.get(s, s), *(cells[s].get(c, "–") for c in ABILITY_COLUMNS),
+                     cells[s].get("SI", "–")] for s in _strategy_order(cells)]
+
+
+def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """Judges × strategies: % undetected over all 22 categories."""
+    cells: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in summary["rates"]:
+        if row["level"] == "overall":
+            cells[row["judge"]][row["strategy"]] = _percent(row["rate"]) + _interval(row)
+    strategies = _strategy_order({s: 1 for judge in cells.values() for s in judge})
+    names = summary["display_names"]
+    return (["judge", *(names.get(s, s) for s in strategies)],
+            [[judge, *(cells[judge].get(s, "–") for s in strategies)]
+             for judge in sorted(cells)])
+
+
+def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str], list[list]]:
+    """Paper Tables 6–16 for one judge and strategy, in the layout of its paradigm."""
+    paradigm = next(r["paradigm"] for r in summary["rates"]
+                    if r["judge"] == judge and r["strategy"] == strategy)
+    rates = {r["group"]: r for r in summary["rates"] if r["judge"] == judge
+             and r["strategy"] == strategy and r["level"] == "category"}
+    order = [c.name for c in PERTURBATION_CATEGORIES if c.name in rates]
+    if paradigm == "pairwise":
+        pairs = {r["group"]: r for r in summary["pairwise"]
+                 if r["judge"] == judge and r["strategy"] == strategy}
+        header = ["category", "total", "G", "P", "Both✓", "Both✗", "≠", "unparseable",
+                  "% undetected"]
+        return header, [[get_category(c).display_name, rates[c]["n"], pairs[c]["G"],
+                         pairs[c]["P"], pairs[c]["both_good"], pairs[c]["both_bad"],
+                         pairs[c]["inconsistent"], pairs[c]["unparseable"],
+                         _percent(rates[c]["rate"]) + _interval(rates[c])]
+                        for c in order if c in pairs]
+    rows = [[get_category(c).display_name, rates[c]["n"], rates[c]["detected"],
+             rates[c]["undetected"], rates[c]["unparseable"],
+             _percent(rates[c]["rate"]) + _interval(rates[c])] for c in order]
+    header = ["category", "total", "detected", "undetected", "unparseable", "% undetected"]
+    if paradigm == "reference":
+        histogram = {r["group"]: r for r in summary["reference"]
+                     if r["judge"] == judge and r["strategy"] == strategy}
+        header += ["top", "top−1", "top−2", "lower"]
+        for row, c in zip(rows, order, strict=True):
+            h = histogram.get(c, {})
+            row += [h.get("top", 0), h.get("top_1", 0), h.get("top_2", 0), h.get("lower", 0)]
+    return header, rows
+
+
+def _strategy_order(strategies) -> list[str]:
+    paper = ["vanilla_star", "vanilla", "rubric", "axis", "axis_rubric", "pairwise_star",
+             "pairwise", "pairwise_rules", "pairwise_axis", "pairwise_axis_rules",
+             "reference"]
+    return sorted(strategies, key=lambda s: (paper.index(s) if s in paper else len(paper), s))
+
+
+def judge_strategies(summary: dict) -> list[tuple[str, str]]:
+    """Every judge × strategy in the summary: judges by name, strategies in paper order."""
+    pairs = {(r["judge"], r["strategy"]) for r in summary["rates"]}
+    order = _strategy_order({strategy for _, strategy in pairs})
+    return sorted(pairs, key=lambda p: (p[0], order.index(p[1])))
+
+
+# ------------------------------------------------------------------ renderers
+
+
+def _markdown_table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(summary: dict) -> str:
+    names = summary["display_names"]
+    parts = ["# FBI blind-spot report", "",
+             "Undetected-error rates in %, lower is better, with 95% intervals in brackets "
+             "(Wilson per category; bootstrap over instances per ability and overall). "
+             "SI retained: % of score-invariant edits not penalised, higher is better. "
+             "Unparseable verdicts are left out of the rates and counted.", ""]
+    for run in summary["runs"]:
+        parts.append(f"- `{run['folder']}`: judge `{run['judge']}`, dataset "
+                     f"`{run['dataset'].get('spec')}` ({run['dataset'].get('instances')} "
+                     f"instances), {run['judgments']} judgments")
+    judges = sorted({r["judge"] for r in summary["rates"]})
+    for judge in judges:
+        parts += ["", f"## {judge}: strategies × abilities (paper Table 3)", "",
+                  _markdown_table(*table_3(summary, judge))]
+    if len(judges) > 1 or len(judge_strategies(summary)) > 1:
+        parts += ["", "## Judges × strategies, all categories (paper Table 4)", "",
+                  _markdown_table(*table_4(summary))]
+    bias = sorted((r for r in summary["pairwise"] if r["group"] == "all"),
+                  key=lambda r: judge_strategies(summary).index((r["judge"], r["strategy"])))
+    if bias:
+        parts += ["", "## Pairwise position consistency", "",
+                  _markdown_table(["judge", "strategy", "verdict flips with order (%)",
+                                   "first slot chosen (%)"],
+                                  [[r["judge"], names.get(r["strategy"], r["strategy"]),
+                                    _percent(r["flip_rate"]), _percent(r["first_slot_share"])]
+                                   for r in bias])]
+    checks = [r for r in summary["explanation_check"] if r["group"] == "all"]
+    if checks:
+        parts += ["", "## Detected in the explanation only (paper §5.3)", "",
+                  _markdown_table(["judge", "strategy", "undetected checked",
+                                   "explanation names the error", "%"],
+                                  [[r["judge"], names.get(r["strategy"], r["strategy"]),
+                                    r["undetected_checked"],
+                                    r["detected_in_explanation_only"], _percent(r["share"])]
+                                   for r in checks])]
+    for judge, strategy in judge_strategies(summary):
+        parts += ["", f"## Per category: {judge}, {names.get(strategy, strategy)} "
+                  "(paper Tables 6–16)", "",
+                  _markdown_table(*category_table(summary, judge, strategy))]
+    return "\n".join(parts) + "\n"
+
+
+def render_csv(summary: dict) -> str:
+    out = io.StringIO()
+    fields = list(summary["rates"][0]) if summary["rates"] else ["judge"]
+    writer = csv.DictWriter(out, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(summary["rates"])
+    return out.getvalue()
+
+
+def write_report(run_folders: list[str | Path], output: str | Path | None,
+                 formats: tuple[str, ...] = FORMATS) -> tuple[dict, list[Path]]:
+    """Read the runs, build the summary and write the asked formats; returns both."""
+    runs = [load_run(folder) for folder in run_folders]
+    summary = build_summary(runs)
+    output = Path(output) if output else runs[0].folder
+    output.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        if fmt == "json":
+            text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+            path = output / "summary.json"
+        elif fmt == "md":
+            text, path = render_markdown(summary), output / "report.md"
+        elif fmt == "csv":
+            text, path = render_csv(summary), output / "report.csv"
+        else:
+            from fbi.report_html import render_html
+
+            text, path = render_html(summary, runs), output / "report.html"
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return summary, written

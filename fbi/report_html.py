@@ -1,0 +1,151 @@
+"""The self-contained HTML report: inline CSS and SVG, nothing fetched when viewed.
+
+The page layout lives in ``fbi/data/report.html.jinja``; this module prepares what it
+shows (heatmap colours, interval bars, word diffs of missed examples) from the summary.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from importlib import resources
+
+from fbi.report import (
+    ABILITY_COLUMNS,
+    Run,
+    category_table,
+    judge_strategies,
+    table_3,
+    table_4,
+)
+from fbi.taxonomy import PERTURBATION_CATEGORIES
+
+EXAMPLES_PER_RUN = 12
+
+
+def heat_colour(rate: float | None) -> str:
+    """Green at 0% undetected, through yellow, to red at 100%."""
+    if rate is None:
+        return "#eeeeee"
+    hue = 120 * (1 - rate)
+    return f"hsl({hue:.0f}, 70%, 72%)"
+
+
+def word_diff(before: str, after: str) -> list[tuple[str, str]]:
+    """Segments (op, text), op in equal / delete / insert, over words and whitespace.
+
+    A lone space between two changed words joins them, so "Jane Austen" → "Charlotte
+    Bronte" reads as one replacement rather than two.
+    """
+    a, b = re.findall(r"\s+|[^\s]+", before), re.findall(r"\s+|[^\s]+", after)
+    opcodes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    merged: list[list] = []
+    for index, (op, i1, i2, j1, j2) in enumerate(opcodes):
+        between_changes = 0 < index < len(opcodes) - 1 and op == "equal" and \
+            "".join(a[i1:i2]).isspace() and merged and merged[-1][0] != "equal"
+        if between_changes:
+            op = "replace"
+        if merged and op != "equal" and merged[-1][0] != "equal":
+            merged[-1][2], merged[-1][4] = i2, j2  # extend the running change
+        else:
+            merged.append([op, i1, i2, j1, j2])
+    segments: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in merged:
+        if op == "equal":
+            segments.append(("equal", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            segments.append(("delete", "".join(a[i1:i2])))
+        if j2 > j1:
+            segments.append(("insert", "".join(b[j1:j2])))
+    return segments
+
+
+def heatmap(summary: dict) -> dict:
+    """Rows: categories; columns: judge × strategy; cells: rate and colour."""
+    columns = judge_strategies(summary)
+    rates = {(r["judge"], r["strategy"], r["group"]): r for r in summary["rates"]
+             if r["level"] == "category"}
+    rows = []
+    for category in PERTURBATION_CATEGORIES:
+        cells = [rates.get((judge, strategy, category.name)) for judge, strategy in columns]
+        if any(cells):
+            rows.append({"name": category.display_name, "ability": category.ability.short,
+                         "cells": [{"rate": c["rate"] if c else None, "n": c["n"] if c else 0,
+                                    "colour": heat_colour(c["rate"] if c else None)}
+                                   for c in cells]})
+    names = summary["display_names"]
+    multi_judge = len({judge for judge, _ in columns}) > 1
+    return {"columns": [(f"{judge} · " if multi_judge else "") + names.get(s, s)
+                        for judge, s in columns], "rows": rows}
+
+
+def ability_bars(summary: dict) -> list[dict]:
+    """One bar chart per judge × strategy: LF/F/IF/R undetected rate with its interval."""
+    charts = []
+    names = summary["display_names"]
+    for judge, strategy in judge_strategies(summary):
+        bars = []
+        for column in ABILITY_COLUMNS:
+            row = next((r for r in summary["rates"] if r["judge"] == judge and
+                        r["strategy"] == strategy and r["level"] == "ability" and
+                        r["group"] == column), None)
+            if row and row["rate"] is not None:
+                bars.append({"label": column, "rate": row["rate"], "low": row["ci_low"],
+                             "high": row["ci_high"], "n": row["n"] - row["unparseable"]})
+        if bars:
+            charts.append({"title": f"{judge} · {names.get(strategy, strategy)}", "bars": bars})
+    return charts
+
+
+def missed_examples(runs: list[Run]) -> list[dict]:
+    """Instances a judge missed, with the word diff and the judge's explanation."""
+    from fbi.outcomes import instance_outcomes
+
+    examples = []
+    for run in runs:
+        by_key = {(j.strategy, j.instance_id, j.role): j for j in run.judgments}
+        shown = 0
+        for outcome in instance_outcomes(run.judgments):
+            if shown >= EXAMPLES_PER_RUN:
+                break
+            instance = run.instances.get(outcome.instance_id)
+            if outcome.outcome != "undetected" or instance is None:
+                continue
+            role = "gold-first" if outcome.paradigm == "pairwise" else "perturbed"
+            judgment = by_key.get((outcome.strategy, outcome.instance_id, role))
+            examples.append({
+                "judge": outcome.judge, "strategy": outcome.strategy,
+                "category": instance.category, "instruction": instance.instruction,
+                "diff": word_diff(instance.gold_answer, instance.perturbed_answer),
+                "rationale": instance.rationale,
+                "explanation": judgment.explanation if judgment else None,
+                "verdict": (judgment.verdict if outcome.paradigm == "pairwise"
+                            else judgment.score) if judgment else None,
+            })
+            shown += 1
+    return examples
+
+
+def render_html(summary: dict, runs: list[Run]) -> str:
+    import jinja2
+
+    template_text = resources.files("fbi.data").joinpath("report.html.jinja").read_text(
+        encoding="utf-8")
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                                     trim_blocks=True, lstrip_blocks=True)
+    template = environment.from_string(template_text)
+    judges = sorted({r["judge"] for r in summary["rates"]})
+    pairwise = [r for r in summary["pairwise"] if r["group"] == "all"]
+    return template.render(
+        summary=summary,
+        table3={judge: table_3(summary, judge) for judge in judges},
+        table4=table_4(summary) if len(judge_strategies(summary)) > 1 else None,
+        heatmap=heatmap(summary), bars=ability_bars(summary), pairwise=pairwise,
+        per_category=[(judge, summary["display_names"].get(s, s),
+                       category_table(summary, judge, s)) for judge, s in
+                      judge_strategies(summary)],
+        examples=missed_examples(runs),
+        checks=[r for r in summary["explanation_check"] if r["group"] == "all"],
+        names=summary["display_names"],
+    )

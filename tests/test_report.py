@@ -1,0 +1,182 @@
+"""The blind-spot report on a hand-written run whose numbers are computed by hand."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fbi.cli import main
+from fbi.metrics import bootstrap_interval, wilson_interval
+
+FIXTURE = Path(__file__).parent / "fixtures" / "report_run"
+
+
+@pytest.fixture
+def summary(tmp_path) -> dict:
+    result = CliRunner().invoke(main, ["report", str(FIXTURE), "--output", str(tmp_path),
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads((tmp_path / "summary.json").read_text())
+
+
+def rate(summary, strategy, level, group):
+    (row,) = [r for r in summary["rates"] if r["strategy"] == strategy
+              and r["level"] == level and r["group"] == group]
+    return row
+
+
+def test_single_answer_counts_and_wilson_interval(summary):
+    from statsmodels.stats.proportion import proportion_confint
+
+    row = rate(summary, "vanilla", "category", "entity")
+    # e1 detected (8 > 5), e2 and e4 undetected (ties), e3 unparseable
+    assert (row["n"], row["detected"], row["undetected"], row["unparseable"]) == (4, 1, 2, 1)
+    assert row["rate"] == pytest.approx(2 / 3)
+    assert row["worst_case_rate"] == pytest.approx(3 / 4)
+    low, high = proportion_confint(2, 3, alpha=0.05, method="wilson")
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+    assert row["ci_method"] == "wilson"
+
+
+def test_score_invariant_retained(summary):
+    row = rate(summary, "vanilla", "score-invariant", "SI")
+    assert (row["n"], row["undetected"], row["detected"], row["rate"]) == (2, 1, 1, 0.5)
+
+
+def test_ability_and_overall_use_the_bootstrap(summary):
+    row = rate(summary, "vanilla", "ability", "F")
+    assert row["ci_method"] == "bootstrap" and row["rate"] == pytest.approx(2 / 3)
+    assert rate(summary, "vanilla", "overall", "all")["n"] == 4  # SI stays out
+
+
+def test_pairwise_breakdown_and_position_bias(summary):
+    (row,) = [r for r in summary["pairwise"] if r["strategy"] == "pairwise"
+              and r["group"] == "entity"]
+    assert (row["G"], row["P"], row["both_good"], row["both_bad"], row["inconsistent"]) == (
+        1, 0, 1, 1, 1)
+    assert row["flip_rate"] == pytest.approx(1 / 4)  # only e2's verdict changes with order
+    assert row["first_slot_share"] == pytest.approx(3 / 4)  # A, B, A, A among A/B verdicts
+    assert rate(summary, "pairwise", "category", "entity")["rate"] == pytest.approx(3 / 4)
+
+
+def test_reference_histogram(summary):
+    (row,) = [r for r in summary["reference"] if r["group"] == "entity"]
+    assert (row["top"], row["top_1"], row["top_2"], row["lower"]) == (1, 1, 1, 1)
+    assert rate(summary, "reference", "category", "entity")["rate"] == pytest.approx(1 / 4)
+
+
+def test_wilson_edges():
+    assert wilson_interval(0, 0) is None
+    low, high = wilson_interval(0, 10)
+    assert low == 0.0 and 0.25 < high < 0.35
+    low, high = wilson_interval(10, 10)
+    assert high == pytest.approx(1.0) and 0.65 < low < 0.75
+
+
+def test_bootstrap_agrees_with_scipy():
+    from scipy.stats import bootstrap
+
+    values = [1] * 30 + [0] * 70
+    ours = bootstrap_interval(values, resamples=5000)
+    theirs = bootstrap((values,), lambda x, axis: x.mean(axis=axis), n_resamples=5000,
+                       method="percentile", random_state=1).confidence_interval
+    assert ours[0] == pytest.approx(theirs.low, abs=0.02)
+    assert ours[1] == pytest.approx(theirs.high, abs=0.02)
+    assert bootstrap_interval([]) is None
+    assert bootstrap_interval([1, 1, 1]) == (1.0, 1.0)
+
+
+def test_markdown_html_and_csv(tmp_path):
+    result = CliRunner().invoke(main, ["report", str(FIXTURE), "--output", str(tmp_path)],
+                                terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "66.7" in result.output  # the terminal headline table
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| strategy | LF | F | IF | R | SI retained |" in markdown
+    assert "| Entity | 4 | 1 | 0 | 1 | 1 | 1 | 0 | 75.0 [30–95] |" in markdown  # G P ✓ ✗ ≠
+    html = (tmp_path / "report.html").read_text()
+    assert "<h1>FBI blind-spot report</h1>" in html
+    assert "Undetected rate by category and strategy" in html and "<svg" in html
+    # missed errors: e1 under Reference (top score), e2 under Vanilla with its explanation
+    assert "<del>Jane Austen</del><ins>Charlotte Bronte</ins>" in html
+    assert "The author named is wrong." in html
+    assert not re.search(r"""(src|href)=["']?https?:""", html)  # self-contained
+    assert (tmp_path / "report.csv").read_text().startswith("judge,strategy,paradigm")
+
+
+def test_comparison_report_of_two_runs(tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(FIXTURE, other)
+    text = (other / "judgments.jsonl").read_text().replace("openai/hand-judge", "openai/judge-2")
+    (other / "judgments.jsonl").write_text(text)
+    result = CliRunner().invoke(main, ["report", str(FIXTURE), str(other), "--output",
+                                       str(tmp_path / "out"), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "(paper Table 4)" in markdown and "| openai/judge-2 |" in markdown
+
+
+def test_report_of_a_folder_that_is_not_a_run(tmp_path):
+    result = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert result.exit_code == 2 and "not a run folder" in result.output
+
+
+def test_explain_check_through_the_runner(tmp_path):
+    """Undetected instances with an explanation go to the checker; the report counts them."""
+    import os
+
+    from openai_server import ChatServer
+
+    from fbi.cache import ResponseCache
+    from fbi.explanations import run_explanation_checks
+    from fbi.llm import ModelClient
+
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+
+    def checker(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        return json.dumps({"points_out_error": "The author named is wrong." in prompt})
+
+    os.environ.setdefault("OPENAI_API_KEY", "sk-test")
+    with ChatServer(script=checker) as server:
+        client = ModelClient(cache=ResponseCache(tmp_path / "cache.sqlite"))
+        totals = run_explanation_checks(run, "openai/checker", client, api_base=server.url)
+        # undetected with explanations: vanilla e2, e4; pairwise e2, e3, e4; reference e1
+        assert totals.total == 6 and totals.completed == 6
+        again = run_explanation_checks(run, "openai/checker", client, api_base=server.url)
+        assert again.completed == 0 and again.already_done == 6  # resumed, nothing redone
+        assert server.counts["ok"] == 6
+    result = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "out"),
+                                       "--format", "json", "--format", "md"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (row,) = [r for r in summary["explanation_check"]
+              if r["strategy"] == "vanilla" and r["group"] == "all"]
+    assert (row["undetected_checked"], row["detected_in_explanation_only"]) == (2, 1)
+    assert "Detected in the explanation only" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_html_report_renders_in_headless_chromium(tmp_path):
+    """Opens the report in Debian's chromium, as a reader would, and takes a screenshot."""
+    import subprocess
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    CliRunner().invoke(main, ["report", str(FIXTURE), "--output", str(tmp_path),
+                              "--format", "html"])
+    shot = tmp_path / "report.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1600",
+                    f"--screenshot={shot}", (tmp_path / "report.html").as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
