@@ -159,16 +159,19 @@ def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str],
         pairs = {r["group"]: r for r in summary["pairwise"]
                  if r["judge"] == judge and r["strategy"] == strategy}
         header = ["category", "total", "G", "P", "Both✓", "Both✗", "≠", "unparseable",
-                  "% undetected"]
+                  "% undetected", "% worst case"]
         return header, [[get_category(c).display_name, rates[c]["n"], pairs[c]["G"],
                          pairs[c]["P"], pairs[c]["both_good"], pairs[c]["both_bad"],
                          pairs[c]["inconsistent"], pairs[c]["unparseable"],
-                         _percent(rates[c]["rate"]) + _interval(rates[c])]
+                         _percent(rates[c]["rate"]) + _interval(rates[c]),
+                         _percent(rates[c]["worst_case_rate"])]
                         for c in order if c in pairs]
     rows = [[get_category(c).display_name, rates[c]["n"], rates[c]["detected"],
              rates[c]["undetected"], rates[c]["unparseable"],
-             _percent(rates[c]["rate"]) + _interval(rates[c])] for c in order]
-    header = ["category", "total", "detected", "undetected", "unparseable", "% undetected"]
+             _percent(rates[c]["rate"]) + _interval(rates[c]),
+             _percent(rates[c]["worst_case_rate"])] for c in order]
+    header = ["category", "total", "detected", "undetected", "unparseable", "% undetected",
+              "% worst case"]
     if paradigm == "reference":
         histogram = {r["group"]: r for r in summary["reference"]
                      if r["judge"] == judge and r["strategy"] == strategy}
@@ -208,7 +211,8 @@ def render_markdown(summary: dict) -> str:
              "Undetected-error rates in %, lower is better, with 95% intervals in brackets "
              "(Wilson per category; bootstrap over instances per ability and overall). "
              "SI retained: % of score-invariant edits not penalised, higher is better. "
-             "Unparseable verdicts are left out of the rates and counted.", ""]
+             "Unparseable verdicts are left out of the rates and counted; '% worst case' "
+             "counts them as undetected.", ""]
     for run in summary["runs"]:
         parts.append(f"- `{run['folder']}`: judge `{run['judge']}`, dataset "
                      f"`{run['dataset'].get('spec')}` ({run['dataset'].get('instances')} "

@@ -98,7 +98,8 @@ def test_markdown_html_and_csv(tmp_path):
     assert "66.7" in result.output  # the terminal headline table
     markdown = (tmp_path / "report.md").read_text()
     assert "| strategy | LF | F | IF | R | SI retained |" in markdown
-    assert "| Entity | 4 | 1 | 0 | 1 | 1 | 1 | 0 | 75.0 [30–95] |" in markdown  # G P ✓ ✗ ≠
+    assert "| Entity | 4 | 1 | 0 | 1 | 1 | 1 | 0 | 75.0 [30–95] | 75.0 |" in markdown  # G P ✓ ✗ ≠
+    assert "| Entity | 4 | 1 | 2 | 1 | 66.7 [21–94] | 75.0 |" in markdown  # single, worst case
     html = (tmp_path / "report.html").read_text()
     assert "<h1>FBI blind-spot report</h1>" in html
     assert "Undetected rate by category and strategy" in html and "<svg" in html
