@@ -39,6 +39,7 @@ from fbi.records import (
     VettingLabel,
     content_id,
 )
+from fbi.rules import GoldItem
 from fbi.taxonomy import (
     SCORE_INVARIANT,
     Ability,
@@ -237,6 +238,52 @@ def parquet_schema():
         ("template_version", text), ("seed", pa.int64()), ("flags", pa.list_(text)),
         ("schema_version", pa.int64()),
     ])
+
+
+def load_gold_items(spec: str = SAMPLE) -> tuple[list[GoldItem], int]:
+    """The distinct (instruction, gold answer) pairs of SPEC, for perturbation.
+
+    Rows need an instruction, a gold answer and an ability (or a category to take it
+    from); perturbed answers, if present, are ignored. The same pair appearing in several
+    rows (as in the FBI release, one row per category) becomes one item.
+    Returns the items and the number of rows read; raises DatasetError on bad rows.
+    """
+    files: list[str] = []
+    problems: list[Problem] = []
+    rows = list(_read_spec(spec, files, problems))
+    items: dict[tuple[str, str], GoldItem] = {}
+    for row in rows:
+        if "__error__" in row.data:
+            message, fix = row.data["__error__"]
+            problems.append(Problem(row.file, row.location, message, fix))
+            continue
+        data = {COLUMN_ALIASES.get(k, k): v for k, v in {**row.defaults, **row.data}.items()
+                if v not in (None, "")}
+        instruction = str(data.get("instruction") or "").strip()
+        gold = str(data.get("gold_answer") or "")
+        if not instruction or not gold.strip():
+            missing = "instruction" if not instruction else "gold_answer"
+            problems.append(Problem(row.file, row.location, f"empty or missing '{missing}'",
+                                    f"give every row an {missing}"))
+            continue
+        try:
+            ability = _ability({**data, "id": str(data.get("id", "")),
+                                "category": data.get("category") or "score-invariant"})
+        except _RowProblem as problem:
+            problems.append(Problem(row.file, row.location, problem.message.replace(
+                "score-invariant row", "row"), problem.fix))
+            continue
+        except ValueError as error:  # an unknown category
+            problems.append(Problem(row.file, row.location, str(error), "fix the category"))
+            continue
+        key = (instruction, gold)
+        if key not in items:
+            item_id = str(data.get("id") or content_id("item", instruction, gold, ""))
+            items[key] = GoldItem(item_id, ability, instruction, gold,
+                                  str(data.get("source") or spec))
+    if problems:
+        raise DatasetError(problems, rows_read=len(rows))
+    return list(items.values()), len(rows)
 
 
 # ------------------------------------------------------------------ readers

@@ -21,8 +21,6 @@ error rather than an empty string.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,8 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from fbi.errors import InputError
-from fbi.resources import package_folder
 from fbi.taxonomy import unknown_name_message
+from fbi.templates import TemplateFolder
 
 Paradigm = Literal["single", "pairwise", "reference"]
 PAIRWISE_VERDICTS = ("A", "B", "tie", "both_bad")
@@ -103,66 +101,22 @@ class Strategy:
                 "additionalProperties": False}
 
 
-def _split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
-    import yaml
-
-    if not text.startswith("---"):
-        return {}, text
-    try:
-        _, header, body = text.split("---", 2)
-        meta = yaml.safe_load(header) or {}
-    except (ValueError, yaml.YAMLError) as error:
-        raise InputError(f"{where}: the front matter is not valid YAML ({error}). "
-                         "Fix: start the file with a '---' YAML block closed by '---'") from None
-    if not isinstance(meta, dict):
-        raise InputError(f"{where}: the front matter must be a YAML mapping")
-    return meta, body.lstrip("\n")
-
-
 class StrategyRegistry:
     """The strategies found in the built-in prompts and an optional user folder."""
 
     def __init__(self, user_dir: str | Path | None = None):
-        import jinja2
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-        self.user_dir = Path(user_dir) if user_dir else None
-        if self.user_dir is not None and not self.user_dir.is_dir():
-            raise InputError(f"{self.user_dir}: no such folder of prompt templates. "
-                             "Fix: pass --prompts a folder holding NAME.jinja files")
-        builtin = package_folder("prompts")
-        self._sources: dict[str, tuple[str, str]] = {}  # file name → (text, origin)
-        for entry in builtin.iterdir():
-            if entry.name.endswith(".jinja"):
-                self._sources[entry.name] = (entry.read_text(encoding="utf-8"), "built-in")
-        if self.user_dir is not None:
-            for path in sorted(self.user_dir.glob("*.jinja")):
-                self._sources[path.name] = (path.read_text(encoding="utf-8"), str(self.user_dir))
-
-        def load(name: str):
-            if name not in self._sources:
-                return None
-            text, origin = self._sources[name]
-            return _split_front_matter(text, f"{origin}/{name}")[1], None, lambda: True
-
-        self._env = ImmutableSandboxedEnvironment(
-            loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
-            autoescape=False, trim_blocks=True, lstrip_blocks=True,
-        )
+        self.templates = TemplateFolder("prompts", user_dir)
         self.strategies: dict[str, Strategy] = {}
-        for file_name, (text, origin) in sorted(self._sources.items()):
-            if file_name.startswith("_"):
-                continue
-            name = file_name.removesuffix(".jinja")
-            meta, _ = _split_front_matter(text, f"{origin}/{file_name}")
+        for name in self.templates.entries():
+            file_name = f"{name}.jinja"
+            origin = self.templates.origin(file_name)
             try:
-                parsed = StrategyMeta(**meta)
+                meta = StrategyMeta(**self.templates.front_matter(file_name))
             except (ValidationError, TypeError) as error:
                 raise InputError(f"{origin}/{file_name}: bad front matter ({error}). Fix: give "
                                  "display_name, paradigm, explanation, score_range, version") \
                     from None
-            sha = hashlib.sha256(text.encode()).hexdigest()[:16]
-            self.strategies[name] = Strategy(name, parsed, origin, sha)
+            self.strategies[name] = Strategy(name, meta, origin, self.templates.sha(file_name))
 
     def names(self) -> list[str]:
         return list(self.strategies)
@@ -191,18 +145,9 @@ class StrategyRegistry:
 
     def render(self, strategy: Strategy, **variables: Any) -> str:
         """The user message for one call. Raises InputError if a variable is missing."""
-        return self.render_template(f"{strategy.name}.jinja",
-                                    explanation=strategy.meta.explanation, **variables)
+        return self.templates.render(f"{strategy.name}.jinja",
+                                     explanation=strategy.meta.explanation, **variables)
 
     def render_template(self, file_name: str, **variables: Any) -> str:
-        import jinja2
-
-        origin = self._sources.get(file_name, ("", "built-in"))[1]
-        try:
-            text = self._env.get_template(file_name).render(**variables)
-        except jinja2.UndefinedError as error:
-            raise InputError(f"{origin}/{file_name}: {error}. Fix: use only the variables "
-                             "documented for this kind of template") from None
-        except jinja2.TemplateError as error:
-            raise InputError(f"{origin}/{file_name}: {error}") from None
-        return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+        """A shared template of the prompts folder (``_repair.jinja``, ...)."""
+        return self.templates.render(file_name, **variables)

@@ -43,12 +43,13 @@ def main() -> None:
 
 
 def _register() -> None:
-    from fbi.cli import datasets, evaluate, report
+    from fbi.cli import datasets, evaluate, perturb, report
 
     main.add_command(datasets.datasets)
     main.add_command(evaluate.evaluate)
     main.add_command(report.report)
     main.add_command(report.explain_check)
+    main.add_command(perturb.perturb)
 
 
 _register()

@@ -1,0 +1,91 @@
+"""`fbi perturb`: make perturbation candidates for a vetting queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fbi.llm import LOCAL_JUDGE
+from fbi.sources import SAMPLE
+
+console = Console(highlight=False)
+
+
+def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Accept --categories a,b and --categories a --categories b alike."""
+    return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
+
+
+@click.command()
+@click.option("--input", "input_spec", default=SAMPLE, show_default=True,
+              help="Any dataset SPEC with instruction, gold answer and ability.")
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The vetting queue to write (.jsonl).")
+@click.option("--categories", multiple=True, callback=split_names,
+              help="Categories to make (comma-separated or repeated). Default: every "
+                   "category of each item's ability, and score-invariant.")
+@click.option("--engine", type=click.Choice(["auto", "rules", "llm"]), default="auto",
+              show_default=True, help="auto: rules where a rule exists, the LLM elsewhere.")
+@click.option("--model", default=LOCAL_JUDGE, show_default=True,
+              help="The litellm model of the LLM engine.")
+@click.option("--n-per-item", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--api-base")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--temperature", type=float, default=0.7, show_default=True)
+@click.option("--length-threshold", type=click.FloatRange(min=0), default=0.3,
+              show_default=True, help="Flag a relative length change above this.")
+@click.option("--dry-run", is_flag=True, help="Count rule candidates and LLM calls; call nothing.")
+@click.option("--no-cache", is_flag=True)
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base,
+            concurrency, temperature, length_threshold, dry_run, no_cache, cache_path) -> None:
+    """Make perturbation candidates, pre-screen them, and write a vetting queue."""
+    from fbi.cache import ResponseCache
+    from fbi.cli.evaluate import RichProgress
+    from fbi.llm import ModelClient
+    from fbi.local_judge import check_available
+    from fbi.perturb import PerturbConfig, Perturber
+    from fbi.sources import load_gold_items
+
+    items, rows = load_gold_items(input_spec)
+    config = PerturbConfig(categories=categories, engine=engine, model=model,
+                           n_per_item=n_per_item, seed=seed, api_base=api_base,
+                           concurrency=concurrency, temperature=temperature,
+                           length_threshold=length_threshold)
+    perturber = Perturber(items, config, output, source=input_spec)
+    console.print(f"Read {rows} rows from {input_spec}: {len(items)} distinct gold answers; "
+                  f"{len(perturber.rule_jobs)} rule candidates, {len(perturber.llm_jobs)} "
+                  f"LLM calls planned" + (f" ({perturber.skipped} item × category pairs of "
+                                          "another ability skipped)" if perturber.skipped else ""))
+    cache = None if no_cache else ResponseCache(cache_path)
+    client = ModelClient(cache=cache)
+    if dry_run:
+        estimate = perturber.dry_run(client)
+        cost = estimate["cost_usd"]
+        console.print(f"{estimate['to_call']} LLM calls to make ({estimate['done']} done, "
+                      f"{estimate['cached']} cached); about {estimate['prompt_tokens']:,} prompt "
+                      f"+ {estimate['completion_tokens']:,} reply tokens, cost "
+                      + (f"${cost:.4f}." if cost is not None else "unknown."))
+        return
+    if perturber.llm_jobs:
+        check_available(model)
+    result = perturber.run(client, RichProgress() if perturber.llm_jobs else None)
+    table = Table(title=f"Candidates written to {output}")
+    for column in ("category", "engine", "generated", "flagged", "declined", "failed",
+                   "main reason declined or failed"):
+        table.add_column(column, justify="left" if column in ("category", "engine",
+                                                               "main reason declined or failed")
+                         else "right")
+    engines = {job.category: ("rules" if job in perturber.rule_jobs else "llm")
+               for job in perturber.jobs}
+    for name, tally in sorted(result.tally.items()):
+        reason = tally.reasons.most_common(1)[0][0] if tally.reasons else ""
+        table.add_row(name, engines.get(name, ""), str(tally.generated), str(tally.flagged),
+                      str(tally.declined), str(tally.failed), reason)
+    console.print(table)
+    console.print(f"{len(result.candidates)} candidates, all labelled unvetted; "
+                  f"vet them with: fbi annotate {output} --annotator NAME")

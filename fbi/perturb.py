@@ -1,0 +1,294 @@
+"""Making perturbation candidates: the rule engine, the LLM engine, and the pre-screen.
+
+For every gold item and every category of its ability (plus score-invariant), ``--n``
+candidates are made: by a rule where one exists (``rules`` or ``auto``), otherwise by an
+LLM through the same cached, resumable runner as judging (``llm`` or ``auto``). Every
+candidate is pre-screened and written to a vetting queue of ``unvetted`` Instance
+records; flagged ones stay in, with their flags, for people to judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from fbi.errors import InputError, ModelError
+from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, count_tokens, estimate_cost
+from fbi.prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
+from fbi.records import Instance, Provenance, Status
+from fbi.rules import RULES_VERSION, Declined, GoldItem, apply_rule
+from fbi.runner import Progress, RecordLog, Task, run_tasks
+from fbi.sources import write_dataset
+from fbi.taxonomy import SCORE_INVARIANT, get_category
+from fbi.templates import TemplateFolder
+
+Engine = Literal["llm", "rules", "auto"]
+RESPONSE_SCHEMA = {"type": "object", "properties": {
+    "rationale": {"type": "string", "maxLength": 600},
+    "perturbed_answer": {"type": "string"}},
+    "required": ["rationale", "perturbed_answer"], "additionalProperties": False}
+
+
+class PerturbationCall(BaseModel):
+    """One LLM perturbation call: a line of the queue's ``.calls.jsonl`` log."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    call_id: str  # item_id|category|variant
+    item_id: str
+    category: str
+    variant: int
+    model: str
+    template_version: str
+    prompt_hash: str
+    raw_output: str | None = None
+    rationale: str | None = None
+    perturbed_answer: str | None = None
+    status: Status
+    reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class PerturbConfig:
+    categories: tuple[str, ...] = ()  # empty: every category of each item's ability, and SI
+    engine: Engine = "auto"
+    model: str = LOCAL_JUDGE
+    n_per_item: int = 1
+    seed: int = 0
+    api_base: str | None = None
+    concurrency: int = 8
+    temperature: float = 0.7
+    max_tokens: int | None = None
+    length_threshold: float = DEFAULT_LENGTH_THRESHOLD
+
+
+@dataclass
+class CategoryTally:
+    generated: int = 0
+    flagged: int = 0
+    declined: int = 0
+    failed: int = 0
+    reasons: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class PerturbResult:
+    candidates: list[Instance]
+    tally: dict[str, CategoryTally]
+    skipped_pairs: int  # item × category pairs of another ability, not attempted
+
+
+@dataclass(frozen=True)
+class Job:
+    item: GoldItem
+    category: str
+    variant: int  # 1..n
+
+    @property
+    def call_id(self) -> str:
+        return f"{self.item.id}|{self.category}|{self.variant}"
+
+
+def plan_jobs(items: list[GoldItem], config: PerturbConfig) -> tuple[list[Job], int]:
+    """Every (item, category, variant) to make; categories follow the item's ability."""
+    wanted = [get_category(c).name for c in config.categories]
+    jobs, skipped = [], 0
+    for item in items:
+        for category in wanted or _categories_for(item.ability):
+            owner = get_category(category).ability
+            if owner is not None and owner.value != item.ability:
+                skipped += 1  # a reasoning error makes no sense in a poem
+                continue
+            jobs += [Job(item, category, k) for k in range(1, config.n_per_item + 1)]
+    return jobs, skipped
+
+
+def _categories_for(ability: str) -> list[str]:
+    from fbi.taxonomy import PERTURBATION_CATEGORIES
+
+    return [c.name for c in PERTURBATION_CATEGORIES if c.ability.value == ability] + \
+        [SCORE_INVARIANT]
+
+
+def uses_rules(job: Job, engine: Engine) -> bool:
+    from fbi.rules import NEEDS_LLM, RULES, _load_families
+
+    _load_families()
+    if engine == "rules":
+        return True
+    return engine == "auto" and job.category in RULES and job.category not in NEEDS_LLM
+
+
+class Perturber:
+    """Runs a perturbation plan into a vetting queue file."""
+
+    def __init__(self, items: list[GoldItem], config: PerturbConfig, output: str | Path,
+                 source: str = ""):
+        self.items, self.config, self.output, self.source = items, config, Path(output), source
+        if self.output.suffix.lower() != ".jsonl":
+            raise InputError(f"{self.output}: the vetting queue is a .jsonl file. "
+                             "Fix: name the output QUEUE.jsonl")
+        self.templates = TemplateFolder("perturbations")
+        self.jobs, self.skipped = plan_jobs(items, config)
+        self.rule_jobs = [j for j in self.jobs if uses_rules(j, config.engine)]
+        self.llm_jobs = [j for j in self.jobs if not uses_rules(j, config.engine)]
+
+    @property
+    def calls_path(self) -> Path:
+        return self.output.with_name(self.output.stem + ".calls.jsonl")
+
+    def request(self, job: Job) -> tuple[ModelRequest, str]:
+        file_name = f"{job.category}.jinja"
+        text = self.templates.render(
+            file_name, category_name=get_category(job.category).display_name,
+            instruction=job.item.instruction, answer=job.item.gold_answer,
+            variant=job.variant, score_invariant=job.category == SCORE_INVARIANT)
+        version = str(self.templates.front_matter(file_name).get("version", ""))
+        tokens = self.config.max_tokens or max(512, 2 * count_tokens(
+            self.config.model, [{"role": "user", "content": job.item.gold_answer}]) + 200)
+        return ModelRequest(self.config.model, (("user", text),), self.config.temperature,
+                            tokens, RESPONSE_SCHEMA, self.config.api_base), version
+
+    def dry_run(self, client: ModelClient) -> dict:
+        done = set()
+        if self.calls_path.exists():
+            log = RecordLog(self.calls_path, PerturbationCall)
+            done = set(log.finished)
+            log.close()
+        requests = [self.request(j)[0] for j in self.llm_jobs if j.call_id not in done]
+        to_call = [r for r in requests if client.cached(r) is None]
+        prompt = sum(count_tokens(r.model, r.message_dicts()) for r in to_call)
+        reply = sum(count_tokens(r.model, [{"role": "user", "content": r.messages[0][1]}])
+                    // 2 for r in to_call)
+        return {"rule_candidates": len(self.rule_jobs), "llm_calls": len(self.llm_jobs),
+                "done": len(done), "cached": len(requests) - len(to_call),
+                "to_call": len(to_call), "prompt_tokens": prompt, "completion_tokens": reply,
+                "cost_usd": estimate_cost(self.config.model, prompt, reply)}
+
+    def run(self, client: ModelClient | None, progress: Progress | None = None) -> PerturbResult:
+        tally: dict[str, CategoryTally] = {}
+        candidates: list[Instance] = []
+        seen: set[tuple[str, str, str]] = set()
+
+        def keep(job: Job, perturbed: str, rationale: str, generator: str, version: str):
+            key = (job.item.id, job.category, perturbed)
+            counts = tally.setdefault(job.category, CategoryTally())
+            if key in seen:  # two variants that came out the same
+                counts.declined += 1
+                counts.reasons["duplicate of another candidate"] += 1
+                return
+            seen.add(key)
+            flags = prescreen(job.category, job.item.gold_answer, perturbed, rationale,
+                              self.config.length_threshold)
+            counts.generated += 1
+            counts.flagged += bool(flags)
+            candidates.append(Instance(
+                id=f"{job.item.id}:{job.category}:{job.variant}",
+                ability=job.item.ability, category=job.category,
+                instruction=job.item.instruction, gold_answer=job.item.gold_answer,
+                perturbed_answer=perturbed, rationale=rationale,
+                provenance=Provenance(source=self.source or job.item.source,
+                                      original_id=job.item.id, generator=generator,
+                                      template_version=version, seed=self.config.seed),
+                flags=tuple(flags)))
+
+        for job in self.rule_jobs:
+            try:
+                result = apply_rule(job.category, job.item, self.config.seed + job.variant - 1)
+            except Declined as declined:
+                counts = tally.setdefault(job.category, CategoryTally())
+                counts.declined += 1
+                counts.reasons[str(declined)] += 1
+                continue
+            keep(job, result.perturbed, result.rationale, f"rules:{job.category}",
+                 RULES_VERSION)
+
+        if self.llm_jobs:
+            if client is None:
+                raise InputError("the LLM engine needs a model client")
+            jobs = {j.call_id: j for j in self.llm_jobs}
+            for call in self._run_llm(client, progress):
+                job = jobs[call.call_id]
+                if call.status != "ok" or not call.perturbed_answer:
+                    counts = tally.setdefault(job.category, CategoryTally())
+                    counts.failed += 1
+                    counts.reasons[call.reason or "no answer"] += 1
+                    continue
+                keep(job, call.perturbed_answer, call.rationale or "", f"llm:{call.model}",
+                     call.template_version)
+
+        order = {(i.id): n for n, i in enumerate(self.items)}
+        candidates.sort(key=lambda c: (order.get(c.provenance.original_id, 0), c.id))
+        write_dataset(candidates, self.output)
+        return PerturbResult(candidates, tally, self.skipped)
+
+    def _run_llm(self, client: ModelClient, progress: Progress | None) -> list[PerturbationCall]:
+        log = RecordLog(self.calls_path, PerturbationCall)
+        tasks = []
+        for job in self.llm_jobs:
+            request, version = self.request(job)
+            tasks.append(Task(job.call_id, _llm_task(client, request, job, version)))
+        try:
+            asyncio.run(run_tasks(tasks, log, self.config.concurrency, progress))
+        finally:
+            log.close()
+        finished = RecordLog(self.calls_path, PerturbationCall)
+        finished.close()
+        wanted = {j.call_id for j in self.llm_jobs}
+        return [call for call_id, call in finished.finished.items() if call_id in wanted]
+
+
+def parse_perturbation(text: str) -> tuple[str, str] | None:
+    """(rationale, perturbed answer) from a reply, or None when it has neither."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`").removeprefix("json").strip()
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError:
+        start, end = stripped.find("{"), stripped.rfind("}")
+        try:
+            data = json.loads(stripped[start:end + 1]) if 0 <= start < end else None
+        except json.JSONDecodeError:
+            data = None
+    if not isinstance(data, dict):
+        return None
+    answer, rationale = data.get("perturbed_answer"), data.get("rationale", "")
+    if not isinstance(answer, str) or not answer.strip() or not isinstance(rationale, str):
+        return None
+    return rationale, answer
+
+
+def _llm_task(client: ModelClient, request: ModelRequest, job: Job, version: str):
+    async def run() -> PerturbationCall:
+        record = {"call_id": job.call_id, "item_id": job.item.id, "category": job.category,
+                  "variant": job.variant, "model": request.model, "template_version": version,
+                  "prompt_hash": hashlib.sha256(request.messages[0][1].encode()).hexdigest()}
+        try:
+            response = await client.complete(request)
+        except ModelError as error:
+            return PerturbationCall(**record, status="error", reason=str(error))
+        parsed = parse_perturbation(response.text)
+        usage = {"prompt_tokens": response.prompt_tokens,
+                 "completion_tokens": response.completion_tokens, "cost": response.cost,
+                 "latency_s": response.latency_s, "cached": response.cached}
+        if parsed is None:
+            return PerturbationCall(**record, raw_output=response.text, status="unparseable",
+                                    reason="no JSON with rationale and perturbed_answer",
+                                    **usage)
+        return PerturbationCall(**record, raw_output=response.text, rationale=parsed[0],
+                                perturbed_answer=parsed[1], status="ok", **usage)
+    return run

@@ -1,0 +1,108 @@
+"""The rule engine: deterministic perturbations for the categories a rule can do honestly.
+
+Each family module registers one function per category; a rule takes the gold item and a
+seeded ``random.Random`` and returns the perturbed answer with every change it made
+(the span before and after), or raises :class:`Declined` with the reason. Categories no
+rule can do honestly (they need world knowledge or judgement) are declined by name with
+the advice to use the LLM engine; nothing is ever faked.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+RULES_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class GoldItem:
+    """An instruction and its gold answer: the input of perturbation."""
+
+    id: str
+    ability: str
+    instruction: str
+    gold_answer: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Change:
+    before: str
+    after: str
+    position: int  # character offset in the gold answer
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    perturbed: str
+    changes: tuple[Change, ...]
+    summary: str  # what kind of change, in words
+
+    @property
+    def rationale(self) -> str:
+        """The summary and every change, quoting text that appears verbatim in the answers
+        (the first line of a multi-line span), so the pre-screen can check it."""
+        spans = "; ".join(f'"{_first_line(c.before)}" → "{_first_line(c.after)}" at '
+                          f"{c.position}" for c in self.changes)
+        return f"{self.summary}: {spans}"
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:150].strip() if lines else ""
+
+
+class Declined(Exception):
+    """A rule cannot make this perturbation honestly for this item."""
+
+
+Rule = Callable[[GoldItem, random.Random], RuleResult]
+RULES: dict[str, Rule] = {}
+
+#: Categories no rule attempts, and why.
+NEEDS_LLM = {
+    "consistency": "a contradiction has to fit the content; use the LLM engine",
+    "coherence": "breaking the logical flow needs judgement; use the LLM engine",
+    "comprehensiveness": "knowing which part is essential needs judgement; use the LLM engine",
+    "contextual": "the error must contradict the question's context; use the LLM engine",
+    "entity": "a plausible wrong entity needs world knowledge; use the LLM engine",
+    "incorrect-fact": "a plausible false fact needs world knowledge; use the LLM engine",
+    "do-more": "unrequested content has to be written; use the LLM engine",
+    "assumptions": "an unwarranted assumption has to be written; use the LLM engine",
+    "wrong-formula": "a wrong method has to be carried through; use the LLM engine",
+}
+
+
+def rule(category: str) -> Callable[[Rule], Rule]:
+    def register(function: Rule) -> Rule:
+        RULES[category] = function
+        return function
+    return register
+
+
+def apply_rule(category: str, item: GoldItem, seed: int) -> RuleResult:
+    """Run the rule for ``category``; raises Declined when there is none or it cannot."""
+    _load_families()
+    if category in NEEDS_LLM:
+        raise Declined(NEEDS_LLM[category])
+    if category not in RULES:
+        raise Declined(f"no rule for '{category}'; use the LLM engine")
+    # The seed, category and item decide the choices, so a run is repeatable.
+    result = RULES[category](item, random.Random(f"{seed}:{category}:{item.id}"))
+    if result.perturbed == item.gold_answer or not result.changes:
+        raise Declined("the rule found nothing to change")
+    return result
+
+
+def _load_families() -> None:
+    from fbi.rules import (  # noqa: F401  (importing registers the rules)
+        grammar,
+        invariant,
+        negation,
+        numbers,
+        order,
+        spelling,
+        structure,
+    )

@@ -1,0 +1,98 @@
+"""Folders of jinja2 templates with YAML front matter: judge prompts and perturbation
+prompts alike.
+
+Templates render in jinja2's immutable sandbox with StrictUndefined: a template cannot
+run code, and a missing variable is an error rather than an empty string. A user folder
+is searched before the built-in one, so users add or override templates by file name.
+Files starting with ``_`` are shared pieces (bases, macros), not entries of their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+from fbi.errors import InputError
+from fbi.resources import package_folder
+
+
+def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
+    import yaml
+
+    if not text.startswith("---"):
+        return {}, text
+    try:
+        _, header, body = text.split("---", 2)
+        meta = yaml.safe_load(header) or {}
+    except (ValueError, yaml.YAMLError) as error:
+        raise InputError(f"{where}: the front matter is not valid YAML ({error}). "
+                         "Fix: start the file with a '---' YAML block closed by '---'") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{where}: the front matter must be a YAML mapping")
+    return meta, body.lstrip("\n")
+
+
+class TemplateFolder:
+    """The ``*.jinja`` files of a built-in folder (``prompts``, ``perturbations``) and an
+    optional user folder that overrides or adds to them."""
+
+    def __init__(self, builtin: str, user_dir: str | Path | None = None):
+        import jinja2
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        self.user_dir = Path(user_dir) if user_dir else None
+        if self.user_dir is not None and not self.user_dir.is_dir():
+            raise InputError(f"{self.user_dir}: no such folder of templates. "
+                             "Fix: pass a folder holding NAME.jinja files")
+        self.sources: dict[str, tuple[str, str]] = {}  # file name → (text, origin)
+        for entry in package_folder(builtin).iterdir():
+            if entry.name.endswith(".jinja"):
+                self.sources[entry.name] = (entry.read_text(encoding="utf-8"), "built-in")
+        if self.user_dir is not None:
+            for path in sorted(self.user_dir.glob("*.jinja")):
+                self.sources[path.name] = (path.read_text(encoding="utf-8"), str(self.user_dir))
+
+        def load(name: str):
+            if name not in self.sources:
+                return None
+            return self.body(name), None, lambda: True
+
+        self._env = ImmutableSandboxedEnvironment(
+            loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
+            autoescape=False, trim_blocks=True, lstrip_blocks=True,
+        )
+
+    def entries(self) -> list[str]:
+        """Names of the templates that are entries of their own (not ``_`` pieces)."""
+        return sorted(name.removesuffix(".jinja") for name in self.sources
+                      if not name.startswith("_"))
+
+    def origin(self, file_name: str) -> str:
+        return self.sources.get(file_name, ("", "built-in"))[1]
+
+    def front_matter(self, file_name: str) -> dict[str, Any]:
+        text, origin = self.sources[file_name]
+        return split_front_matter(text, f"{origin}/{file_name}")[0]
+
+    def body(self, file_name: str) -> str:
+        text, origin = self.sources[file_name]
+        return split_front_matter(text, f"{origin}/{file_name}")[1]
+
+    def sha(self, file_name: str) -> str:
+        return hashlib.sha256(self.sources[file_name][0].encode()).hexdigest()[:16]
+
+    def render(self, file_name: str, **variables: Any) -> str:
+        """Render one template; a missing variable or a sandbox breach is an InputError."""
+        import jinja2
+
+        where = f"{self.origin(file_name)}/{file_name}"
+        try:
+            text = self._env.get_template(file_name).render(**variables)
+        except jinja2.UndefinedError as error:
+            raise InputError(f"{where}: {error}. Fix: use only the variables documented "
+                             "for this kind of template") from None
+        except jinja2.TemplateError as error:
+            raise InputError(f"{where}: {error}") from None
+        return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
