@@ -48,7 +48,8 @@ LENGTH_CHANGING_THRESHOLD = 0.75  # for categories whose point is to add or remo
 
 # A quotation: no line break inside, and no space just inside the quote marks (so the
 # text between two quotations, as in '"a" → "b"', is never read as one).
-_QUOTED = re.compile(r'"([^"\s](?:[^"\n]{0,398}[^"\s])?)"|“([^”\n]{1,400})”')
+_QUOTED = re.compile(r'"([^"\s](?:[^"\n]{0,398}[^"\s])?)"'
+                     r"|“([^”\n]{1,400})”|«([^»\n]{1,400})»")
 _ENTITY = re.compile(r"(?<![.!?:]\s)(?<!^)(?<!\n)\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)*")
 _META = re.compile(
     r"here is (?:the|a|your) (?:perturbed|modified|rewritten|altered|new)|perturbed answer"
@@ -126,6 +127,8 @@ def prescreen(category: str, gold: str, perturbed: str, rationale: str | None,
     flags = []
     removed, inserted = changed_regions(gold, perturbed)
     quotes = [q for pair in _QUOTED.findall(rationale or "") for q in pair if q.strip()]
+    if not removed and not inserted:
+        quotes = []  # only whitespace changed: there is no word to locate a quotation by
     for quote in quotes:
         in_gold, in_perturbed = quote in gold, quote in perturbed
         if not in_gold and not in_perturbed:

@@ -43,8 +43,9 @@ class RuleResult:
     @property
     def rationale(self) -> str:
         """The summary and every change, quoting text that appears verbatim in the answers
-        (the first line of a multi-line span), so the pre-screen can check it."""
-        spans = "; ".join(f'"{_first_line(c.before)}" → "{_first_line(c.after)}" at '
+        (the first line of a multi-line span), so the pre-screen can check it. Guillemets
+        quote, since answers are full of ordinary quotation marks."""
+        spans = "; ".join(f"«{_first_line(c.before)}» → «{_first_line(c.after)}» at "
                           f"{c.position}" for c in self.changes)
         return f"{self.summary}: {spans}"
 

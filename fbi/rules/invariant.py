@@ -42,9 +42,10 @@ def _reflow(item: GoldItem, rng: random.Random) -> RuleResult | None:
     if len(gaps) < 2:
         return None
     a, b = rng.choice(gaps)
+    before = text[a.start:b.end]
     return RuleResult(text[:a.end] + "\n\n" + text[b.start:],
-                      (Change(text[a.end:b.start], "\n\n", a.end),),
-                      "paragraph split; text unchanged")
+                      (Change(before, a.text + "\n\n" + b.text, a.start),),
+                      "paragraph split between two sentences; text unchanged")
 
 
 def _reorder(item: GoldItem, rng: random.Random) -> RuleResult | None:

@@ -7,7 +7,7 @@ import re
 from itertools import pairwise
 
 from fbi.rules import Change, Declined, GoldItem, RuleResult, rule
-from fbi.rules.text import list_items, sentences
+from fbi.rules.text import STOPWORDS, list_items, sentences
 
 _TIME_WORDS = re.compile(r"\b(\d{3,4}|first|then|next|after|afterwards|later|finally|before|"
                          r"when|until|once|eventually|soon|years?|days?|hours?)\b",
@@ -73,14 +73,25 @@ def sequence_errors(item: GoldItem, rng: random.Random) -> RuleResult:
         return result
     for match in _ENUMERATION.finditer(item.gold_answer):
         parts = match.group("items").split(", ")
+        # The first item may have swallowed words of the sentence ("goals are Specific"):
+        # keep its trailing words that are not function words.
+        words = parts[0].split()
+        while words and any(w.lower() in STOPWORDS for w in words):
+            words.pop(0)
+        if not words or any(w.lower() in STOPWORDS - {"and", "or", "of", "the", "a"}
+                            for part in parts[1:] for w in part.split()):
+            continue
+        offset = len(parts[0]) - len(" ".join(words))
+        parts[0] = " ".join(words)
         if len(parts) < 3:
             continue
         # Swap two items before the last, so a closing "and X" keeps its place.
         i = rng.randrange(len(parts) - 2)
         swapped = [*parts[:i], parts[i + 1], parts[i], *parts[i + 2:]]
         rebuilt = ", ".join(swapped)
-        start = match.start("items")
+        start = match.start("items") + offset
         text = item.gold_answer[:start] + rebuilt + item.gold_answer[match.end("items"):]
-        return RuleResult(text, (Change(match.group("items"), rebuilt, start),),
+        return RuleResult(text, (Change(item.gold_answer[start:match.end("items")], rebuilt,
+                                        start),),
                           f"requested order broken: items {i + 1} and {i + 2} swapped")
     raise Declined("no list or enumeration of three or more items")
