@@ -101,3 +101,21 @@ def test_only_fbi_lands_in_site_packages():
     from importlib import resources
 
     assert resources.files("fbi.data").joinpath("sample.yaml").is_file()
+
+
+def test_every_module_of_the_source_tree_is_installed():
+    """A package left out of pyproject's list would import from a checkout but not a wheel."""
+    files = importlib.metadata.files("fbi") or []
+    if any("__editable__" in f.name for f in files):
+        pytest.skip("an editable install maps the source tree; only a wheel can be checked")
+    from pathlib import Path
+
+    installed = {f.as_posix() for f in files}
+    root = Path(__file__).resolve().parents[1]
+    for folder, package in (("fbi", "fbi"), ("prompts", "fbi/prompts"),
+                            ("perturbations", "fbi/perturbations"),
+                            ("annotate", "fbi/annotate")):
+        for path in (root / folder).rglob("*"):
+            if path.is_file() and path.suffix in (".py", ".jinja", ".md", ".tcss", ".yaml"):
+                expected = f"{package}/{path.relative_to(root / folder).as_posix()}"
+                assert expected in installed, f"{expected} is not in the wheel"

@@ -43,13 +43,14 @@ def main() -> None:
 
 
 def _register() -> None:
-    from fbi.cli import datasets, evaluate, perturb, report
+    from fbi.cli import annotate, datasets, evaluate, perturb, report
 
     main.add_command(datasets.datasets)
     main.add_command(evaluate.evaluate)
     main.add_command(report.report)
     main.add_command(report.explain_check)
     main.add_command(perturb.perturb)
+    main.add_command(annotate.annotate)
 
 
 _register()

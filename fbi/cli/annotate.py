@@ -1,0 +1,167 @@
+"""`fbi annotate`: the vetting TUI, agreement, adjudication and export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+console = Console(highlight=False)
+
+
+class AnnotateGroup(click.Group):
+    """`fbi annotate QUEUE --annotator NAME` runs the TUI; named subcommands do the rest."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["label", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=AnnotateGroup)
+def annotate() -> None:
+    """Vet a queue: `fbi annotate QUEUE --annotator NAME` opens the labelling tool.
+
+    \b
+    Also: fbi annotate agreement QUEUE
+          fbi annotate adjudicate QUEUE --adjudicator NAME
+          fbi annotate export QUEUE --output FILE
+    """
+
+
+@annotate.command("label")
+@click.argument("queue", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--annotator", required=True, help="Your name; your labels go to your own log.")
+@click.option("--guidelines", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A Markdown file shown with g (default: the built-in guidelines).")
+@click.option("--only", type=click.Choice(["unlabelled", "flagged"]),
+              help="Only items you have not labelled, or items with pre-screen flags.")
+@click.option("--category", "categories", multiple=True, help="Only these categories.")
+def label(queue, annotator, guidelines, only, categories) -> None:
+    """Open the labelling tool on QUEUE."""
+    from fbi.annotate.app import VettingApp, default_guidelines
+    from fbi.taxonomy import get_category
+    from fbi.vetting import AnnotatorLog, load_queue
+
+    items = load_queue(queue)
+    log = AnnotatorLog(queue, annotator)
+    wanted = {get_category(c).name for c in categories}
+    state = log.state
+    items = [i for i in items if (not wanted or i.category in wanted)
+             and (only != "flagged" or i.flags)
+             and (only != "unlabelled" or not (i.id in state and state[i.id].label))]
+    text = guidelines.read_text(encoding="utf-8") if guidelines else default_guidelines()
+    VettingApp(items, log, text).run()
+    done = sum(1 for i in items if i.id in log.state and log.state[i.id].label)
+    console.print(f"{done} of {len(items)} items labelled by {annotator}; saved in {log.path}")
+
+
+@annotate.command()
+@click.argument("queue", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+def agreement(queue) -> None:
+    """Agreement between annotators: overall and per category."""
+    from fbi.agreement import agreement_report
+    from fbi.vetting import labels_table, resolve
+
+    resolutions = resolve(queue)
+    report = agreement_report(labels_table(resolutions),
+                              {r.instance.id: r.instance.category for r in resolutions})
+    if not report["pairs"] and report["overall"]["items"] == 0:
+        console.print("No item has labels from two annotators yet.")
+        return
+    overall = report["overall"]
+    table = Table(title=f"Agreement on {queue}")
+    for column in ("scope", "items", "% agreement", "Fleiss' κ", "Krippendorff's α"):
+        table.add_column(column, justify="left" if column == "scope" else "right")
+
+    def fmt(value) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    table.add_row("all", str(overall["items"]), fmt(overall["percent_agreement"]),
+                  fmt(overall["fleiss_kappa"]), fmt(overall["krippendorff_alpha"]))
+    for category, row in sorted(report["categories"].items()):
+        table.add_row(category, str(row["items"]), fmt(row["percent_agreement"]),
+                      fmt(row["fleiss_kappa"]), fmt(row["krippendorff_alpha"]))
+    console.print(table)
+    for pair in report["pairs"]:
+        console.print(f"Cohen's κ {pair['a']} × {pair['b']}: {fmt(pair['cohen_kappa'])} "
+                      f"over {pair['items']} items")
+        matrix = Table(title=f"confusion: rows {pair['a']}, columns {pair['b']}")
+        matrix.add_column("")
+        for label in pair["labels"]:
+            matrix.add_column(label, justify="right")
+        for label, counts in zip(pair["labels"], pair["confusion"], strict=True):
+            matrix.add_row(label, *(str(n) for n in counts))
+        console.print(matrix)
+
+
+@annotate.command()
+@click.argument("queue", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--adjudicator", required=True)
+@click.option("--include-not-sure", is_flag=True, default=True, show_default=True,
+              help="Also settle items labelled 'not sure' by every annotator.")
+def adjudicate(queue, adjudicator, include_not_sure) -> None:
+    """Settle disagreements one by one: see each label, choose the final one."""
+    from fbi.records import VettingLabel
+    from fbi.taxonomy import get_category
+    from fbi.vetting import LABELS, Adjudication, adjudications_path, append_durably, resolve
+
+    todo = [r for r in resolve(queue) if r.how == "disagreement" or (
+        include_not_sure and r.final is VettingLabel.NOT_SURE and r.how != "adjudicated")]
+    if not todo:
+        console.print("Nothing to adjudicate: every labelled item is settled.")
+        return
+    path = adjudications_path(queue)
+    keys = {str(n): label for n, label in enumerate(LABELS, start=1)}
+    for number, r in enumerate(todo, start=1):
+        console.rule(f"{number} of {len(todo)} · {r.instance.id} · "
+                     f"{get_category(r.instance.category).display_name}")
+        console.print(f"[b]Instruction[/b]\n{escape(r.instance.instruction)}\n")
+        console.print(f"[b]Gold[/b]\n{escape(r.instance.gold_answer)}\n")
+        answer = r.edited_answer or r.instance.perturbed_answer
+        console.print(f"[b]Perturbed[/b]\n{escape(answer)}\n")
+        console.print(f"[b]Rationale[/b] {escape(r.instance.rationale or '(none)')}")
+        for name, given in sorted(r.labels.items()):
+            console.print(f"  {escape(name)}: [b]{given}[/b]")
+        choice = click.prompt(
+            " ".join(f"{k}={v}" for k, v in keys.items()) + "  s=skip  q=quit",
+            type=click.Choice([*keys, "s", "q"]), show_choices=False)
+        if choice == "q":
+            break
+        if choice == "s":
+            continue
+        append_durably(path, Adjudication(instance_id=r.instance.id, adjudicator=adjudicator,
+                                          final_label=keys[choice], labels_seen=r.labels))
+        console.print(f"recorded: {keys[choice]}")
+    console.print(f"Adjudications are in {path}")
+
+
+@annotate.command()
+@click.argument("queue", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The vetted dataset (.jsonl or .parquet).")
+def export(queue, output) -> None:
+    """Write the vetted dataset: final labels, edits applied, rejected items counted."""
+    from fbi.sources import write_dataset
+    from fbi.vetting import resolve, vetted_instances
+
+    resolutions = resolve(queue)
+    kept, tally = vetted_instances(resolutions)
+    write_dataset(kept, output)
+    table = Table(title=f"{len(kept)} of {len(resolutions)} instances kept in {output}")
+    table.add_column("kept by category")
+    table.add_column("n", justify="right")
+    for category, n in sorted(tally.kept.items()):
+        table.add_row(category, str(n))
+    table.add_section()
+    for reason, n in sorted(tally.dropped.items()):
+        table.add_row(f"dropped: {reason}", str(n))
+    console.print(table)
+    console.print(f"{tally.edited} kept instances carry an annotator's edit.")
+    unsettled = tally.dropped["disagreement"] + tally.dropped["not-sure"]
+    if unsettled:
+        console.print(f"[yellow]{unsettled} items are unsettled; run `fbi annotate adjudicate "
+                      f"{queue} --adjudicator NAME` to decide them.[/]")

@@ -1,0 +1,261 @@
+"""Vetting perturbations: annotators' event logs, their current state, and the vetted set.
+
+Each annotator appends to an own event log beside the queue
+(``QUEUE.ANNOTATOR.events.jsonl``); an event is written and fsynced before the tool moves
+on, so an abrupt stop loses nothing submitted. The state of an annotator's labels is a
+fold over their events (an ``undo`` event cancels the event it names). Adjudications go
+to ``QUEUE.adjudications.jsonl`` in the same way. Nothing here draws on a screen.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fbi.errors import InputError
+from fbi.records import Instance, VettingLabel
+from fbi.taxonomy import SCORE_INVARIANT
+
+#: The labels an annotator can give (``unvetted`` is the absence of one).
+LABELS = tuple(label.value for label in VettingLabel if label is not VettingLabel.UNVETTED)
+Action = Literal["label", "note", "edit", "skip", "undo"]
+_ANNOTATOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class AnnotationEvent(BaseModel):
+    """One thing an annotator did: a line of their event log."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    event_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    timestamp: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat())
+    annotator: str
+    instance_id: str
+    action: Action
+    label: VettingLabel | None = None
+    note: str | None = None
+    edited_answer: str | None = None
+    undoes: str | None = None  # for undo: the event it cancels
+
+
+class Adjudication(BaseModel):
+    """A final label settled by an adjudicator: a line of ``QUEUE.adjudications.jsonl``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    timestamp: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat())
+    instance_id: str
+    adjudicator: str
+    final_label: VettingLabel
+    labels_seen: dict[str, str]  # annotator → label at the time
+    note: str | None = None
+
+
+@dataclass
+class ItemState:
+    """An annotator's current view of one instance."""
+
+    label: VettingLabel | None = None
+    note: str | None = None
+    edited_answer: str | None = None
+    labelled_at: str | None = None
+    edited_at: str | None = None
+
+
+def check_annotator(name: str) -> str:
+    if not _ANNOTATOR.match(name):
+        raise InputError(f"annotator name '{name}' is not usable in a file name. Fix: use "
+                         "letters, digits, '.', '_' or '-' (up to 64)")
+    return name
+
+
+def log_path(queue: str | Path, annotator: str) -> Path:
+    queue = Path(queue)
+    return queue.with_name(f"{queue.stem}.{check_annotator(annotator)}.events.jsonl")
+
+
+def adjudications_path(queue: str | Path) -> Path:
+    queue = Path(queue)
+    return queue.with_name(f"{queue.stem}.adjudications.jsonl")
+
+
+def append_durably(path: Path, record: BaseModel) -> None:
+    """Append one JSON line and fsync it: when this returns, the record is on disk."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(record.model_dump_json() + "\n")
+        log.flush()
+        os.fsync(log.fileno())
+
+
+def read_log(path: Path, model: type[BaseModel]) -> list:
+    """Every complete record of a log; a torn last line (a crash mid-write) is skipped."""
+    if not path.exists():
+        return []
+    records = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(model.model_validate_json(line))
+            except ValidationError:
+                if not line.endswith("\n"):
+                    continue  # the torn tail of an interrupted write
+                raise InputError(f"{path}, line {number}: not a valid record. Fix: restore the "
+                                 "file from a backup or remove that line") from None
+    return records
+
+
+def fold(events: list[AnnotationEvent]) -> dict[str, ItemState]:
+    """The current state of each instance after these events (undo cancels an event)."""
+    undone = {e.undoes for e in events if e.action == "undo"}
+    state: dict[str, ItemState] = {}
+    for event in events:
+        if event.event_id in undone or event.action in ("undo", "skip"):
+            continue
+        item = state.setdefault(event.instance_id, ItemState())
+        if event.action == "label":
+            item.label, item.labelled_at = event.label, event.timestamp
+        elif event.action == "note":
+            item.note = event.note
+        elif event.action == "edit":
+            item.edited_answer, item.edited_at = event.edited_answer, event.timestamp
+    return state
+
+
+class AnnotatorLog:
+    """One annotator's log over a queue: durable appends and the folded state."""
+
+    def __init__(self, queue: str | Path, annotator: str):
+        self.annotator = check_annotator(annotator)
+        self.path = log_path(queue, annotator)
+        self.events: list[AnnotationEvent] = read_log(self.path, AnnotationEvent)
+
+    @property
+    def state(self) -> dict[str, ItemState]:
+        return fold(self.events)
+
+    def record(self, instance_id: str, action: Action, **fields) -> AnnotationEvent:
+        """Write an event durably, then remember it. Raises OSError if it cannot be saved."""
+        event = AnnotationEvent(annotator=self.annotator, instance_id=instance_id,
+                                action=action, **fields)
+        append_durably(self.path, event)
+        self.events.append(event)
+        return event
+
+    def last_undoable(self) -> AnnotationEvent | None:
+        """The latest label, note or edit not yet undone."""
+        undone = {e.undoes for e in self.events if e.action == "undo"}
+        for event in reversed(self.events):
+            if event.action in ("label", "note", "edit") and event.event_id not in undone:
+                return event
+        return None
+
+
+def load_queue(queue: str | Path) -> list[Instance]:
+    from fbi.sources import load_dataset
+
+    path = Path(queue)
+    if path.suffix.lower() != ".jsonl":
+        raise InputError(f"{queue}: a vetting queue is a .jsonl file written by `fbi perturb` "
+                         "or `fbi datasets convert`")
+    return load_dataset(str(path)).instances
+
+
+def all_annotator_logs(queue: str | Path) -> dict[str, dict[str, ItemState]]:
+    """annotator → their folded state, for every event log beside the queue."""
+    queue = Path(queue)
+    logs = {}
+    for path in sorted(queue.parent.glob(f"{queue.stem}.*.events.jsonl")):
+        annotator = path.name[len(queue.stem) + 1: -len(".events.jsonl")]
+        logs[annotator] = fold(read_log(path, AnnotationEvent))
+    return logs
+
+
+# ------------------------------------------------------------------ settling and export
+
+
+@dataclass
+class Resolution:
+    instance: Instance
+    labels: dict[str, str]  # annotator → label
+    final: VettingLabel | None  # None: not settled (a disagreement, or nobody labelled)
+    how: str  # "adjudicated", "unanimous", "single", "disagreement", "unlabelled"
+    edited_answer: str | None = None
+
+
+def resolve(queue: str | Path) -> list[Resolution]:
+    """Each instance's final label: an adjudication wins, else the annotators' agreement."""
+    instances = load_queue(queue)
+    logs = all_annotator_logs(queue)
+    adjudicated = {a.instance_id: a for a in read_log(adjudications_path(queue), Adjudication)}
+    resolutions = []
+    for instance in instances:
+        states = {name: log[instance.id] for name, log in logs.items()
+                  if instance.id in log and log[instance.id].label is not None}
+        labels = {name: s.label.value for name, s in states.items()}  # type: ignore[union-attr]
+        if instance.id in adjudicated:
+            final, how = adjudicated[instance.id].final_label, "adjudicated"
+        elif not labels:
+            final, how = None, "unlabelled"
+        elif len(set(labels.values())) == 1:
+            final = VettingLabel(next(iter(labels.values())))
+            how = "unanimous" if len(labels) > 1 else "single"
+        else:
+            final, how = None, "disagreement"
+        # The newest edit by an annotator who gave the final label is applied.
+        edits = sorted((s.edited_at or "", s.edited_answer) for name, s in states.items()
+                       if s.edited_answer and final is not None and labels[name] == final.value)
+        resolutions.append(Resolution(instance, labels, final, how,
+                                      edits[-1][1] if edits else None))
+    return resolutions
+
+
+@dataclass
+class ExportTally:
+    kept: Counter = field(default_factory=Counter)  # by category
+    dropped: Counter = field(default_factory=Counter)  # by reason
+    edited: int = 0
+
+
+def vetted_instances(resolutions: list[Resolution]) -> tuple[list[Instance], ExportTally]:
+    """The vetted set: valid ones keep their category, score-invariant ones join the
+    score-invariant set, the rest are dropped and counted."""
+    kept, tally = [], ExportTally()
+    for r in resolutions:
+        if r.final is None:
+            tally.dropped[r.how] += 1
+            continue
+        if r.final not in (VettingLabel.VALID, VettingLabel.SCORE_INVARIANT):
+            tally.dropped[r.final.value] += 1
+            continue
+        update: dict = {"label": r.final}
+        if r.final is VettingLabel.SCORE_INVARIANT:
+            update["category"] = SCORE_INVARIANT
+        if r.edited_answer is not None:
+            update["perturbed_answer"] = r.edited_answer
+            tally.edited += 1
+        instance = Instance(**{**r.instance.model_dump(), **update})
+        tally.kept[instance.category] += 1
+        kept.append(instance)
+    return kept, tally
+
+
+def labels_table(resolutions: list[Resolution]) -> dict[str, dict[str, str]]:
+    """annotator → {instance id: label}, for agreement statistics."""
+    table: dict[str, dict[str, str]] = {}
+    for r in resolutions:
+        for name, label in r.labels.items():
+            table.setdefault(name, {})[r.instance.id] = label
+    return table
