@@ -43,7 +43,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from fbi.cli import annotate, datasets, evaluate, perturb, report
+    from fbi.cli import annotate, datasets, evaluate, perturb, publish, report
 
     main.add_command(datasets.datasets)
     main.add_command(evaluate.evaluate)
@@ -51,6 +51,7 @@ def _register() -> None:
     main.add_command(report.explain_check)
     main.add_command(perturb.perturb)
     main.add_command(annotate.annotate)
+    main.add_command(publish.publish)
 
 
 _register()

@@ -1,0 +1,174 @@
+"""Publishing a vetted dataset to the Hugging Face Hub.
+
+The folder layout: one config per ability plus ``score-invariant``, one split per
+category, Parquet files under ``data/CONFIG/SPLIT.parquet``, and a ``README.md`` dataset
+card whose YAML lists the configs, so ``datasets.load_dataset(folder, config)`` and
+``fbi datasets show folder`` both read it back. Uploading goes through huggingface_hub;
+the token comes from ``HF_TOKEN`` or the saved login and is never written anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from fbi.errors import ConfigError, InputError, ModelError
+from fbi.records import Instance
+from fbi.sources import write_dataset
+from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
+
+COLUMN_DOCS = [
+    ("id", "unique id of the instance"),
+    ("ability", "factual, instruction-following, long-form or reasoning (for score-invariant "
+                "instances: the ability of the prompt)"),
+    ("category", "the perturbation category (one of 22, or score-invariant)"),
+    ("instruction", "the prompt"),
+    ("gold_answer", "the reference answer"),
+    ("perturbed_answer", "the answer with the planted error (or the score-invariant rewrite)"),
+    ("rationale", "what the error is, as the generator described it"),
+    ("label", "the vetting label: valid or score-invariant in a published set"),
+    ("source", "the dataset the gold answer came from"),
+    ("original_id", "the id in that source"),
+    ("generator", "what made the perturbation: rules:CATEGORY, llm:MODEL, or human"),
+    ("template_version", "version of the template or rules that made it"),
+    ("seed", "random seed of the rule engine, when used"),
+    ("flags", "automatic pre-screen flags the candidate carried"),
+    ("schema_version", "version of this record layout"),
+]
+
+
+def split_name(category: str) -> str:
+    """Hub split names allow letters, digits and underscores only."""
+    return re.sub(r"\W", "_", category)
+
+
+def config_of(instance: Instance) -> str:
+    return SCORE_INVARIANT if instance.is_score_invariant else instance.ability.value
+
+
+def write_hub_folder(instances: list[Instance], folder: str | Path, repo_id: str,
+                     license_id: str = "cc-by-4.0", agreement: dict | None = None,
+                     vetting: dict | None = None) -> list[Path]:
+    """Write the Parquet files and the dataset card; returns the files written."""
+    if not instances:
+        raise InputError("the dataset is empty: nothing to publish. Fix: export a vetted "
+                         "dataset with `fbi annotate export` first")
+    folder = Path(folder)
+    groups: dict[tuple[str, str], list[Instance]] = {}
+    for instance in instances:
+        groups.setdefault((config_of(instance), instance.category), []).append(instance)
+    written = []
+    for (config, category), members in sorted(groups.items()):
+        path = folder / "data" / config / f"{split_name(category)}.parquet"
+        written.append(write_dataset(members, path))
+    card = folder / "README.md"
+    card.write_text(dataset_card(instances, groups, repo_id, license_id, agreement, vetting),
+                    encoding="utf-8")
+    return [card, *written]
+
+
+def _size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return name
+    return "100K<n<1M"
+
+
+def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[Instance]],
+                 repo_id: str, license_id: str, agreement: dict | None,
+                 vetting: dict | None) -> str:
+    import yaml
+
+    configs: dict[str, list[dict[str, str]]] = {}
+    for config, category in sorted(groups):
+        configs.setdefault(config, []).append(
+            {"split": split_name(category),
+             "path": f"data/{config}/{split_name(category)}.parquet"})
+    metadata = {
+        "license": license_id,
+        "language": ["en"],
+        "pretty_name": repo_id.split("/")[-1],
+        "task_categories": ["text-generation", "text-classification"],
+        "tags": ["llm-as-a-judge", "evaluation", "fbi", "perturbation"],
+        "size_categories": [_size_category(len(instances))],
+        "configs": [{"config_name": name, "data_files": files}
+                    for name, files in configs.items()],
+    }
+    counts = Counter(i.category for i in instances)
+    lines = ["---", yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True).strip(), "---",
+             "", f"# {repo_id}", "",
+             "Gold answers with one deliberate error each, for finding the blind spots of LLM "
+             "judges with the FBI method (Doddapaneni et al., *Finding Blind Spots in "
+             "Evaluator LLMs with Interpretable Checklists*, EMNLP 2024), plus "
+             "score-invariant rewrites that a fair judge must not penalise. Made with fbi.",
+             "", "```python", "from datasets import load_dataset",
+             f'ds = load_dataset("{repo_id}", "factual")  # a config per ability, '
+             "a split per category", "```", "", "## Taxonomy and counts", "",
+             "| config | category | description | instances |", "|---|---|---|---|"]
+    for category in CATEGORIES:
+        if counts[category.name]:
+            config = SCORE_INVARIANT if category.name == SCORE_INVARIANT else (
+                category.ability.value if category.ability else "")
+            lines.append(f"| {config} | {category.display_name} | {category.description} | "
+                         f"{counts[category.name]} |")
+    lines += [f"| | **total** | | **{len(instances)}** |", "",
+              "Evaluation axes: " + "; ".join(f"{a.value} → {a.axis}" for a in Ability) + ".",
+              "", "## How it was made", ""]
+    generators = Counter(i.provenance.generator or "unknown" for i in instances)
+    sources = Counter(i.provenance.source or "unknown" for i in instances)
+    lines += ["- Perturbations by: " + ", ".join(f"`{g}` ({n})"
+                                                for g, n in generators.most_common()),
+              "- Gold answers from: " + ", ".join(f"`{s}` ({n})"
+                                                 for s, n in sources.most_common()),
+              "- Rule-made perturbations are deterministic for their seed; LLM-made ones were "
+              "asked to change only what their category names. Every candidate was "
+              "pre-screened automatically (flags kept in the `flags` column).", "",
+              "## How it was vetted", ""]
+    labels = Counter(i.label.value for i in instances)
+    lines.append("Each candidate was labelled by people (valid, invalid, score-invariant, "
+                 "not relevant, not sure) in fbi's vetting tool; disagreements were "
+                 "adjudicated; invalid and not-relevant candidates were dropped. Labels in "
+                 "this set: " + ", ".join(f"{k} {v}" for k, v in sorted(labels.items())) + ".")
+    if vetting:
+        lines.append("Vetting outcome: " + ", ".join(f"{k} {v}" for k, v in vetting.items())
+                     + ".")
+    if agreement:
+        overall = agreement["overall"]
+
+        def fmt(value) -> str:
+            return "n/a" if value is None else f"{value:.3f}"
+
+        lines += ["", "| agreement | value |", "|---|---|",
+                  f"| items labelled by two or more annotators | {overall['items']} |",
+                  f"| percent agreement | {fmt(overall['percent_agreement'])} |",
+                  f"| Fleiss' κ | {fmt(overall['fleiss_kappa'])} |",
+                  f"| Krippendorff's α (nominal) | {fmt(overall['krippendorff_alpha'])} |"]
+        lines += [f"| Cohen's κ {p['a']} × {p['b']} | {fmt(p['cohen_kappa'])} |"
+                  for p in agreement["pairs"]]
+    lines += ["", "## Columns", "", "| column | meaning |", "|---|---|"]
+    lines += [f"| `{name}` | {meaning} |" for name, meaning in COLUMN_DOCS]
+    return "\n".join(lines) + "\n"
+
+
+def upload(folder: str | Path, repo_id: str, private: bool = False,
+           create_pr: bool = False) -> str:
+    """Create the dataset repo if needed and upload the folder; returns the commit URL."""
+    from huggingface_hub import HfApi, get_token
+
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id):
+        raise InputError(f"'{repo_id}' is not a Hub repo id. Fix: give ORG/NAME")
+    if get_token() is None:
+        raise ConfigError("no Hugging Face token: set HF_TOKEN or run `hf auth login`; "
+                          "use --dry-run to write the folder without uploading")
+    api = HfApi()
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id,
+                                   repo_type="dataset", create_pr=create_pr,
+                                   commit_message="Publish an FBI dataset with fbi")
+    except Exception as error:  # network, auth, permissions: one clear message
+        raise ModelError(f"upload to the Hub failed ({type(error).__name__}: "
+                         f"{str(error).splitlines()[0][:200]}); the folder {folder} is "
+                         "complete and can be uploaded again") from None
+    return commit.pr_url or commit.commit_url

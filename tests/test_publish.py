@@ -1,0 +1,127 @@
+"""Publishing to the Hub: the folder layout, the card, and an upload to a local Hub server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from conftest import OUTSIDE_CHECKOUT
+from hub_server import HubServer
+
+from fbi import load_dataset
+from fbi.cli import main
+
+TOKEN = "hf_fbi_test_TOKEN_never_on_disk"
+
+
+def card_metadata(folder: Path) -> dict:
+    return yaml.safe_load((folder / "README.md").read_text().split("---")[1])
+
+
+def test_dry_run_writes_a_folder_that_loads_back(tmp_path):
+    folder = tmp_path / "hub"
+    result = CliRunner().invoke(main, ["publish", "sample", "--repo-id", "org/fbi-sample",
+                                       "--dry-run", "--output", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert "nothing uploaded" in result.output
+    meta = card_metadata(folder)
+    assert meta["license"] == "cc-by-4.0" and meta["size_categories"] == ["n<1K"]
+    assert meta["task_categories"]
+    configs = {c["config_name"]: c for c in meta["configs"]}
+    assert set(configs) == {"factual", "instruction-following", "long-form", "reasoning",
+                            "score-invariant"}
+    assert len(configs["factual"]["data_files"]) == 6
+    # datasets reads each config, one split per category
+    import datasets
+
+    factual = datasets.load_dataset(str(folder), "factual")
+    assert set(factual) == {"contextual", "entity", "incorrect_fact", "number_errors",
+                            "opposite_fact", "remove_fact"}
+    assert factual["entity"].num_rows == 3
+    # and fbi reads the whole folder back, losslessly
+    back = load_dataset(str(folder))
+    assert sorted(back.instances, key=lambda i: i.id) == sorted(load_dataset("sample").instances,
+                                                               key=lambda i: i.id)
+    text = (folder / "README.md").read_text()
+    assert "| factual | Entity |" in text and "| `perturbed_answer` |" in text
+    assert "## How it was vetted" in text and "`human` (72)" in text
+
+
+def publish(server: HubServer, tmp_path: Path, *extra: str, token: str | None = TOKEN):
+    env = {**os.environ, "HF_ENDPOINT": server.url, "HF_HOME": str(tmp_path / "hf-home"),
+           "HF_HUB_OFFLINE": "0"}
+    env.pop("HF_TOKEN", None)
+    if token:
+        env["HF_TOKEN"] = token
+    return subprocess.run([sys.executable, "-m", "fbi", "publish", "sample", "--repo-id",
+                           "org/fbi-sample", "--output", str(tmp_path / "hub"), *extra],
+                          env=env, capture_output=True, text=True, timeout=300,
+                          cwd=OUTSIDE_CHECKOUT)
+
+
+def test_upload_end_to_end(tmp_path):
+    with HubServer() as hub:
+        result = publish(hub, tmp_path, "--private")
+    assert result.returncode == 0, result.stderr
+    assert hub.repos == [{"name": "fbi-sample", "organization": "org",
+                          "visibility": "private", "type": "dataset"}]
+    folder = tmp_path / "hub"
+    local = {p.relative_to(folder).as_posix(): p.read_bytes()
+             for p in folder.rglob("*") if p.is_file()}
+    assert hub.files == local  # every file arrived intact
+    assert "README.md" in hub.files and len(hub.files) == 24
+    assert hub.commits[0]["revision"] == "main"
+    assert f"Bearer {TOKEN}" in hub.authorization  # the token was used ...
+    for content in [*local.values(), *hub.files.values()]:
+        assert TOKEN.encode() not in content  # ... and written nowhere
+    assert TOKEN not in result.stdout + result.stderr
+
+
+def test_create_pr_opens_a_pull_request(tmp_path):
+    with HubServer() as hub:
+        result = publish(hub, tmp_path, "--create-pr")
+    assert result.returncode == 0, result.stderr
+    assert len(hub.pull_requests) == 1 and hub.commits[0]["revision"] == "refs/pr/1"
+    assert "discussions/1" in result.stdout
+
+
+def test_without_a_token_publish_says_how_to_log_in(tmp_path):
+    with HubServer() as hub:
+        result = publish(hub, tmp_path, token=None)
+        assert hub.repos == []
+    assert result.returncode == 2 and "HF_TOKEN" in result.stderr
+    assert (tmp_path / "hub" / "README.md").exists()  # the folder is kept for a retry
+
+
+def test_card_carries_agreement_figures(tmp_path):
+    from fbi import write_dataset
+    from fbi.vetting import AnnotatorLog
+
+    queue = tmp_path / "queue.jsonl"
+    instances = [i for i in load_dataset("sample") if i.category == "entity"]
+    write_dataset(instances, queue)
+    for name, labels in (("ann", ["valid", "valid", "invalid"]),
+                         ("ben", ["valid", "invalid", "invalid"])):
+        log = AnnotatorLog(queue, name)
+        for instance, label in zip(instances, labels, strict=True):
+            log.record(instance.id, "label", label=label)
+    result = CliRunner().invoke(main, ["publish", str(queue), "--repo-id", "org/x",
+                                       "--dry-run", "--output", str(tmp_path / "hub"),
+                                       "--queue", str(queue)])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "hub" / "README.md").read_text()
+    assert "| percent agreement | 0.667 |" in text and "Cohen's κ ann × ben" in text
+
+
+@pytest.mark.parametrize("repo_id", ["no-slash", "a/b/c"])
+def test_bad_repo_id(tmp_path, repo_id):
+    env = {**os.environ, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "fbi", "publish", "sample", "--repo-id",
+                             repo_id, "--output", str(tmp_path / "hub")], env=env,
+                            capture_output=True, text=True, cwd=OUTSIDE_CHECKOUT)
+    assert result.returncode == 2 and "ORG/NAME" in result.stderr
