@@ -10,8 +10,9 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from fbi import load_dataset, write_dataset
 from fbi.annotate.app import VettingApp, default_guidelines
+
+from fbi import load_dataset, write_dataset
 from fbi.vetting import AnnotatorLog, load_queue
 
 

@@ -1,0 +1,324 @@
+"""QA robustness metrics: pure, vectorised functions over answer tables. No I/O.
+
+Conventions: ``correct`` is an (N questions × k variants) 0/1 array with variant 0 the
+original question; ``answers`` is an (N × k) array of normalised answers (or cluster
+ids). Every function documents its formula and its edge cases.
+
+MultiQ&A (rephrasings; variants act as raters)
+    base accuracy      mean correctness of variant 0.
+    mode accuracy      correctness of each question's plurality answer, averaged; a tie
+                       between answers is broken towards the answer seen first.
+    worst / best case  share of questions answered correctly under every / some variant.
+    item difficulty μ_D  mean over questions of the share of variants answered wrongly.
+    certainty H_η      per question 1 − H/log K, H the entropy of the distribution of its
+                       distinct answers and K the number of possible answers (default: the
+                       distinct answers observed); a question with one distinct answer
+                       has certainty 1. Averaged over questions.
+    Gibbs' M2          per question K/(K−1)·(1 − Σ p²) (index of qualitative variation);
+                       0 for a single distinct answer. Averaged over questions.
+    Fleiss' κ          answers as categories, variants as raters, labels remapped per
+                       question in order of first appearance (so categories are
+                       comparable across questions); None when P̄_e = 1.
+    Cronbach's α       KR-20 on correctness, variants as test items:
+                       α = k/(k−1)·(1 − Σ_v p_v q_v / σ²), σ² the (population) variance of
+                       the per-question totals; None when σ² = 0 or k < 2.
+    permutations       the two statistics above depend on which variant plays which
+                       rater; their mean and spread over random permutations of the
+                       variants within each question (labels remapped each time) are
+                       computed exactly by grouping questions with the same pattern.
+
+Natural noise
+    performance drop rate  PDR = (p_orig − p_pert)/p_orig; 0 when both are 0; None
+                       (undefined) when p_orig = 0 and p_pert > 0.
+    Cohen's h          h = 2·asin√p_pert − 2·asin√p_orig; also h/π and |h|; labels
+                       |h| < 0.2 negligible, < 0.5 small, < 0.8 medium, else large.
+    intervals          95% BCa bootstrap over questions (paired); percentile when BCa is
+                       degenerate (all resamples equal); None for one question.
+
+Answer order (MMLU shuffles)
+    test-retest        mean over shuffles of mean over questions of
+                       [correct on the original AND on the shuffle]; % drop from accuracy.
+
+MAQA (multiple correct answers, sampled m times)
+    consistency        per question, share of agreeing pairs among the m normalised answers.
+    AUROC              of a confidence against correctness (Mann-Whitney, ties counted ½);
+                       None when only one class is present.
+    precision / recall / F1  of the answered set against the gold set; an answer counts
+                       as correct iff its precision ≥ 0.5.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from itertools import combinations, permutations
+
+import numpy as np
+import pandas as pd
+
+EFFECT_SIZE_LABELS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"))
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def remap_by_first_appearance(answers: np.ndarray) -> np.ndarray:
+    """(N × k) answers → (N × k) ints: 0 for the first answer seen in a row, 1 for the
+    next new one, and so on. Vectorised over rows."""
+    answers = np.asarray(answers)
+    n, k = answers.shape
+    # Compare integer codes, not strings: the same answers, far faster for large tables.
+    codes = pd.factorize(answers.ravel())[0].reshape(n, k)
+    equal = codes[:, :, None] == codes[:, None, :]  # (N, k, k): column j equals column l
+    first = np.argmax(equal, axis=2)  # index of the first column holding the same answer
+    is_new = first == np.arange(k)[None, :]
+    label_of_column = np.cumsum(is_new, axis=1) - 1
+    return np.take_along_axis(label_of_column, first, axis=1)
+
+
+def cluster_sizes(labels: np.ndarray) -> np.ndarray:
+    """(N × k) remapped labels → (N × k) counts of each label (label j in column j)."""
+    n, k = labels.shape
+    counts = np.zeros((n, k), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(n), k), labels.ravel()), 1)
+    return counts
+
+
+# ------------------------------------------------------------------ MultiQ&A
+
+
+def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | None = None,
+                    permutations_count: int = 1000, seed: int = 0) -> dict:
+    correct = np.asarray(correct, dtype=np.float64)
+    n, k = correct.shape
+    labels = remap_by_first_appearance(answers)
+    sizes = cluster_sizes(labels)
+    distinct = (sizes > 0).sum(axis=1)
+    mode_label = np.argmax(sizes, axis=1)  # the earliest label among the largest clusters
+    mode_correct = correct[np.arange(n), np.argmax(labels == mode_label[:, None], axis=1)]
+    shares = sizes / k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(shares > 0, shares * np.log(shares), 0.0).sum(axis=1)
+        k_for_h = np.full(n, k_possible, dtype=np.float64) if k_possible else distinct
+        certainty = np.where(k_for_h > 1, 1 - entropy / np.log(np.maximum(k_for_h, 2)), 1.0)
+        m2 = np.where(distinct > 1, distinct / (distinct - 1) * (1 - (shares ** 2).sum(axis=1)),
+                      0.0)
+    result = {
+        "questions": n, "variants": k,
+        "base_accuracy": float(correct[:, 0].mean()),
+        "mean_accuracy": float(correct.mean()),
+        "mode_accuracy": float(mode_correct.mean()),
+        "worst_case": float(correct.min(axis=1).mean()),
+        "best_case": float(correct.max(axis=1).mean()),
+        "item_difficulty": float((1 - correct.mean(axis=1)).mean()),
+        "certainty": float(certainty.mean()),
+        "gibbs_m2": float(m2.mean()),
+        "fleiss_kappa": fleiss_from_sizes(sizes),
+        "cronbach_alpha": kr20(correct),
+    }
+    if permutations_count and k >= 2:
+        result.update(permutation_aggregates(correct, sizes, permutations_count, seed))
+    return result
+
+
+def fleiss_from_sizes(sizes: np.ndarray) -> float | None:
+    """Fleiss' κ from per-question label counts (columns = remapped labels)."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    n, k = sizes.shape[0], sizes.sum(axis=1)[0] if len(sizes) else 0
+    if n == 0 or k < 2:
+        return None
+    agreement = ((sizes * (sizes - 1)).sum(axis=1) / (k * (k - 1))).mean()
+    p = sizes.sum(axis=0) / (n * k)
+    expected = float((p ** 2).sum())
+    return None if expected >= 1 else float((agreement - expected) / (1 - expected))
+
+
+def kr20(correct: np.ndarray) -> float | None:
+    """Cronbach's α for 0/1 items (KR-20); variants are the items, questions the people."""
+    correct = np.asarray(correct, dtype=np.float64)
+    k = correct.shape[1]
+    variance = correct.sum(axis=1).var()
+    if k < 2 or variance == 0:
+        return None
+    p = correct.mean(axis=0)
+    return float(k / (k - 1) * (1 - (p * (1 - p)).sum() / variance))
+
+
+def permutation_aggregates(correct: np.ndarray, sizes: np.ndarray, count: int,
+                           seed: int) -> dict:
+    """Mean and standard deviation of KR-20 α and Fleiss' κ over ``count`` random
+    permutations of the variants within each question (labels remapped each time).
+
+    Exact sampling without touching every answer: a question's correctness row only
+    matters through how many variants are right (c), and a permutation scatters those c
+    ones over a uniformly random c-subset of positions; questions with the same c are
+    drawn together with one multinomial. Likewise the remapped label counts of a question
+    are its cluster sizes in size-biased random order; questions with the same cluster
+    sizes are drawn together over the distinct orders.
+    """
+    rng = np.random.default_rng(seed)
+    n, k = correct.shape
+    # KR-20: positions of the correct answers under the permutation
+    totals = correct.sum(axis=1)
+    variance = totals.var()
+    ones_at = np.zeros((count, k))
+    for c, m in Counter(totals.astype(int).tolist()).items():
+        if c in (0, k):
+            ones_at += m * (c == k)
+            continue
+        subsets = list(combinations(range(k), c))
+        indicator = np.zeros((len(subsets), k))
+        for row, subset in enumerate(subsets):
+            indicator[row, list(subset)] = 1
+        ones_at += rng.multinomial(m, [1 / len(subsets)] * len(subsets), size=count) @ indicator
+    p = ones_at / n
+    alphas = (k / (k - 1) * (1 - (p * (1 - p)).sum(axis=1) / variance)) if variance > 0 \
+        else np.full(count, np.nan)
+    # Fleiss: remapped label counts in size-biased order
+    label_totals = np.zeros((count, k))
+    patterns = Counter(tuple(sorted(row[row > 0].tolist(), reverse=True)) for row in sizes)
+    for pattern, m in patterns.items():
+        orders, probabilities = _size_biased_orders(pattern, k)
+        draws = rng.multinomial(m, probabilities, size=count)  # (count, orders)
+        padded = np.array([list(o) + [0] * (k - len(o)) for o in orders], dtype=float)
+        label_totals += draws @ padded
+    agreement = ((sizes * (sizes - 1)).sum(axis=1) / (k * (k - 1))).mean()
+    shares = label_totals / (n * k)
+    expected = (shares ** 2).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappas = np.where(expected < 1, (agreement - expected) / (1 - expected), np.nan)
+
+    def stats(values: np.ndarray) -> tuple[float | None, float | None]:
+        values = values[~np.isnan(values)]
+        return (float(values.mean()), float(values.std())) if values.size else (None, None)
+
+    alpha_mean, alpha_sd = stats(alphas)
+    kappa_mean, kappa_sd = stats(kappas)
+    return {"permutations": count, "cronbach_alpha_permuted_mean": alpha_mean,
+            "cronbach_alpha_permuted_sd": alpha_sd, "fleiss_kappa_permuted_mean": kappa_mean,
+            "fleiss_kappa_permuted_sd": kappa_sd}
+
+
+def _size_biased_orders(pattern: tuple[int, ...], k: int) -> tuple[list, list]:
+    """Distinct orders of cluster sizes, each with its size-biased probability."""
+    probabilities: dict[tuple[int, ...], float] = {}
+    for order in set(permutations(range(len(pattern)))):
+        sizes = tuple(pattern[i] for i in order)
+        probability, left = 1.0, k
+        for size in sizes:
+            probability *= size / left
+            left -= size
+        probabilities[sizes] = probabilities.get(sizes, 0.0) + probability
+    orders = sorted(probabilities)
+    # permutations of equal clusters each had their share: normalise to sum to 1
+    total = sum(probabilities.values())
+    return orders, [probabilities[o] / total for o in orders]
+
+
+# ------------------------------------------------------------------ natural noise
+
+
+def cohens_h(p_original: float, p_perturbed: float) -> float:
+    return 2 * math.asin(math.sqrt(p_perturbed)) - 2 * math.asin(math.sqrt(p_original))
+
+
+def effect_size_label(h: float) -> str:
+    for limit, label in EFFECT_SIZE_LABELS:
+        if abs(h) < limit:
+            return label
+    return "large"
+
+
+def performance_drop_rate(p_original: float, p_perturbed: float) -> float | None:
+    if p_original == 0:
+        return 0.0 if p_perturbed == 0 else None
+    return (p_original - p_perturbed) / p_original
+
+
+def noise_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,
+                  resamples: int = 2000) -> dict:
+    """Paired correctness (one value per question) before and after one kind of noise."""
+    original = np.asarray(original, dtype=np.float64)
+    perturbed = np.asarray(perturbed, dtype=np.float64)
+    p_o, p_p = float(original.mean()), float(perturbed.mean())
+    h = cohens_h(p_o, p_p)
+    result = {"questions": len(original), "accuracy_original": p_o, "accuracy_perturbed": p_p,
+              "pdr": performance_drop_rate(p_o, p_p), "cohens_h": h, "h_over_pi": h / math.pi,
+              "abs_h": abs(h), "effect": effect_size_label(h),
+              "h_ci_low": None, "h_ci_high": None, "ci_method": None}
+    if len(original) >= 2:
+        low, high, method = _paired_bootstrap_h(original, perturbed, seed, resamples)
+        result.update(h_ci_low=low, h_ci_high=high, ci_method=method)
+    return result
+
+
+def _paired_bootstrap_h(original, perturbed, seed, resamples):
+    from scipy.stats import bootstrap
+
+    def statistic(o, p, axis=-1):
+        po = np.clip(o.mean(axis=axis), 0, 1)
+        pp = np.clip(p.mean(axis=axis), 0, 1)
+        return 2 * np.arcsin(np.sqrt(pp)) - 2 * np.arcsin(np.sqrt(po))
+
+    if np.all(original == original[0]) and np.all(perturbed == perturbed[0]):
+        value = float(statistic(original, perturbed))
+        return value, value, "degenerate"  # every resample gives the same h
+    for method in ("BCa", "percentile"):
+        with np.errstate(all="ignore"):
+            interval = bootstrap((original, perturbed), statistic, paired=True,
+                                 vectorized=True, n_resamples=resamples, method=method,
+                                 random_state=seed).confidence_interval
+        if np.isfinite(interval.low) and np.isfinite(interval.high):
+            return float(interval.low), float(interval.high), method
+    return None, None, None
+
+
+# ------------------------------------------------------------------ answer order
+
+
+def retest_metrics(original: np.ndarray, shuffled: np.ndarray) -> dict:
+    """``original``: (N,) correctness; ``shuffled``: (N × K) correctness per shuffle."""
+    original = np.asarray(original, dtype=bool)
+    shuffled = np.asarray(shuffled, dtype=bool)
+    accuracy = float(original.mean())
+    retest = float((original[:, None] & shuffled).mean(axis=0).mean())
+    return {"questions": len(original), "shuffles": shuffled.shape[1], "accuracy": accuracy,
+            "test_retest_accuracy": retest,
+            "percent_drop": None if accuracy == 0 else 100 * (accuracy - retest) / accuracy}
+
+
+# ------------------------------------------------------------------ MAQA
+
+
+def response_consistency(groups: pd.Series) -> float:
+    """Mean over questions of the share of agreeing pairs among their sampled answers."""
+    shares = []
+    for answers in groups:
+        pairs = list(combinations(answers, 2))
+        shares.append(sum(a == b for a, b in pairs) / len(pairs) if pairs else 1.0)
+    return float(np.mean(shares)) if shares else float("nan")
+
+
+def auroc(confidence: np.ndarray, correct: np.ndarray) -> float | None:
+    """Area under the ROC curve of ``confidence`` for telling right from wrong answers."""
+    confidence = np.asarray(confidence, dtype=np.float64)
+    correct = np.asarray(correct, dtype=bool)
+    keep = ~np.isnan(confidence)
+    confidence, correct = confidence[keep], correct[keep]
+    positives, negatives = correct.sum(), (~correct).sum()
+    if positives == 0 or negatives == 0:
+        return None
+    ranks = pd.Series(confidence).rank(method="average").to_numpy()
+    return float((ranks[correct].sum() - positives * (positives + 1) / 2) /
+                 (positives * negatives))
+
+
+def set_scores(predicted: list[str], gold: list[str]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of a set of normalised answers against the gold set."""
+    predicted_set, gold_set = set(predicted), set(gold)
+    if not predicted_set or not gold_set:
+        return 0.0, 0.0, 0.0
+    hits = len(predicted_set & gold_set)
+    precision, recall = hits / len(predicted_set), hits / len(gold_set)
+    f1 = 0.0 if hits == 0 else 2 * precision * recall / (precision + recall)
+    return precision, recall, f1

@@ -1,0 +1,180 @@
+"""QA robustness metrics against independent references, edge cases included."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fbi.qa_metrics import (
+    auroc,
+    cluster_sizes,
+    cohens_h,
+    effect_size_label,
+    fleiss_from_sizes,
+    kr20,
+    multiqa_metrics,
+    noise_metrics,
+    performance_drop_rate,
+    remap_by_first_appearance,
+    response_consistency,
+    retest_metrics,
+    set_scores,
+)
+
+ANSWERS = np.array([
+    ["paris", "paris", "paris", "lyon"],
+    ["4", "4", "four", "4"],
+    ["blue", "red", "green", "blue"],
+    ["x", "x", "x", "x"],
+    ["a", "b", "a", "b"],
+])
+CORRECT = np.array([[1, 1, 1, 0], [1, 1, 0, 1], [1, 0, 0, 1], [1, 1, 1, 1], [0, 1, 0, 1]])
+
+
+def test_remapping_by_first_appearance():
+    labels = remap_by_first_appearance(ANSWERS)
+    assert labels.tolist()[2] == [0, 1, 2, 0] and labels.tolist()[4] == [0, 1, 0, 1]
+    assert cluster_sizes(labels).tolist()[0] == [3, 1, 0, 0]
+
+
+def test_fleiss_matches_statsmodels():
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    sizes = cluster_sizes(remap_by_first_appearance(ANSWERS))
+    assert fleiss_from_sizes(sizes) == pytest.approx(fleiss_kappa(sizes, method="fleiss"))
+
+
+def test_kr20_matches_cronbach_alpha_by_hand():
+    frame = pd.DataFrame(CORRECT)
+    k = frame.shape[1]
+    expected = k / (k - 1) * (1 - frame.var(ddof=0).sum() / frame.sum(axis=1).var(ddof=0))
+    assert kr20(CORRECT) == pytest.approx(expected)
+    assert kr20(np.ones((3, 4))) is None  # no variance in totals
+
+
+def test_multiqa_figures_by_hand():
+    result = multiqa_metrics(CORRECT, ANSWERS, permutations_count=0)
+    assert result["base_accuracy"] == pytest.approx(4 / 5)
+    assert result["worst_case"] == pytest.approx(1 / 5) and result["best_case"] == 1.0
+    assert result["item_difficulty"] == pytest.approx(np.mean([1 / 4, 1 / 4, 2 / 4, 0, 2 / 4]))
+    # plurality answers: paris ✓, 4 ✓, blue ✓ (2 of 4), x ✓, a (tie a/b, first seen) ✗
+    assert result["mode_accuracy"] == pytest.approx(4 / 5)
+    # certainty of a question with one distinct answer is 1
+    single = multiqa_metrics(np.ones((1, 3)), np.array([["x", "x", "x"]]), permutations_count=0)
+    assert single["certainty"] == 1.0 and single["gibbs_m2"] == 0.0
+    uniform = multiqa_metrics(np.ones((1, 3)), np.array([["a", "b", "c"]]),
+                              permutations_count=0)
+    assert uniform["certainty"] == pytest.approx(0.0) and uniform["gibbs_m2"] == pytest.approx(1)
+    # certainty against a fixed number of possible answers K
+    fixed = multiqa_metrics(np.ones((1, 4)), np.array([["a", "a", "b", "b"]]), k_possible=4,
+                            permutations_count=0)
+    assert fixed["certainty"] == pytest.approx(1 - math.log(2) / math.log(4))
+
+
+def test_permutation_aggregates_match_brute_force():
+    rng = np.random.default_rng(3)
+    n, k = 60, 4
+    answers = rng.choice(["a", "b", "c"], size=(n, k), p=[0.6, 0.3, 0.1])
+    correct = (answers == "a").astype(float)
+    exact = multiqa_metrics(correct, answers, permutations_count=4000, seed=1)
+    alphas, kappas = [], []
+    for _ in range(4000):
+        order = np.argsort(rng.random((n, k)), axis=1)
+        c = np.take_along_axis(correct, order, axis=1)
+        a = np.take_along_axis(answers, order, axis=1)
+        alphas.append(kr20(c))
+        kappas.append(fleiss_from_sizes(cluster_sizes(remap_by_first_appearance(a))))
+    assert exact["cronbach_alpha_permuted_mean"] == pytest.approx(np.mean(alphas), abs=0.01)
+    assert exact["cronbach_alpha_permuted_sd"] == pytest.approx(np.std(alphas), abs=0.01)
+    assert exact["fleiss_kappa_permuted_mean"] == pytest.approx(np.mean(kappas), abs=0.01)
+    assert exact["fleiss_kappa_permuted_sd"] == pytest.approx(np.std(kappas), abs=0.01)
+
+
+def test_all_raters_agree():
+    answers = np.array([["x"] * 4, ["y"] * 4])
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    result = multiqa_metrics(np.ones((2, 4)), answers, permutations_count=100)
+    # With labels remapped, unanimous answers leave P̄_e = 1: κ is undefined, as in
+    # statsmodels (nan), and reported as None rather than a made-up number.
+    assert result["fleiss_kappa"] is None
+    with np.errstate(all="ignore"):
+        assert np.isnan(fleiss_kappa(np.array([[4.0], [4.0]]), method="fleiss"))
+    assert result["certainty"] == 1.0 and result["cronbach_alpha"] is None
+
+
+def test_one_question():
+    result = multiqa_metrics(np.array([[1, 0, 1]]), np.array([["a", "b", "a"]]),
+                             permutations_count=50)
+    assert result["questions"] == 1 and result["cronbach_alpha"] is None
+    assert result["fleiss_kappa"] is not None
+
+
+def test_cohens_h_pdr_and_labels():
+    assert cohens_h(0.8, 0.6) == pytest.approx(2 * math.asin(math.sqrt(0.6)) -
+                                               2 * math.asin(math.sqrt(0.8)))
+    assert performance_drop_rate(0.8, 0.6) == pytest.approx(0.25)
+    assert performance_drop_rate(0.0, 0.0) == 0.0
+    assert performance_drop_rate(0.0, 0.3) is None  # undefined when the original scores 0
+    assert [effect_size_label(h) for h in (0.1, -0.3, 0.6, -1.2)] == [
+        "negligible", "small", "medium", "large"]
+
+
+def test_noise_metrics_with_bca_interval():
+    rng = np.random.default_rng(0)
+    original = rng.random(80) < 0.8
+    perturbed = original & (rng.random(80) < 0.8)
+    result = noise_metrics(original, perturbed)
+    assert result["ci_method"] == "BCa"
+    assert result["h_ci_low"] <= result["cohens_h"] <= result["h_ci_high"]
+    assert result["h_over_pi"] == pytest.approx(result["cohens_h"] / math.pi)
+    from scipy.stats import bootstrap
+
+    def statistic(o, p, axis=-1):
+        return 2 * np.arcsin(np.sqrt(p.mean(axis=axis))) - \
+            2 * np.arcsin(np.sqrt(o.mean(axis=axis)))
+
+    reference = bootstrap((original.astype(float), perturbed.astype(float)), statistic,
+                          paired=True, vectorized=True, n_resamples=2000, method="BCa",
+                          random_state=0).confidence_interval
+    assert result["h_ci_low"] == pytest.approx(reference.low)
+    assert result["h_ci_high"] == pytest.approx(reference.high)
+
+
+def test_noise_edge_cases():
+    zero = noise_metrics(np.zeros(5), np.zeros(5))
+    assert zero["pdr"] == 0.0 and zero["cohens_h"] == 0.0 and zero["ci_method"] == "degenerate"
+    one = noise_metrics(np.array([1.0]), np.array([0.0]))
+    assert one["h_ci_low"] is None and one["cohens_h"] == pytest.approx(-math.pi)
+
+
+def test_answer_order_test_retest():
+    original = np.array([1, 1, 0, 1])
+    shuffled = np.array([[1, 0], [1, 1], [1, 1], [0, 0]])
+    result = retest_metrics(original, shuffled)
+    assert result["accuracy"] == 0.75
+    assert result["test_retest_accuracy"] == pytest.approx(((1 + 1 + 0 + 0) / 4 +
+                                                            (0 + 1 + 0 + 0) / 4) / 2)
+    assert result["percent_drop"] == pytest.approx(100 * (0.75 - 0.375) / 0.75)
+    assert retest_metrics(np.zeros(2), np.zeros((2, 3)))["percent_drop"] is None
+
+
+def test_auroc_matches_sklearn():
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(1)
+    correct = rng.random(50) < 0.5
+    confidence = np.round(rng.random(50) + correct * 0.3, 1)  # ties included
+    assert auroc(confidence, correct) == pytest.approx(roc_auc_score(correct, confidence))
+    assert auroc(np.array([0.2, 0.9]), np.array([True, True])) is None  # a single class
+
+
+def test_consistency_and_set_scores():
+    groups = pd.Series([["a", "a", "a"], ["a", "b", "a"], ["x"]])
+    assert response_consistency(groups) == pytest.approx((1 + 1 / 3 + 1) / 3)
+    assert set_scores(["paris", "rome"], ["paris", "lyon", "nice"]) == pytest.approx(
+        (0.5, 1 / 3, 0.4))
+    assert set_scores([], ["a"]) == (0.0, 0.0, 0.0)
