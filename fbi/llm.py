@@ -55,6 +55,7 @@ class ModelRequest:
     max_tokens: int | None = None
     response_schema: dict[str, Any] | None = None  # JSON schema for structured output
     api_base: str | None = None
+    top_logprobs: int = 0  # ask for the top-k token log-probabilities (0: none)
 
     def cache_key(self) -> str:
         """sha256 of the canonical JSON of the fields that change the output.
@@ -65,7 +66,8 @@ class ModelRequest:
         canonical = json.dumps({
             "model": self.model, "messages": self.messages, "temperature": self.temperature,
             "max_tokens": self.max_tokens, "response_schema": self.response_schema,
-            "api_base": self.api_base,
+            "api_base": self.api_base, **({"top_logprobs": self.top_logprobs}
+                                          if self.top_logprobs else {}),
         }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -82,11 +84,14 @@ class ModelResponse:
     latency_s: float = 0.0
     cached: bool = False
     finish_reason: str | None = None
+    # per generated token, the log-probabilities of the top candidates (chosen one first),
+    # when the request asked for them and the provider returns them
+    token_logprobs: list[list[float]] | None = None
 
     def to_cache(self) -> dict[str, Any]:
         return {"text": self.text, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost": self.cost,
-                "finish_reason": self.finish_reason}
+                "finish_reason": self.finish_reason, "token_logprobs": self.token_logprobs}
 
 
 @dataclass
@@ -164,6 +169,8 @@ class ModelClient:
             kwargs["max_tokens"] = request.max_tokens
         if request.api_base:
             kwargs["api_base"] = request.api_base
+        if request.top_logprobs:
+            kwargs.update(logprobs=True, top_logprobs=request.top_logprobs)
         if request.response_schema is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "verdict", "schema": request.response_schema, "strict": False}}
@@ -180,7 +187,24 @@ class ModelClient:
             cost=_cost(litellm, reply),
             latency_s=latency,
             finish_reason=getattr(choice, "finish_reason", None),
+            token_logprobs=_token_logprobs(choice) if request.top_logprobs else None,
         )
+
+
+def _token_logprobs(choice) -> list[list[float]] | None:
+    """Top log-probabilities per token from an OpenAI-shaped choice, chosen token first."""
+    logprobs = getattr(choice, "logprobs", None)
+    content = getattr(logprobs, "content", None) if logprobs is not None else None
+    if content is None and isinstance(logprobs, dict):
+        content = logprobs.get("content")
+    if not content:
+        return None
+    tokens = []
+    for token in content:
+        token = token if isinstance(token, dict) else token.model_dump()
+        top = [t["logprob"] for t in token.get("top_logprobs") or []]
+        tokens.append([token["logprob"], *[p for p in top if p != token["logprob"]]][:10])
+    return tokens
 
 
 def _cost(litellm, reply) -> float | None:

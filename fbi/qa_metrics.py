@@ -263,8 +263,11 @@ def _paired_bootstrap_h(original, perturbed, seed, resamples):
     if np.all(original == original[0]) and np.all(perturbed == perturbed[0]):
         value = float(statistic(original, perturbed))
         return value, value, "degenerate"  # every resample gives the same h
+    import warnings
+
     for method in ("BCa", "percentile"):
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a degenerate BCa is handled just below
             interval = bootstrap((original, perturbed), statistic, paired=True,
                                  vectorized=True, n_resamples=resamples, method=method,
                                  random_state=seed).confidence_interval
@@ -322,3 +325,21 @@ def set_scores(predicted: list[str], gold: list[str]) -> tuple[float, float, flo
     precision, recall = hits / len(predicted_set), hits / len(gold_set)
     f1 = 0.0 if hits == 0 else 2 * precision * recall / (precision + recall)
     return precision, recall, f1
+
+
+def token_confidence(token_logprobs: list[list[float]] | None) -> dict[str, float] | None:
+    """Confidence from token log-probabilities, each a mean over the generated tokens:
+    ``max_softmax`` the chosen token's probability, ``margin`` its lead over the runner-up
+    (0 without one), ``neg_entropy`` minus the entropy of the renormalised top candidates.
+    None when the provider returned none."""
+    if not token_logprobs:
+        return None
+    chosen, margins, entropies = [], [], []
+    for top in token_logprobs:
+        probabilities = np.exp(np.asarray(top, dtype=np.float64))
+        chosen.append(probabilities[0])
+        margins.append(probabilities[0] - probabilities[1] if len(probabilities) > 1 else 0.0)
+        p = probabilities / probabilities.sum()
+        entropies.append(float(-(p * np.log(p)).sum()))
+    return {"max_softmax": float(np.mean(chosen)), "margin": float(np.mean(margins)),
+            "neg_entropy": -float(np.mean(entropies))}

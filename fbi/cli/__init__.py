@@ -43,7 +43,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from fbi.cli import annotate, datasets, evaluate, perturb, publish, report
+    from fbi.cli import annotate, datasets, evaluate, perturb, publish, report, robustness
 
     main.add_command(datasets.datasets)
     main.add_command(evaluate.evaluate)
@@ -52,6 +52,7 @@ def _register() -> None:
     main.add_command(perturb.perturb)
     main.add_command(annotate.annotate)
     main.add_command(publish.publish)
+    main.add_command(robustness.robustness)
 
 
 _register()

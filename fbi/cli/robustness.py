@@ -1,0 +1,133 @@
+"""`fbi robustness run|score`: QA robustness of any model, the judge included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fbi.llm import LOCAL_JUDGE
+
+console = Console(highlight=False)
+
+
+@click.group()
+def robustness() -> None:
+    """QA robustness suites: rephrasings, natural noise, answer-order shuffles, MAQA."""
+
+
+@robustness.command("run")
+@click.option("--model", default=LOCAL_JUDGE, show_default=True)
+@click.option("--dataset", "dataset_spec", default="sample", show_default=True,
+              help="QA items: sample (built in), a .jsonl/.csv/.parquet file or a folder.")
+@click.option("--suite", "suites", multiple=True,
+              type=click.Choice(["multiqa", "noise", "shuffle", "maqa", "all"]),
+              help="Repeatable; default: all.")
+@click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--rephrasings", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--shuffles", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--samples", type=click.IntRange(min=2), default=5, show_default=True,
+              help="MAQA samples per question.")
+@click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
+              show_default=True, help="How free-text answers are judged right.")
+@click.option("--threshold", type=float, help="For f1 (default 0.5) or embedding (0.75).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--api-base")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--no-cache", is_flag=True)
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, correctness,
+        threshold, seed, api_base, concurrency, no_cache, cache_path) -> None:
+    """Answer every question variant with MODEL and compute the robustness metrics."""
+    from fbi.cache import ResponseCache
+    from fbi.cli.evaluate import RichProgress
+    from fbi.llm import ModelClient
+    from fbi.local_judge import check_available
+    from fbi.qa import load_qa_items
+    from fbi.robustness import SUITES, RobustnessConfig, RobustnessRun
+
+    items, rows = load_qa_items(dataset_spec)
+    chosen = SUITES if not suites or "all" in suites else tuple(suites)
+    config = RobustnessConfig(model=model, suites=chosen, rephrasings=rephrasings,
+                              shuffles=shuffles, samples=samples, seed=seed,
+                              api_base=api_base, concurrency=concurrency,
+                              correctness=correctness, threshold=threshold)
+    console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions; suites "
+                  f"{', '.join(chosen)}")
+    check_available(model)
+    if correctness == "embedding":
+        from fbi.embeddings import load_embedder
+
+        load_embedder()  # fail now, with what to install, rather than mid-run
+    client = ModelClient(cache=None if no_cache else ResponseCache(cache_path))
+    totals = RobustnessRun(items, config, output, dataset_spec).run(client, RichProgress())
+    console.print(f"{totals.completed} answers this time ({totals.cached} cached), "
+                  f"{totals.already_done} before; {totals.failed} failed.")
+    summary = json.loads((output / "robustness.json").read_text(encoding="utf-8"))
+    print_summary(summary)
+    console.print(f"Answers in {output / 'answers.jsonl'}; metrics in "
+                  f"{output / 'robustness.json'}; `fbi report {output}` renders them.")
+
+
+@robustness.command("score")
+@click.argument("answers", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
+              show_default=True, help="For rows without a 'correct' value.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the metrics here as JSON.")
+def score(answers, correctness, output) -> None:
+    """Compute every metric from an existing answers table; no model is called."""
+    from fbi.robustness import score_answers
+
+    summary = score_answers(str(answers), correctness)
+    print_summary(summary)
+    if output:
+        output.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {output}")
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def print_summary(summary: dict) -> None:
+    suites = summary.get("suites", {})
+    if "multiqa" in suites:
+        m = suites["multiqa"]
+        table = Table(title="MultiQ&A: rephrasings")
+        keys = ["questions", "variants", "base_accuracy", "mode_accuracy", "worst_case",
+                "best_case", "item_difficulty", "certainty", "gibbs_m2", "fleiss_kappa",
+                "cronbach_alpha", "fleiss_kappa_permuted_mean",
+                "cronbach_alpha_permuted_mean"]
+        for key in keys:
+            table.add_column(key.replace("_", " "), justify="right")
+        table.add_row(*(_fmt(m.get(k)) for k in keys))
+        console.print(table)
+    if "noise" in suites:
+        table = Table(title="Natural noise: accuracy before → after, Cohen's h [95% CI]")
+        for column in ("noise", "questions", "original", "perturbed", "PDR", "h", "h/π",
+                       "effect", "interval"):
+            table.add_column(column, justify="left" if column in ("noise", "effect")
+                             else "right")
+        for name, row in suites["noise"].items():
+            interval = "–" if row.get("h_ci_low") is None else \
+                f"[{row['h_ci_low']:.2f}, {row['h_ci_high']:.2f}] {row['ci_method']}"
+            table.add_row(name, str(row["questions"]), _fmt(row["accuracy_original"]),
+                          _fmt(row["accuracy_perturbed"]), _fmt(row["pdr"]),
+                          _fmt(row["cohens_h"]), _fmt(row["h_over_pi"]), row["effect"],
+                          interval)
+        console.print(table)
+    if "shuffle" in suites:
+        s = suites["shuffle"]
+        console.print(f"Answer order: {s.get('questions', 0)} questions × "
+                      f"{s.get('shuffles', 0)} shuffles; accuracy {_fmt(s.get('accuracy'))}, "
+                      f"test-retest {_fmt(s.get('test_retest_accuracy'))}, drop "
+                      f"{_fmt(s.get('percent_drop'))}%")
+    if "maqa" in suites:
+        q = suites["maqa"]
+        console.print("MAQA: " + ", ".join(f"{k} {_fmt(v)}" for k, v in q.items()))
