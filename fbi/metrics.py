@@ -230,3 +230,55 @@ def reference_histograms(outcomes: Iterable[InstanceOutcome]) -> list[ReferenceH
             buckets[(o.judge, o.strategy, group)][bucket] += 1
     return [ReferenceHistogram(k[0], k[1], k[2], c["top"], c["top_1"], c["top_2"],
                                c["lower"], c["unparseable"]) for k, c in sorted(buckets.items())]
+
+
+def judge_stability(judgments: list[Judgment]) -> list[dict]:
+    """A judge's own stability, per judge × strategy.
+
+    Single-answer strategies: Cohen's h between the judge's acceptance of gold answers
+    and of score-invariant rewrites (accepted = a score at or above the middle of the
+    range); a fair judge accepts both alike (h ≈ 0). Pairwise strategies: the
+    position-swap test-retest, the share of pairs where the gold answer is chosen in both
+    orders, against the share where it is chosen with gold shown first.
+    """
+    from fbi.qa_metrics import cohens_h, effect_size_label, retest_metrics
+
+    rows = []
+    by_run: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        if j.status == "ok":
+            by_run[(j.judge, j.strategy)].append(j)
+    for (judge, strategy), items in sorted(by_run.items()):
+        paradigm = items[0].paradigm
+        if paradigm == "single":
+            gold = [_accepted(j) for j in items if j.role == "gold"]
+            invariant = [_accepted(j) for j in items
+                         if j.role == "perturbed" and j.category == SCORE_INVARIANT]
+            if gold and invariant:
+                p_gold, p_si = float(np.mean(gold)), float(np.mean(invariant))
+                h = cohens_h(p_gold, p_si)
+                rows.append({"judge": judge, "strategy": strategy, "paradigm": paradigm,
+                             "gold_accepted": p_gold, "si_accepted": p_si,
+                             "n_gold": len(gold), "n_si": len(invariant), "cohens_h": h,
+                             "effect": effect_size_label(h)})
+        elif paradigm == "pairwise":
+            orders: dict[str, dict[str, bool]] = defaultdict(dict)
+            for j in items:
+                orders[j.instance_id][j.role] = j.verdict == "gold"
+            both = [(o["gold-first"], o["perturbed-first"]) for o in orders.values()
+                    if len(o) == 2]
+            if both:
+                first = np.array([a for a, _ in both])
+                second = np.array([[b] for _, b in both])
+                retest = retest_metrics(first, second)
+                rows.append({"judge": judge, "strategy": strategy, "paradigm": paradigm,
+                             "pairs": len(both),
+                             "gold_chosen_gold_first": retest["accuracy"],
+                             "gold_chosen_both_orders": retest["test_retest_accuracy"],
+                             "percent_drop": retest["percent_drop"]})
+    return rows
+
+
+def _accepted(judgment: Judgment) -> bool:
+    low, high = judgment.score_range or (0, 0)
+    return judgment.score is not None and judgment.score >= (low + high) / 2

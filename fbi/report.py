@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.metrics import aggregate, pairwise_breakdowns, reference_histograms
+from fbi.metrics import aggregate, judge_stability, pairwise_breakdowns, reference_histograms
 from fbi.outcomes import InstanceOutcome, instance_outcomes
 from fbi.records import ExplanationCheck, Instance, Judgment, RunSpec
 from fbi.runner import read_records
@@ -60,13 +60,15 @@ def load_run(folder: str | Path) -> Run:
     return Run(folder, spec, read_records(judgments_path, Judgment), instances, checks)
 
 
-def build_summary(runs: list[Run]) -> dict:
+def build_summary(runs: list[Run], robustness: list[dict] | None = None) -> dict:
     """The machine-readable summary (schema in the README)."""
     from fbi import __version__
 
     judgments = [j for run in runs for j in run.judgments]
     outcomes = instance_outcomes(judgments)
     return {
+        "robustness": robustness or [],
+        "judge_stability": judge_stability(judgments),
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "fbi_version": __version__,
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -217,6 +219,9 @@ def render_markdown(summary: dict) -> str:
         parts.append(f"- `{run['folder']}`: judge `{run['judge']}`, dataset "
                      f"`{run['dataset'].get('spec')}` ({run['dataset'].get('instances')} "
                      f"instances), {run['judgments']} judgments")
+    for run in summary["robustness"]:
+        parts.append(f"- `{run['folder']}`: robustness of `{run['model']}` on "
+                     f"`{run['dataset']}`, {run['answers']} answers")
     judges = sorted({r["judge"] for r in summary["rates"]})
     for judge in judges:
         parts += ["", f"## {judge}: strategies × abilities (paper Table 3)", "",
@@ -242,11 +247,93 @@ def render_markdown(summary: dict) -> str:
                                     r["undetected_checked"],
                                     r["detected_in_explanation_only"], _percent(r["share"])]
                                    for r in checks])]
+    parts += robustness_markdown(summary)
     for judge, strategy in judge_strategies(summary):
         parts += ["", f"## Per category: {judge}, {names.get(strategy, strategy)} "
                   "(paper Tables 6–16)", "",
                   _markdown_table(*category_table(summary, judge, strategy))]
     return "\n".join(parts) + "\n"
+
+
+def _f(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+MULTIQA_COLUMNS = [("base_accuracy", "base acc."), ("mode_accuracy", "mode acc."),
+                   ("worst_case", "worst"), ("best_case", "best"),
+                   ("item_difficulty", "μ_D"), ("certainty", "H_η"), ("gibbs_m2", "M2"),
+                   ("fleiss_kappa_permuted_mean", "Fleiss' κ"),
+                   ("cronbach_alpha_permuted_mean", "Cronbach's α")]
+
+
+def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of every robustness table, for Markdown and HTML alike."""
+    tables = []
+    runs = summary.get("robustness", [])
+    multiqa = [(r, r["suites"]["multiqa"]) for r in runs if "multiqa" in r.get("suites", {})]
+    if multiqa:
+        tables.append(("MultiQ&A: rephrasings (Fleiss' κ and Cronbach's α over 1,000 "
+                       "variant permutations)",
+                       ["model", "dataset", "questions", *[c[1] for c in MULTIQA_COLUMNS]],
+                       [[r["model"], r["dataset"], _f(m.get("questions")),
+                         *[_f(m.get(k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa]))
+    noise_rows = []
+    for r in runs:
+        for kind, m in r.get("suites", {}).get("noise", {}).items():
+            interval = "–" if m.get("h_ci_low") is None else \
+                f"[{m['h_ci_low']:.2f}, {m['h_ci_high']:.2f}]"
+            noise_rows.append([r["model"], r["dataset"], kind, _f(m["accuracy_original"]),
+                               _f(m["accuracy_perturbed"]), _f(m["pdr"]), _f(m["cohens_h"]),
+                               interval, m["effect"]])
+    if noise_rows:
+        tables.append(("Natural noise: Cohen's h with 95% BCa intervals",
+                       ["model", "dataset", "noise", "acc. original", "acc. perturbed",
+                        "PDR", "h", "95% CI", "effect"], noise_rows))
+    shuffle = [(r, r["suites"]["shuffle"]) for r in runs if "shuffle" in r.get("suites", {})]
+    if shuffle:
+        tables.append(("Answer order: accuracy, test-retest and % drop",
+                       ["model", "dataset", "questions", "shuffles", "accuracy",
+                        "test-retest", "% drop"],
+                       [[r["model"], r["dataset"], _f(m.get("questions")),
+                         _f(m.get("shuffles")), _f(m.get("accuracy")),
+                         _f(m.get("test_retest_accuracy")), _f(m.get("percent_drop"))]
+                        for r, m in shuffle]))
+    maqa = [(r, r["suites"]["maqa"]) for r in runs if "maqa" in r.get("suites", {})]
+    if maqa:
+        keys = ["questions", "samples", "accuracy", "consistency", "precision", "recall",
+                "f1", "verbalised_confidence", "auroc_verbalised", "auroc_max_softmax"]
+        tables.append(("MAQA: consistency, confidence and multi-answer scores",
+                       ["model", "dataset", *keys],
+                       [[r["model"], r["dataset"], *[_f(m.get(k)) for k in keys]]
+                        for r, m in maqa]))
+    stability = summary.get("judge_stability", [])
+    single = [s for s in stability if s["paradigm"] == "single"]
+    if single:
+        tables.append(("Judge stability: acceptance of gold vs score-invariant answers",
+                       ["judge", "strategy", "gold accepted", "SI accepted", "Cohen's h",
+                        "effect"],
+                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
+                         _f(s["gold_accepted"]), _f(s["si_accepted"]), _f(s["cohens_h"]),
+                         s["effect"]] for s in single]))
+    pairwise = [s for s in stability if s["paradigm"] == "pairwise"]
+    if pairwise:
+        tables.append(("Judge stability: position-swap test-retest",
+                       ["judge", "strategy", "pairs", "gold chosen (gold first)",
+                        "gold chosen in both orders", "% drop"],
+                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
+                         str(s["pairs"]), _f(s["gold_chosen_gold_first"]),
+                         _f(s["gold_chosen_both_orders"]), _f(s["percent_drop"])]
+                        for s in pairwise]))
+    return tables
+
+
+def robustness_markdown(summary: dict) -> list[str]:
+    parts = []
+    for title, header, rows in robustness_tables(summary):
+        parts += ["", f"## {title}", "", _markdown_table(header, rows)]
+    return parts
 
 
 def render_csv(summary: dict) -> str:
@@ -258,12 +345,34 @@ def render_csv(summary: dict) -> str:
     return out.getvalue()
 
 
+def load_robustness(folder: str | Path) -> dict | None:
+    """A robustness run's metrics, or None when the folder holds a judge run."""
+    folder = Path(folder)
+    spec_path = folder / "run.json"
+    if not spec_path.exists():
+        return None
+    try:
+        kind = json.loads(spec_path.read_text(encoding="utf-8")).get("kind")
+    except json.JSONDecodeError:
+        raise InputError(f"{spec_path}: not valid JSON") from None
+    if kind != "robustness":
+        return None
+    metrics = folder / "robustness.json"
+    if not metrics.exists():
+        raise InputError(f"{folder}: a robustness run without robustness.json. Fix: run "
+                         "`fbi robustness run` into it again to finish it")
+    return {"folder": str(folder), **json.loads(metrics.read_text(encoding="utf-8"))}
+
+
 def write_report(run_folders: list[str | Path], output: str | Path | None,
                  formats: tuple[str, ...] = FORMATS) -> tuple[dict, list[Path]]:
     """Read the runs, build the summary and write the asked formats; returns both."""
-    runs = [load_run(folder) for folder in run_folders]
-    summary = build_summary(runs)
-    output = Path(output) if output else runs[0].folder
+    robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
+    robust_folders = {r["folder"] for r in robustness}
+    runs = [load_run(folder) for folder in run_folders if str(Path(folder)) not in
+            robust_folders]
+    summary = build_summary(runs, robustness)
+    output = Path(output) if output else Path(run_folders[0])
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:

@@ -14,6 +14,7 @@ from fbi.report import (
     Run,
     category_table,
     judge_strategies,
+    robustness_tables,
     table_3,
     table_4,
 )
@@ -117,4 +118,19 @@ def render_html(summary: dict, runs: list[Run]) -> str:
         examples=missed_examples(runs),
         checks=[r for r in summary["explanation_check"] if r["group"] == "all"],
         names=summary["display_names"],
+        robustness_tables=robustness_tables(summary),
+        noise_charts=noise_charts(summary),
     )
+
+
+def noise_charts(summary: dict) -> list[dict]:
+    """Per robustness run, Cohen's h of each noise kind with its interval (for a bar
+    chart around zero; h lies in [−π, π])."""
+    charts = []
+    for run in summary.get("robustness", []):
+        noise = run.get("suites", {}).get("noise", {})
+        bars = [{"label": kind, "h": m["cohens_h"], "low": m.get("h_ci_low"),
+                 "high": m.get("h_ci_high")} for kind, m in noise.items()]
+        if bars:
+            charts.append({"title": f"{run['model']} · {run['dataset']}", "bars": bars})
+    return charts

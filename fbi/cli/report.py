@@ -36,6 +36,15 @@ def report(run_dirs, formats, output) -> None:
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    from fbi.report import robustness_tables
+
+    for title, header, rows in robustness_tables(summary):
+        table = Table(title=title)
+        for column in header:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
     for path in written:
         console.print(f"wrote {path}")
 

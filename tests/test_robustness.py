@@ -1,0 +1,189 @@
+"""The robustness suites end to end, the question variants' invariants, and scoring."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from conftest import OUTSIDE_CHECKOUT
+from openai_server import ChatServer
+
+from fbi.cli import main
+from fbi.qa import QAItem, load_qa_items, parse_letter, parse_reply, token_f1
+from fbi.variants import NOISE_KINDS, add_noise, noise_variants, shuffle_variants
+
+
+@pytest.fixture(scope="module")
+def items() -> list[QAItem]:
+    return load_qa_items("sample")[0]
+
+
+def test_sample_has_every_kind(items):
+    kinds = {i.kind for i in items}
+    assert kinds == {"extractive", "multiple-choice", "abstractive", "multi-answer"}
+    assert all(i.context for i in items if i.kind == "extractive")
+
+
+# ----------------------------------------------------------------- variant invariants
+
+QUESTIONS = [
+    "In which year did Marie Curie move to Paris after 1867?",
+    "What is 7 multiplied by 8, and is it more than 50?",
+    "Which river flows 2,850 km into the Black Sea?",
+    "How many continents are there on Earth (not counting Zealandia)?",
+]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_noise_never_touches_digits_or_gold_words(items, seed):
+    rng = random.Random(seed)
+    pool = [*items, *(QAItem(id=f"q{n}", kind="abstractive", question=q, answers=("Paris",))
+                      for n, q in enumerate(QUESTIONS))]
+    for item in pool:
+        for kind in NOISE_KINDS:
+            noisy = add_noise(item, kind, rng)
+            assert re.findall(r"\d", noisy) == re.findall(r"\d", item.question), (kind, noisy)
+            for gold in item.answers:
+                for word in re.findall(r"\w+", gold):
+                    # a gold word present in the question survives exactly (case aside only
+                    # where the noise is about case)
+                    if re.search(rf"\b{re.escape(word)}\b", item.question):
+                        assert re.search(rf"\b{re.escape(word)}\b", noisy, re.I), (kind, noisy)
+
+
+def test_noise_changes_the_question(items):
+    changed = {kind: sum(add_noise(i, kind, random.Random(1)) != i.question for i in items)
+               for kind in NOISE_KINDS}
+    assert all(n >= len(items) // 2 for n in changed.values()), changed
+
+
+def test_distractor_passages_go_before_or_after_the_context(items):
+    item = next(i for i in items if i.context)
+    variants = {v.id: v for v in noise_variants(item, 0, ["An unrelated passage."])}
+    assert variants["distractor-before"].context.endswith(item.context)
+    assert variants["distractor-after"].context.startswith(item.context)
+    assert variants["distractor-before"].question == item.question
+
+
+def test_shuffles_keep_labels_move_contents_and_remap_the_key(items):
+    for item in (i for i in items if i.choices):
+        shuffles = shuffle_variants(item, 4, seed=3)
+        assert len(shuffles) == 4 and len({s.choices for s in shuffles}) >= 3
+        for variant in shuffles:
+            assert sorted(variant.choices) == sorted(item.choices)  # gold text reachable
+            letter = variant.gold_letter(item)
+            assert variant.choices["ABCDEFGHIJ".index(letter)] == item.answers[0]
+        assert shuffles == shuffle_variants(item, 4, seed=3)  # seeded
+
+
+def test_answer_parsing():
+    assert parse_reply('{"answer": "Paris", "confidence": 80}') == ("Paris", 0.8)
+    assert parse_reply("Answer: Paris\nConfidence: 90") == ("Paris", 0.9)
+    assert parse_letter("The answer is (C).", ("a", "b", "c", "d")) == "C"
+    assert parse_letter("Carbon dioxide", ("Oxygen", "Carbon dioxide")) == "B"
+    assert parse_letter("I don't know", ("x", "y")) is None
+    assert token_f1("the Pacific Ocean", "Pacific") == pytest.approx(2 / 3)
+
+
+# ----------------------------------------------------------------- the suites, for real
+
+
+def scripted_model(request: dict) -> str:
+    prompt = request["messages"][-1]["content"]
+    if "Rewrite the question" in prompt:
+        question = prompt.split("Question: ", 1)[1].split("\n", 1)[0]
+        return json.dumps({"rewrites": [f"{question} (asked another way {n})"
+                                        for n in range(1, 4)]})
+    if "letter of the correct option" in prompt:
+        options = dict(re.findall(r"^([A-J])\. (.+)$", prompt, re.M))
+        wanted = {"Carbon dioxide", "56", "Mercury"}  # right on three of four questions
+        letter = next((k for k, v in options.items() if v in wanted), "A")
+        return json.dumps({"answer": letter, "confidence": 80})
+    question = prompt.split("Question: ", 1)[1].split("\n", 1)[0]
+    known = {"Danube": "the Black Sea", "Curie": "1891", "colours": "red, yellow, blue",
+             "noble gas": "neon", "boiling": "100 degrees Celsius"}
+    answer = next((v for k, v in known.items() if k.lower() in question.lower()), "I am unsure")
+    return json.dumps({"answer": answer, "confidence": 90 if answer != "I am unsure" else 20})
+
+
+def run_suites(tmp_path, server, *extra):
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite"),
+           "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "fbi", "robustness", "run", "--model",
+                           "openai/qa-under-test", "--api-base", server.url, "--output",
+                           str(tmp_path / "run"), "--rephrasings", "3", "--shuffles", "3",
+                           "--samples", "3", *extra], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=OUTSIDE_CHECKOUT)
+
+
+def test_all_suites_end_to_end_and_resume(tmp_path):
+    with ChatServer(script=scripted_model) as server:
+        result = run_suites(tmp_path, server)
+        served = server.counts["ok"]
+        again = run_suites(tmp_path, server)
+        assert server.counts["ok"] == served  # a finished run calls nothing again
+    assert result.returncode == 0, result.stderr
+    assert again.returncode == 0 and "0 answers this time" in again.stdout
+    answers = [json.loads(line) for line in (tmp_path / "run" / "answers.jsonl")
+               .read_text().splitlines()]
+    assert len({a["call_id"] for a in answers}) == len(answers)
+    suites = json.loads((tmp_path / "run" / "robustness.json").read_text())["suites"]
+    multiqa = suites["multiqa"]
+    assert multiqa["questions"] == 16 and multiqa["variants"] == 4
+    assert multiqa["base_accuracy"] == pytest.approx(8 / 16)  # 5 known + 3 of 4 MC right
+    assert multiqa["certainty"] == 1.0  # the scripted model never changes its mind
+    noise = suites["noise"]
+    assert {"noise-typos", "paraphrase", "distractor-before"} <= set(noise)
+    assert noise["distractor-before"]["questions"] == 4  # the extractive questions
+    shuffle = suites["shuffle"]
+    assert shuffle["questions"] == 4 and shuffle["shuffles"] == 3
+    assert shuffle["accuracy"] == 0.75  # it knows the answer whatever the order
+    assert shuffle["test_retest_accuracy"] == pytest.approx(0.75)
+    maqa = suites["maqa"]
+    assert maqa["questions"] == 4 and maqa["samples"] == 12
+    assert maqa["accuracy"] == pytest.approx(0.5) and maqa["consistency"] == 1.0
+    assert maqa["auroc_verbalised"] == 1.0  # confident exactly when right
+    shuffled = [a for a in answers if a["suite"] == "shuffle" and a["variant"] != "original"]
+    assert all(a["choices"]["ABCD".index(a["gold_letter"])] == a["gold"][0] for a in shuffled)
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--output",
+                                       str(tmp_path / "report")], terminal_width=200)
+    assert report.exit_code == 0, report.output
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "## MultiQ&A" in markdown and "## Natural noise" in markdown
+    assert "## Answer order" in markdown and "## MAQA" in markdown
+    assert "Cohen's h under natural noise" in (tmp_path / "report" / "report.html").read_text()
+
+
+def test_score_an_answers_table_without_a_model(tmp_path):
+    table = tmp_path / "answers.csv"
+    rows = ["question_id,variant,answer,gold,suite"]
+    for question, gold, answers in (("q1", "Paris", ["Paris", "paris", "Lyon"]),
+                                    ("q2", "4", ["4", "four", "4"])):
+        rows += [f"{question},{n},{a},{gold},multiqa" for n, a in enumerate(answers)]
+    table.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "metrics.json"
+    result = CliRunner().invoke(main, ["robustness", "score", str(table), "--correctness",
+                                       "match", "--output", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    multiqa = json.loads(out.read_text())["suites"]["multiqa"]
+    assert multiqa["questions"] == 2 and multiqa["base_accuracy"] == 1.0
+    assert multiqa["worst_case"] == 0.0 and multiqa["best_case"] == 1.0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question_id,answer\nq1,x\n")
+    result = CliRunner().invoke(main, ["robustness", "score", str(bad)])
+    assert result.exit_code == 2 and "missing column(s) variant" in result.output
+
+
+def test_embedding_correctness_with_the_shipped_model():
+    pytest.importorskip("sentence_transformers", reason="needs: pip install 'fbi[embeddings]'")
+    from fbi.qa import Judge
+
+    judge = Judge("embedding")
+    assert judge.free_text("It is the Pacific Ocean", ("the Pacific Ocean",))
+    assert not judge.free_text("bananas", ("the Pacific Ocean",))
