@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 from pathlib import Path
 
 from fbi.errors import InputError, ModelError
 from fbi.llm import ModelClient, ModelRequest
 from fbi.outcomes import instance_outcomes
+from fbi.parsing import json_object_in
 from fbi.records import ExplanationCheck, Judgment
 from fbi.runner import Progress, RecordLog, RunTotals, Task, run_tasks
 from fbi.strategies import StrategyRegistry
@@ -48,12 +48,9 @@ def explanations_to_check(judgments: list[Judgment]) -> dict[tuple[str, str], st
 
 
 def parse_check(text: str) -> bool | None:
-    try:
-        value = json.loads(text.strip().strip("`").removeprefix("json"))
-        if isinstance(value, dict) and isinstance(value.get("points_out_error"), bool):
-            return value["points_out_error"]
-    except json.JSONDecodeError:
-        pass
+    value = json_object_in(text) or {}
+    if isinstance(value.get("points_out_error"), bool):
+        return value["points_out_error"]
     words = re.findall(r"\b(true|false|yes|no)\b", text.lower())
     return words[-1] in ("true", "yes") if words else None
 
@@ -99,7 +96,5 @@ def _checker(client: ModelClient, request: ModelRequest, record: dict):
         return ExplanationCheck(
             **record, raw_output=response.text, points_out_error=verdict,
             status="ok" if verdict is not None else "unparseable",
-            reason=None if verdict is not None else "no true/false found",
-            prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
-            cost=response.cost, latency_s=response.latency_s, cached=response.cached)
+            reason=None if verdict is not None else "no true/false found", **response.usage())
     return run

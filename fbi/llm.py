@@ -88,6 +88,12 @@ class ModelResponse:
     # when the request asked for them and the provider returns them
     token_logprobs: list[list[float]] | None = None
 
+    def usage(self) -> dict[str, Any]:
+        """The usage fields of a call record."""
+        return {"prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "cost": self.cost,
+                "latency_s": self.latency_s, "cached": self.cached}
+
     def to_cache(self) -> dict[str, Any]:
         return {"text": self.text, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost": self.cost,

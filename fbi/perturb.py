@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from fbi.errors import InputError, ModelError
 from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, count_tokens, estimate_cost
+from fbi.parsing import json_object_in
 from fbi.prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
-from fbi.records import Instance, Provenance, Status
+from fbi.records import CallRecord, Instance, Provenance
 from fbi.rules import RULES_VERSION, Declined, GoldItem, apply_rule
 from fbi.runner import Progress, RecordLog, Task, run_tasks
 from fbi.sources import write_dataset
@@ -36,29 +34,17 @@ RESPONSE_SCHEMA = {"type": "object", "properties": {
     "required": ["rationale", "perturbed_answer"], "additionalProperties": False}
 
 
-class PerturbationCall(BaseModel):
-    """One LLM perturbation call: a line of the queue's ``.calls.jsonl`` log."""
+class PerturbationCall(CallRecord):
+    """One LLM perturbation call: a line of the queue's ``.calls.jsonl`` log.
+    ``call_id`` is ``item_id|category|variant``."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: Literal[1] = 1
-    call_id: str  # item_id|category|variant
     item_id: str
     category: str
     variant: int
     model: str
     template_version: str
-    prompt_hash: str
-    raw_output: str | None = None
     rationale: str | None = None
     perturbed_answer: str | None = None
-    status: Status
-    reason: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    latency_s: float = 0.0
-    cached: bool = False
 
 
 @dataclass(frozen=True)
@@ -253,19 +239,7 @@ class Perturber:
 
 def parse_perturbation(text: str) -> tuple[str, str] | None:
     """(rationale, perturbed answer) from a reply, or None when it has neither."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`").removeprefix("json").strip()
-    try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
-        start, end = stripped.find("{"), stripped.rfind("}")
-        try:
-            data = json.loads(stripped[start:end + 1]) if 0 <= start < end else None
-        except json.JSONDecodeError:
-            data = None
-    if not isinstance(data, dict):
-        return None
+    data = json_object_in(text) or {}
     answer, rationale = data.get("perturbed_answer"), data.get("rationale", "")
     if not isinstance(answer, str) or not answer.strip() or not isinstance(rationale, str):
         return None
@@ -282,9 +256,7 @@ def _llm_task(client: ModelClient, request: ModelRequest, job: Job, version: str
         except ModelError as error:
             return PerturbationCall(**record, status="error", reason=str(error))
         parsed = parse_perturbation(response.text)
-        usage = {"prompt_tokens": response.prompt_tokens,
-                 "completion_tokens": response.completion_tokens, "cost": response.cost,
-                 "latency_s": response.latency_s, "cached": response.cached}
+        usage = response.usage()
         if parsed is None:
             return PerturbationCall(**record, raw_output=response.text, status="unparseable",
                                     reason="no JSON with rationale and perturbed_answer",

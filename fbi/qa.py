@@ -180,15 +180,9 @@ def split_answers(text: str) -> list[str]:
 
 def parse_reply(text: str) -> tuple[str, float | None]:
     """(answer, verbalised confidence 0–1) from a reply asked to be JSON."""
-    stripped = text.strip().strip("`").removeprefix("json").strip()
-    try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
-        start, end = stripped.find("{"), stripped.rfind("}")
-        try:
-            data = json.loads(stripped[start:end + 1]) if 0 <= start < end else None
-        except json.JSONDecodeError:
-            data = None
+    from fbi.parsing import json_object_in
+
+    data = json_object_in(text)
     if isinstance(data, dict) and "answer" in data:
         answer = data["answer"]
         if isinstance(answer, list):

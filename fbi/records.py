@@ -139,7 +139,27 @@ RUN_SCHEMA_VERSION = 1
 Status = Literal["ok", "unparseable", "error"]
 
 
-class Judgment(BaseModel):
+class CallRecord(BaseModel):
+    """What every record of a model call carries: its id, the reply kept raw, what came of
+    it, and what it cost. Judgments, perturbation calls, explanation checks, rewrites and
+    QA answers all extend it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    call_id: str  # unique within its log; a re-run skips ids already there
+    prompt_hash: str  # sha256 of the rendered messages
+    raw_output: str | None = None
+    status: Status
+    reason: str | None = None  # why unparseable, or the error
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+class Judgment(CallRecord):
     """One judge call and what came of it: a line of ``judgments.jsonl``.
 
     ``role`` says what was judged: ``gold`` or ``perturbed`` for single-answer calls,
@@ -148,10 +168,6 @@ class Judgment(BaseModel):
     both_bad) is mapped back to ``verdict`` (gold, perturbed, tie, both_bad) with it.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: Literal[1] = JUDGMENT_SCHEMA_VERSION
-    call_id: str  # instance_id|strategy|role: unique within a run
     instance_id: str
     ability: Ability
     category: str
@@ -161,20 +177,11 @@ class Judgment(BaseModel):
     role: Literal["gold", "perturbed", "gold-first", "perturbed-first"]
     judge: str
     score_range: tuple[int, int] | None = None
-    prompt_hash: str  # sha256 of the rendered messages
-    raw_output: str | None = None
     repair_outputs: list[str] = Field(default_factory=list)
     score: int | None = None
     slot_verdict: str | None = None
     verdict: Literal["gold", "perturbed", "tie", "both_bad"] | None = None
     explanation: str | None = None
-    status: Status
-    reason: str | None = None  # why unparseable, or the error
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    latency_s: float = 0.0
-    cached: bool = False
     parser_version: str = ""
 
 
@@ -199,25 +206,13 @@ class RunSpec(BaseModel):
     totals: dict[str, Any] = Field(default_factory=dict)
 
 
-class ExplanationCheck(BaseModel):
+class ExplanationCheck(CallRecord):
     """A checker model's reading of one undetected instance's judge explanation(s):
-    a line of ``explanation_checks.jsonl`` (paper §5.3)."""
+    a line of ``explanation_checks.jsonl`` (paper §5.3). ``call_id`` is
+    ``instance_id|strategy|explain-check``."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: Literal[1] = 1
-    call_id: str  # instance_id|strategy|explain-check
     instance_id: str
     judge: str
     strategy: str
     checker: str
-    prompt_hash: str
-    raw_output: str | None = None
     points_out_error: bool | None = None
-    status: Status
-    reason: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    latency_s: float = 0.0
-    cached: bool = False

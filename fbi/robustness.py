@@ -29,10 +29,11 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from fbi.errors import InputError, ModelError
 from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest
+from fbi.parsing import json_object_in
 from fbi.qa import LETTERS, Judge, QAItem, normalise, parse_letter, parse_reply, split_answers
 from fbi.qa_metrics import (
     auroc,
@@ -42,7 +43,7 @@ from fbi.qa_metrics import (
     retest_metrics,
     token_confidence,
 )
-from fbi.records import Status
+from fbi.records import CallRecord
 from fbi.runner import Progress, RecordLog, RunTotals, Task, run_tasks
 from fbi.templates import TemplateFolder
 from fbi.variants import Variant, noise_variants, original, rephrase_variants, shuffle_variants
@@ -57,34 +58,18 @@ REWRITE_SCHEMA = {"type": "object", "properties": {
     "required": ["rewrites"], "additionalProperties": False}
 
 
-class RewriteCall(BaseModel):
+class RewriteCall(CallRecord):
     """One call asking for rephrasings of a question: a line of ``rewrites.jsonl``."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: Literal[1] = 1
-    call_id: str
     item_id: str
     model: str
-    prompt_hash: str
-    raw_output: str | None = None
     rewrites: list[str] = Field(default_factory=list)
-    status: Status
-    reason: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    latency_s: float = 0.0
-    cached: bool = False
 
 
-class QAAnswer(BaseModel):
-    """One answer to one question variant: a line of ``answers.jsonl``."""
+class QAAnswer(CallRecord):
+    """One answer to one question variant: a line of ``answers.jsonl``.
+    ``call_id`` is ``item|suite|variant|sample``."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: Literal[1] = 1
-    call_id: str  # item|suite|variant|sample
     item_id: str
     kind: str
     suite: str
@@ -96,8 +81,6 @@ class QAAnswer(BaseModel):
     gold: list[str]
     gold_letter: str | None = None
     model: str
-    prompt_hash: str
-    raw_output: str | None = None
     answer: str | None = None  # as given (a letter for multiple choice)
     answer_normalised: str | None = None  # for agreement: the chosen option's text for MC
     confidence: float | None = None  # verbalised, 0–1
@@ -106,13 +89,6 @@ class QAAnswer(BaseModel):
     precision: float | None = None
     recall: float | None = None
     f1: float | None = None
-    status: Status
-    reason: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    latency_s: float = 0.0
-    cached: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,10 +250,7 @@ class RobustnessRun:
             return RewriteCall(
                 **record, raw_output=response.text, rewrites=rewrites,
                 status="ok" if rewrites else "unparseable",
-                reason=None if rewrites else "no rewrites in the reply",
-                prompt_tokens=response.prompt_tokens,
-                completion_tokens=response.completion_tokens, cost=response.cost,
-                latency_s=response.latency_s, cached=response.cached)
+                reason=None if rewrites else "no rewrites in the reply", **response.usage())
         return run
 
     def _answer_task(self, client: ModelClient, job: AnswerJob):
@@ -296,9 +269,7 @@ class RobustnessRun:
                 response = await client.complete(request)
             except ModelError as error:
                 return QAAnswer(**record, status="error", reason=str(error))
-            usage = {"prompt_tokens": response.prompt_tokens,
-                     "completion_tokens": response.completion_tokens, "cost": response.cost,
-                     "latency_s": response.latency_s, "cached": response.cached}
+            usage = response.usage()
             answer, confidence = parse_reply(response.text)
             scored = score_answer(self.judge, item.kind, answer, tuple(item.answers),
                                   variant.choices, record["gold_letter"])
@@ -330,16 +301,10 @@ def score_answer(judge: Judge, kind: str, answer: str, golds: tuple[str, ...],
 
 
 def _parse_rewrites(text: str, question: str) -> list[str]:
-    stripped = text.strip().strip("`").removeprefix("json").strip()
-    try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
-        start, end = stripped.find("{"), stripped.rfind("}")
-        try:
-            data = json.loads(stripped[start:end + 1]) if 0 <= start < end else {}
-        except json.JSONDecodeError:
-            data = {}
-    rewrites = data.get("rewrites", []) if isinstance(data, dict) else []
+    data = json_object_in(text) or {}
+    rewrites = data.get("rewrites", [])
+    if not isinstance(rewrites, list):
+        return []
     seen, kept = {normalise(question)}, []
     for rewrite in rewrites:
         if isinstance(rewrite, str) and rewrite.strip() and normalise(rewrite) not in seen:
