@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from fbi.errors import InputError, ModelError
+from fbi.errors import BudgetExceeded, InputError, ModelError
 from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, count_tokens, estimate_cost
 from fbi.parsing import json_object_in
 from fbi.prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
 from fbi.records import CallRecord, Instance, Provenance
 from fbi.rules import RULES_VERSION, Declined, GoldItem, apply_rule
-from fbi.runner import Progress, RecordLog, Task, run_tasks
+from fbi.runner import Progress, RecordLog, RunTotals, Task, run_tasks
 from fbi.sources import write_dataset
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 from fbi.templates import TemplateFolder
@@ -59,6 +59,7 @@ class PerturbConfig:
     temperature: float = 0.7
     max_tokens: int | None = None
     length_threshold: float = DEFAULT_LENGTH_THRESHOLD
+    max_cost: float | None = None  # USD; the LLM engine stops before passing it
 
 
 @dataclass
@@ -75,6 +76,7 @@ class PerturbResult:
     candidates: list[Instance]
     tally: dict[str, CategoryTally]
     skipped_pairs: int  # item × category pairs of another ability, not attempted
+    llm: RunTotals | None = None  # calls, tokens and cost of the LLM engine this time
 
 
 @dataclass(frozen=True)
@@ -202,11 +204,13 @@ class Perturber:
             keep(job, result.perturbed, result.rationale, f"rules:{job.category}",
                  RULES_VERSION)
 
+        llm_totals = None
         if self.llm_jobs:
             if client is None:
                 raise InputError("the LLM engine needs a model client")
             jobs = {j.call_id: j for j in self.llm_jobs}
-            for call in self._run_llm(client, progress):
+            calls, llm_totals = self._run_llm(client, progress)
+            for call in calls:
                 job = jobs[call.call_id]
                 if call.status != "ok" or not call.perturbed_answer:
                     counts = tally.setdefault(job.category, CategoryTally())
@@ -219,22 +223,35 @@ class Perturber:
         order = {(i.id): n for n, i in enumerate(self.items)}
         candidates.sort(key=lambda c: (order.get(c.provenance.original_id, 0), c.id))
         write_dataset(candidates, self.output)
-        return PerturbResult(candidates, tally, self.skipped)
+        if llm_totals is not None and llm_totals.stopped_by_budget:
+            raise BudgetExceeded(
+                f"stopped before passing --max-cost ${self.config.max_cost:g}; the "
+                f"{len(candidates)} candidates made so far are in {self.output}. Rerun with "
+                "a higher --max-cost to continue")
+        return PerturbResult(candidates, tally, self.skipped, llm_totals)
 
-    def _run_llm(self, client: ModelClient, progress: Progress | None) -> list[PerturbationCall]:
+    def _run_llm(self, client: ModelClient, progress: Progress | None
+                 ) -> tuple[list[PerturbationCall], RunTotals]:
         log = RecordLog(self.calls_path, PerturbationCall)
+        spent_before = sum(c.cost or 0.0 for c in log.finished.values())
         tasks = []
         for job in self.llm_jobs:
             request, version = self.request(job)
-            tasks.append(Task(job.call_id, _llm_task(client, request, job, version)))
+            estimate = None
+            if self.config.max_cost is not None:  # budget for the longest reply allowed
+                estimate = estimate_cost(request.model, count_tokens(
+                    request.model, request.message_dicts()), request.max_tokens or 0)
+            tasks.append(Task(job.call_id, _llm_task(client, request, job, version), estimate))
         try:
-            asyncio.run(run_tasks(tasks, log, self.config.concurrency, progress))
+            totals = asyncio.run(run_tasks(tasks, log, self.config.concurrency, progress,
+                                           self.config.max_cost, spent_before))
         finally:
             log.close()
         finished = RecordLog(self.calls_path, PerturbationCall)
         finished.close()
         wanted = {j.call_id for j in self.llm_jobs}
-        return [call for call_id, call in finished.finished.items() if call_id in wanted]
+        return [call for call_id, call in finished.finished.items() if call_id in wanted], \
+            totals
 
 
 def parse_perturbation(text: str) -> tuple[str, str] | None:

@@ -14,8 +14,8 @@ MultiQ&A (rephrasings; variants act as raters)
                        distinct answers and K the number of possible answers (default: the
                        distinct answers observed); a question with one distinct answer
                        has certainty 1. Averaged over questions.
-    Gibbs' M2          per question K/(K−1)·(1 − Σ p²) (index of qualitative variation);
-                       0 for a single distinct answer. Averaged over questions.
+    Gibbs' M2          per question K/(K−1)·(1 − Σ p²) (index of qualitative variation),
+                       K as for H_η; 0 when K is 1. Averaged over questions.
     Fleiss' κ          answers as categories, variants as raters, labels remapped per
                        question in order of first appearance (so categories are
                        comparable across questions); None when P̄_e = 1.
@@ -101,7 +101,7 @@ def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | 
         entropy = -np.where(shares > 0, shares * np.log(shares), 0.0).sum(axis=1)
         k_for_h = np.full(n, k_possible, dtype=np.float64) if k_possible else distinct
         certainty = np.where(k_for_h > 1, 1 - entropy / np.log(np.maximum(k_for_h, 2)), 1.0)
-        m2 = np.where(distinct > 1, distinct / (distinct - 1) * (1 - (shares ** 2).sum(axis=1)),
+        m2 = np.where(k_for_h > 1, k_for_h / (k_for_h - 1) * (1 - (shares ** 2).sum(axis=1)),
                       0.0)
     result = {
         "questions": n, "variants": k,

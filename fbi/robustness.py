@@ -103,6 +103,7 @@ class RobustnessConfig:
     concurrency: int = 8
     correctness: Literal["match", "f1", "embedding"] = "f1"
     threshold: float | None = None
+    possible_answers: int | None = None  # K for certainty and M2; None: observed answers
     max_tokens: int | None = None
 
     @property
@@ -214,7 +215,7 @@ class RobustnessRun:
             log.close()
         answers = [a for a in RecordLog(self.output_dir / "answers.jsonl", QAAnswer)
                    .finished.values()]
-        summary = summarise(answers, self.config.seed)
+        summary = summarise(answers, self.config.seed, self.config.possible_answers)
         summary["model"] = self.config.model
         summary["dataset"] = self.dataset_spec
         (self.output_dir / "robustness.json").write_text(
@@ -333,12 +334,14 @@ def answers_frame(answers: list[QAAnswer]) -> pd.DataFrame:
     return pd.DataFrame([a.model_dump() for a in answers])
 
 
-def summarise(answers: list[QAAnswer], seed: int = 0) -> dict:
+def summarise(answers: list[QAAnswer], seed: int = 0, possible_answers: int | None = None
+              ) -> dict:
     frame = answers_frame(answers) if answers else pd.DataFrame()
-    return summarise_frame(frame, seed)
+    return summarise_frame(frame, seed, possible_answers)
 
 
-def summarise_frame(frame: pd.DataFrame, seed: int = 0) -> dict:
+def summarise_frame(frame: pd.DataFrame, seed: int = 0,
+                    possible_answers: int | None = None) -> dict:
     """Every suite's metrics from an answers table (the columns of ``answers.jsonl``)."""
     result: dict[str, Any] = {"schema_version": 1, "answers": len(frame), "suites": {}}
     if frame.empty:
@@ -347,7 +350,7 @@ def summarise_frame(frame: pd.DataFrame, seed: int = 0) -> dict:
     result["unusable_answers"] = int(len(frame) - len(usable))
     for suite, group in usable.groupby("suite"):
         if suite == "multiqa":
-            result["suites"]["multiqa"] = _multiqa(group, seed)
+            result["suites"]["multiqa"] = _multiqa(group, seed, possible_answers)
         elif suite == "noise":
             result["suites"]["noise"] = _noise(group, seed)
         elif suite == "shuffle":
@@ -364,7 +367,7 @@ def _matrix(group: pd.DataFrame, variants: list[str], column: str) -> tuple[pd.D
     return complete, len(table) - len(complete)
 
 
-def _multiqa(group: pd.DataFrame, seed: int) -> dict:
+def _multiqa(group: pd.DataFrame, seed: int, possible_answers: int | None) -> dict:
     variants = ["original", *sorted(v for v in group["variant"].unique() if v != "original")]
     correct, dropped = _matrix(group.assign(correct=group["correct"].astype(float)),
                                variants, "correct")
@@ -373,7 +376,8 @@ def _multiqa(group: pd.DataFrame, seed: int) -> dict:
     if len(common) == 0:
         return {"questions": 0, "dropped_incomplete": dropped}
     metrics = multiqa_metrics(correct.loc[common].to_numpy(),
-                              normalised.loc[common].astype(str).to_numpy(), seed=seed)
+                              normalised.loc[common].astype(str).to_numpy(),
+                              k_possible=possible_answers, seed=seed)
     metrics["dropped_incomplete"] = dropped + len(correct) - len(common)
     return _clean(metrics)
 
@@ -440,7 +444,8 @@ SCORE_COLUMNS = {"question_id": "item_id", "id": "item_id", "shuffle": "variant"
                  "shuffle_id": "variant", "variant_id": "variant"}
 
 
-def score_answers(spec: str, correctness: str = "f1", seed: int = 0) -> dict:
+def score_answers(spec: str, correctness: str = "f1", seed: int = 0,
+                  possible_answers: int | None = None) -> dict:
     """Metrics from an answers table a user brings (JSONL, CSV or Parquet); no model."""
     path = Path(spec)
     if not path.exists():
@@ -476,7 +481,7 @@ def score_answers(spec: str, correctness: str = "f1", seed: int = 0) -> dict:
     frame["correct"] = frame["correct"].astype(bool)
     if "sample" not in frame:
         frame["sample"] = 0
-    summary = summarise_frame(frame, seed)
+    summary = summarise_frame(frame, seed, possible_answers)
     summary["source"] = str(path)
     return summary
 

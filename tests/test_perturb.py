@@ -206,3 +206,31 @@ def test_cli_rules_engine_writes_a_queue(tmp_path):
     from fbi import load_dataset
 
     assert len(load_dataset(str(queue))) == len(records)  # the queue is a valid dataset
+
+
+def test_llm_engine_stops_before_its_budget(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import OUTSIDE_CHECKOUT
+    from openai_server import ChatServer
+
+    def echo(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        answer = prompt.split("<answer>\n", 1)[1].split("\n</answer>", 1)[0]
+        return json.dumps({"rationale": "none", "perturbed_answer": answer + " Extra."})
+
+    queue = tmp_path / "queue.jsonl"
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    with ChatServer(script=echo) as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "fbi", "perturb", "--engine", "llm", "--model",
+             "openai/gpt-4o-mini", "--api-base", server.url, "--categories", "entity",
+             "--n-per-item", "6", "--max-cost", "0.0005", "--concurrency", "1",
+             "--output", str(queue)],
+            env=env, capture_output=True, text=True, cwd=OUTSIDE_CHECKOUT, timeout=300)
+    assert result.returncode == 1 and "stopped before passing --max-cost" in result.stderr
+    calls = [json.loads(line) for line in
+             (tmp_path / "queue.calls.jsonl").read_text().splitlines()]
+    assert 0 < len(calls) < 18 and sum(c["cost"] for c in calls) <= 0.0005
+    assert queue.exists()  # what was made is kept

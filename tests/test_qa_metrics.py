@@ -178,3 +178,9 @@ def test_consistency_and_set_scores():
     assert set_scores(["paris", "rome"], ["paris", "lyon", "nice"]) == pytest.approx(
         (0.5, 1 / 3, 0.4))
     assert set_scores([], ["a"]) == (0.0, 0.0, 0.0)
+
+
+def test_gibbs_m2_with_a_fixed_number_of_possible_answers():
+    result = multiqa_metrics(np.ones((1, 4)), np.array([["a", "a", "b", "b"]]), k_possible=4,
+                             permutations_count=0)
+    assert result["gibbs_m2"] == pytest.approx(4 / 3 * (1 - 0.5))

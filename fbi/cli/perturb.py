@@ -39,10 +39,13 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--length-threshold", type=click.FloatRange(min=0), default=0.3,
               show_default=True, help="Flag a relative length change above this.")
 @click.option("--dry-run", is_flag=True, help="Count rule candidates and LLM calls; call nothing.")
+@click.option("--max-cost", type=click.FloatRange(min=0),
+              help="Stop the LLM engine before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
 def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base,
-            concurrency, temperature, length_threshold, dry_run, no_cache, cache_path) -> None:
+            concurrency, temperature, length_threshold, dry_run, max_cost, no_cache,
+            cache_path) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
     from fbi.cache import ResponseCache
     from fbi.cli.evaluate import RichProgress
@@ -55,7 +58,7 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
     config = PerturbConfig(categories=categories, engine=engine, model=model,
                            n_per_item=n_per_item, seed=seed, api_base=api_base,
                            concurrency=concurrency, temperature=temperature,
-                           length_threshold=length_threshold)
+                           length_threshold=length_threshold, max_cost=max_cost)
     perturber = Perturber(items, config, output, source=input_spec)
     console.print(f"Read {rows} rows from {input_spec}: {len(items)} distinct gold answers; "
                   f"{len(perturber.rule_jobs)} rule candidates, {len(perturber.llm_jobs)} "
@@ -87,5 +90,10 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         table.add_row(name, engines.get(name, ""), str(tally.generated), str(tally.flagged),
                       str(tally.declined), str(tally.failed), reason)
     console.print(table)
+    if result.llm is not None:
+        llm = result.llm
+        console.print(f"LLM engine: {llm.completed} calls this time ({llm.cached} cached), "
+                      f"{llm.already_done} before; {llm.failed} failed; "
+                      f"{llm.prompt_tokens + llm.completion_tokens:,} tokens, ${llm.cost:.4f}.")
     console.print(f"{len(result.candidates)} candidates, all labelled unvetted; "
                   f"vet them with: fbi annotate {output} --annotator NAME")

@@ -34,13 +34,16 @@ def robustness() -> None:
 @click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
               show_default=True, help="How free-text answers are judged right.")
 @click.option("--threshold", type=float, help="For f1 (default 0.5) or embedding (0.75).")
+@click.option("--possible-answers", type=click.IntRange(min=2),
+              help="K for certainty and M2 (default: the distinct answers observed).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--api-base")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
 def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, correctness,
-        threshold, seed, api_base, concurrency, no_cache, cache_path) -> None:
+        threshold, possible_answers, seed, api_base, concurrency, no_cache,
+        cache_path) -> None:
     """Answer every question variant with MODEL and compute the robustness metrics."""
     from fbi.cache import ResponseCache
     from fbi.cli.evaluate import RichProgress
@@ -54,7 +57,8 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
     config = RobustnessConfig(model=model, suites=chosen, rephrasings=rephrasings,
                               shuffles=shuffles, samples=samples, seed=seed,
                               api_base=api_base, concurrency=concurrency,
-                              correctness=correctness, threshold=threshold)
+                              correctness=correctness, threshold=threshold,
+                              possible_answers=possible_answers)
     console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions; suites "
                   f"{', '.join(chosen)}")
     check_available(model)
@@ -76,13 +80,15 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
 @click.argument("answers", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
               show_default=True, help="For rows without a 'correct' value.")
+@click.option("--possible-answers", type=click.IntRange(min=2),
+              help="K for certainty and M2 (default: the distinct answers observed).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the metrics here as JSON.")
-def score(answers, correctness, output) -> None:
+def score(answers, correctness, possible_answers, output) -> None:
     """Compute every metric from an existing answers table; no model is called."""
     from fbi.robustness import score_answers
 
-    summary = score_answers(str(answers), correctness)
+    summary = score_answers(str(answers), correctness, possible_answers=possible_answers)
     print_summary(summary)
     if output:
         output.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
