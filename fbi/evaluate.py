@@ -175,6 +175,29 @@ async def judge_call(
     )
 
 
+def reparse(judgment: Judgment, call: JudgeCall | None) -> Judgment:
+    """The judgment with its stored reply read by the current parser (no model call)."""
+    if judgment.raw_output is None or judgment.status == "error":
+        return judgment
+    field_name = "verdict" if judgment.paradigm == "pairwise" else "score"
+    echoes = call.echoes if call is not None else ()
+    parsed = parse_reply(judgment.raw_output, field_name, judgment.score_range, echoes)
+    for repaired in judgment.repair_outputs if parsed.status != "ok" else []:
+        again = parse_reply(repaired, field_name, judgment.score_range, echoes)
+        if again.status == "ok":
+            parsed = dataclasses.replace(again, explanation=parsed.explanation or
+                                         _explanation_of(judgment.raw_output))
+            break
+    verdict = None
+    if parsed.verdict is not None and call is not None and call.slot_roles is not None:
+        verdict = {"A": call.slot_roles[0], "B": call.slot_roles[1]}.get(parsed.verdict,
+                                                                          parsed.verdict)
+    return judgment.model_copy(update={
+        "score": parsed.score, "slot_verdict": parsed.verdict, "verdict": verdict,
+        "explanation": parsed.explanation, "status": parsed.status, "reason": parsed.reason,
+        "parser_version": PARSER_VERSION})
+
+
 def _explanation_of(text: str) -> str | None:
     return text.strip() or None
 
@@ -219,6 +242,7 @@ class Evaluation:
                 raise InputError(f"score range {low}-{high} is empty. Fix: give A-B with A < B")
         self.calls = plan_calls(self.dataset.instances, self.strategies, self.registry,
                                 self.config)
+        self.calls_by_id = {call.call_id: call for call in self.calls}
 
     @property
     def judgments_path(self) -> Path:
@@ -318,6 +342,11 @@ class Evaluation:
         # The instances judged, beside the judgments, so reports need nothing else.
         write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
         log = RecordLog(self.judgments_path, Judgment)
+        stale = [j for j in log.finished.values() if j.parser_version != PARSER_VERSION]
+        if stale:  # a newer parser reads the stored replies again, at no cost
+            log.rewrite([reparse(j, self.calls_by_id.get(j.call_id))
+                         if j.parser_version != PARSER_VERSION else j
+                         for j in log.finished.values()])
         spent_before = sum(j.cost or 0.0 for j in log.finished.values())
         tasks = [Task(call.call_id, _bind(judge_call, call, client, self.registry,
                                           self.config.repair),

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: raw line breaks inside JSON strings; quoted "score" keys
 
 _VERDICT_WORDS = {
     "a": "A", "b": "B", "tie": "tie", "c": "tie", "both_bad": "both_bad",
@@ -27,7 +27,7 @@ _VERDICT_WORDS = {
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _SCORE_PATTERNS = [
     re.compile(r"\[\[\s*" + _NUMBER + r"\s*\]\]"),  # [[7]]
-    re.compile(r"\b(?:rating|score|grade)\b\s*(?:is|of)?\s*[:=]?\s*\**\s*" + _NUMBER +
+    re.compile(r"\b(?:rating|score|grade)\b[\"']?\s*(?:is|of)?\s*[:=]?\s*\**\s*" + _NUMBER +
                r"(?:\s*/\s*\d+)?", re.IGNORECASE),  # Score: 7/10, rating of 7
     re.compile(_NUMBER + r"\s*/\s*(?:10|5|3)\b"),  # 7/10
 ]
@@ -82,7 +82,7 @@ def json_object_in(text: str) -> dict | None:
     stripped = _FENCE.sub("", text.strip())
     for candidate in (stripped, stripped[stripped.find("{"): stripped.rfind("}") + 1]):
         try:
-            data = json.loads(candidate)
+            data = json.loads(candidate, strict=False)
         except json.JSONDecodeError:
             continue
         if isinstance(data, dict):
@@ -127,14 +127,14 @@ def _from_json(text: str, field: str, echoes: Sequence[str]):
     stripped = _FENCE.sub("", text.strip())
     candidates = []
     try:
-        candidates.append(json.loads(stripped))
+        candidates.append(json.loads(stripped, strict=False))
     except json.JSONDecodeError:
         # A JSON object inside free text: consider each, last one first.
         for match in reversed(list(re.finditer(r"\{[^{}]*\}", text))):
             if _is_echo(match.group(0), echoes):
                 continue
             try:
-                candidates.append(json.loads(match.group(0)))
+                candidates.append(json.loads(match.group(0), strict=False))
             except json.JSONDecodeError:
                 continue
     for obj in candidates:

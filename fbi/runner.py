@@ -96,6 +96,19 @@ class RecordLog(Generic[Record]):
             tmp.replace(self.path)
         self.finished = kept
 
+    def rewrite(self, records: list[Record]) -> None:
+        """Replace the whole log (atomically), e.g. after re-parsing stored replies."""
+        self._file.close()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            for record in records:
+                out.write(record.model_dump_json() + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(self.path)
+        self.finished = {r.call_id: r for r in records}  # type: ignore[attr-defined]
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+
     def append(self, record: Record) -> None:
         self._file.write(record.model_dump_json() + "\n")
         self._file.flush()  # in the OS's hands: survives the process being killed

@@ -235,3 +235,26 @@ def test_retry_after_is_honoured_and_cache_key_ignores_timeouts(tmp_path):
                                            "finish_reason": "stop"})
     patient = ModelClient(cache=cache, timeout_s=500)
     assert asyncio.run(patient.complete(request)).cached
+
+
+def test_an_older_parsers_judgments_are_read_again_for_free(tmp_path):
+    """Raw replies are kept: a newer parser re-reads them on the next run, no model call."""
+    def newline_judge(request: dict) -> str:
+        return '{"explanation": "Fine.\n" ,"score": 7}'  # a raw line break in the string
+
+    with ChatServer(script=newline_judge) as server:
+        args = evaluate_args(server, tmp_path / "run", "--category", "entity", "--limit", "1")
+        assert run(args, fbi_env(tmp_path)).returncode == 0
+        path = tmp_path / "run" / "judgments.jsonl"
+        records = judgments(tmp_path / "run")
+        assert all(r["status"] == "ok" and r["score"] == 7 for r in records)
+        # pretend an older parser failed on them
+        stale = [{**r, "status": "unparseable", "score": None, "parser_version": "1"}
+                 for r in records]
+        path.write_text("".join(json.dumps(r) + "\n" for r in stale))
+        served = server.counts["ok"]
+        assert run(args, fbi_env(tmp_path)).returncode == 0
+        assert server.counts["ok"] == served  # no call paid again
+    again = judgments(tmp_path / "run")
+    assert len(again) == 2 and all(r["status"] == "ok" and r["score"] == 7 for r in again)
+    assert all(r["parser_version"] == "2" for r in again)

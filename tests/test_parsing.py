@@ -79,3 +79,11 @@ def test_an_echoed_json_verdict_is_ignored():
 def test_last_verdict_wins():
     assert parse_reply("First I thought [[3]]. On reflection [[5]].", "score",
                        (1, 10)).score == 5
+
+
+def test_raw_line_breaks_inside_json_strings_are_read():
+    """Grammar-constrained decoders (llama.cpp) can emit a real newline inside a string."""
+    reply = '{"explanation": "The answer is complete.\n\n" ,"score": 10}'
+    parsed = parse_reply(reply, "score", (1, 10))
+    assert parsed.status == "ok" and parsed.score == 10
+    assert parsed.explanation.startswith("The answer is complete.")
