@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
 
@@ -167,7 +168,7 @@ def headline_table(judgments, registry) -> Table:
     for (judge, strategy), rates in sorted(rows.items()):
         try:
             name = registry.get(strategy).meta.display_name
-        except Exception:  # a strategy from a template folder not given this time
+        except UnknownName:  # a strategy from a template folder not given this time
             name = strategy
         cells = ["–" if rates.get(c) is None or rates[c].rate is None
                  else f"{100 * rates[c].rate:.1f} ({rates[c].parseable})" for c in columns]
