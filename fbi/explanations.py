@@ -8,22 +8,35 @@ resumable runner as judging; results land in ``explanation_checks.jsonl``.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import re
+import sys
 from pathlib import Path
 
-from fbi.errors import InputError, ModelError
-from fbi.llm import ModelClient, ModelRequest
+from fbi.errors import InputError
+from fbi.llm import ModelClient, ModelRequest, ModelResponse, litellm_version
 from fbi.outcomes import instance_outcomes
 from fbi.parsing import json_object_in
-from fbi.records import ExplanationCheck, Judgment
-from fbi.runner import Progress, RecordLog, RunTotals, Task, run_tasks
+from fbi.records import ExplanationCheck, Judgment, RunSpec
+from fbi.runs import (
+    AppendLog,
+    Call,
+    DryRun,
+    Parsed,
+    Progress,
+    RunFolder,
+    RunTotals,
+    dry_run,
+    execute,
+    now,
+    read_log,
+)
 from fbi.strategies import StrategyRegistry
 from fbi.taxonomy import get_category
 
 SCHEMA = {"type": "object", "properties": {"points_out_error": {"type": "boolean"}},
           "required": ["points_out_error"], "additionalProperties": False}
+LOG_NAME = "explanation_checks.jsonl"
+SPEC_NAME = "explanation_checks.run.json"
 
 
 def explanations_to_check(judgments: list[Judgment]) -> dict[tuple[str, str], str]:
@@ -55,46 +68,79 @@ def parse_check(text: str) -> bool | None:
     return words[-1] in ("true", "yes") if words else None
 
 
-def run_explanation_checks(run_dir: str | Path, checker: str, client: ModelClient,
-                           api_base: str | None = None, concurrency: int = 8,
-                           progress: Progress | None = None) -> RunTotals:
-    from fbi.report import load_run
-
-    run = load_run(run_dir)
-    if not run.instances:
-        raise InputError(f"{run_dir}: no instances.jsonl, so the answers cannot be shown to "
-                         "the checker. Fix: re-run `fbi evaluate` into this folder")
-    registry = StrategyRegistry()
-    tasks = []
-    for (strategy, instance_id), explanation in explanations_to_check(run.judgments).items():
-        instance = run.instances[instance_id]
-        error = instance.rationale or get_category(instance.category).description
-        text = registry.render_template(
-            "_explanation_check.jinja", instruction=instance.instruction,
-            answer=instance.perturbed_answer, error=error, explanation=explanation)
-        request = ModelRequest(model=checker, messages=(("user", text),), temperature=0.0,
-                               max_tokens=64, response_schema=SCHEMA, api_base=api_base)
-        record = {"call_id": f"{instance_id}|{strategy}|explain-check",
-                  "instance_id": instance_id, "judge": run.spec.judge, "strategy": strategy,
-                  "checker": checker,
-                  "prompt_hash": hashlib.sha256(text.encode()).hexdigest()}
-        tasks.append(Task(record["call_id"], _checker(client, request, record)))
-    log = RecordLog(Path(run_dir) / "explanation_checks.jsonl", ExplanationCheck)
-    try:
-        return asyncio.run(run_tasks(tasks, log, concurrency, progress))
-    finally:
-        log.close()
+def _parse(responses: list[ModelResponse]) -> Parsed:
+    verdict = parse_check(responses[0].text)
+    if verdict is None:
+        return Parsed("unparseable", reason="no true/false found")
+    return Parsed("ok", {"points_out_error": verdict})
 
 
-def _checker(client: ModelClient, request: ModelRequest, record: dict):
-    async def run() -> ExplanationCheck:
-        try:
-            response = await client.complete(request)
-        except ModelError as error:
-            return ExplanationCheck(**record, status="error", reason=str(error))
-        verdict = parse_check(response.text)
-        return ExplanationCheck(
-            **record, raw_output=response.text, points_out_error=verdict,
-            status="ok" if verdict is not None else "unparseable",
-            reason=None if verdict is not None else "no true/false found", **response.usage())
-    return run
+class ExplanationChecks:
+    """The explanation checks of one run folder, with one checker model."""
+
+    def __init__(self, run_dir: str | Path, checker: str, api_base: str | None = None,
+                 concurrency: int = 8, max_cost: float | None = None,
+                 limit: int | None = None):
+        from fbi.report import load_run
+
+        self.run_dir = Path(run_dir)
+        self.checker, self.api_base = checker, api_base
+        self.concurrency, self.max_cost = concurrency, max_cost
+        run = load_run(run_dir)
+        if not run.instances:
+            raise InputError(f"{run_dir}: no instances.jsonl, so the answers cannot be shown "
+                             "to the checker. Fix: re-run `fbi evaluate` into this folder")
+        self.judge = run.spec.judge
+        registry = StrategyRegistry()
+        self.template_sha = registry.templates.sha("_explanation_check.jinja")
+        self.calls: list[Call] = []
+        for (strategy, instance_id), explanation in sorted(
+                explanations_to_check(run.judgments).items()):
+            instance = run.instances[instance_id]
+            error = instance.rationale or get_category(instance.category).description
+            text = registry.render_template(
+                "_explanation_check.jinja", instruction=instance.instruction,
+                answer=instance.perturbed_answer, error=error, explanation=explanation)
+            request = ModelRequest(model=checker, messages=(("user", text),),
+                                   temperature=0.0, max_tokens=64, response_schema=SCHEMA,
+                                   api_base=api_base)
+            fields = {"instance_id": instance_id, "judge": run.spec.judge,
+                      "strategy": strategy, "checker": checker}
+            self.calls.append(Call(f"{instance_id}|{strategy}|explain-check", request,
+                                   ExplanationCheck, fields, _parse,
+                                   expected_reply_tokens=12))
+        if limit is not None:
+            self.calls = self.calls[:limit]
+
+    def spec(self, totals: RunTotals | None = None) -> RunSpec:
+        from fbi import __version__
+
+        stamp = now()
+        return RunSpec(kind="explain-check", fbi_version=__version__,
+                       litellm_version=litellm_version(), model=self.checker,
+                       api_base=self.api_base,
+                       prompts={"_explanation_check": {"template_sha": self.template_sha}},
+                       dataset={"judge_run": str(self.run_dir), "judge": self.judge},
+                       parameters={"temperature": 0.0, "max_tokens": 64},
+                       settings={"concurrency": self.concurrency, "max_cost": self.max_cost},
+                       command=list(sys.argv), created_at=stamp, updated_at=stamp,
+                       totals={} if totals is None else totals.as_dict())
+
+    def dry_run(self, client: ModelClient) -> DryRun:
+        done = [k for k, r in read_log(self.run_dir / LOG_NAME, ExplanationCheck)
+                .latest().items() if r.status != "error"]
+        return dry_run(self.calls, client, done)
+
+    def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
+        from fbi.local_judge import check_available
+
+        check_available(self.checker)
+        with RunFolder.open(self.spec(), self.run_dir / SPEC_NAME) as folder:
+            log = AppendLog(self.run_dir / LOG_NAME, ExplanationCheck)
+            try:
+                totals = execute(self.calls, client, log, self.concurrency, progress,
+                                 self.max_cost)
+            finally:
+                log.close()
+            folder.write(self.spec(totals))
+        return totals

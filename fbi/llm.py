@@ -71,6 +71,10 @@ class ModelRequest:
         }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
+    def prompt_hash(self) -> str:
+        """sha256 of the rendered messages: the one prompt hash every record carries."""
+        return hashlib.sha256(json.dumps(self.messages).encode()).hexdigest()
+
     def message_dicts(self) -> list[dict[str, str]]:
         return [{"role": role, "content": content} for role, content in self.messages]
 
@@ -197,6 +201,21 @@ class ModelClient:
         )
 
 
+def abort_local_calls() -> None:
+    """Make the embedded judge stop generating (Ctrl-C): calls in flight end at the next
+    token with an error, queued ones at once. API calls are cancelled by the caller."""
+    from fbi.local_judge import abort_all
+
+    abort_all()
+
+
+def allow_local_calls() -> None:
+    """Undo :func:`abort_local_calls` when a new run starts."""
+    from fbi.local_judge import allow_all
+
+    allow_all()
+
+
 def _token_logprobs(choice) -> list[list[float]] | None:
     """Top log-probabilities per token from an OpenAI-shaped choice, chosen token first."""
     logprobs = getattr(choice, "logprobs", None)
@@ -221,6 +240,8 @@ def _cost(litellm, reply) -> float | None:
 
 
 def _is_retryable(error: Exception) -> bool:
+    if "LocalCallAborted" in f"{type(error).__name__}: {error}":
+        return False  # the run is being interrupted
     if isinstance(error, asyncio.TimeoutError | TimeoutError | ConnectionError):
         return True
     status = getattr(error, "status_code", None)
@@ -259,6 +280,16 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> flo
     except Exception:
         return None
     return prompt_cost + completion_cost
+
+
+def litellm_version() -> str:
+    """The installed litellm's version, without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("litellm")
+    except PackageNotFoundError:
+        return ""
 
 
 def count_tokens(model: str, messages: list[dict[str, str]]) -> int:

@@ -24,6 +24,21 @@ CONTEXT_TOKENS = 4096
 _models: dict[str, Any] = {}
 _load_lock = threading.Lock()
 _run_lock = threading.Lock()  # one llama.cpp context is not safe to use from two threads
+# Set on Ctrl-C: generation stops at the next token and queued calls do not start. It
+# stays set until the next run begins (allow_all), so a retry cannot start a call again.
+_aborted = threading.Event()
+
+
+class LocalCallAborted(RuntimeError):
+    """The run was interrupted while the embedded model was generating."""
+
+
+def abort_all() -> None:
+    _aborted.set()
+
+
+def allow_all() -> None:
+    _aborted.clear()
 
 
 def gguf_path(model: str) -> str:
@@ -82,9 +97,26 @@ def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any])
         schema = response_format["json_schema"]["schema"]
         kwargs["response_format"] = {"type": "json_object", "schema": schema}
     with _run_lock:
+        if _aborted.is_set():
+            raise LocalCallAborted("interrupted before the embedded model started")
         if hasattr(llama, "reset"):
             llama.reset()  # a fresh context per call, so replies do not depend on order
-        return llama.create_chat_completion(**kwargs)
+        # Streamed token by token so an interruption stops it within one token.
+        text, finish_reason, completion_tokens = [], "stop", 0
+        for chunk in llama.create_chat_completion(**kwargs, stream=True):
+            if _aborted.is_set():
+                raise LocalCallAborted("interrupted while the embedded model was generating")
+            choice = chunk["choices"][0]
+            piece = choice.get("delta", {}).get("content")
+            if piece:
+                text.append(piece)
+                completion_tokens += 1
+            finish_reason = choice.get("finish_reason") or finish_reason
+        prompt_tokens = max(0, int(getattr(llama, "n_tokens", 0)) - completion_tokens)
+    return {"choices": [{"index": 0, "finish_reason": finish_reason,
+                         "message": {"role": "assistant", "content": "".join(text)}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
 
 
 def _handler_class():

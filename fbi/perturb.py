@@ -9,20 +9,38 @@ records; flagged ones stay in, with their flags, for people to judge.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from fbi.errors import BudgetExceeded, InputError, ModelError
-from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, count_tokens, estimate_cost
+from fbi.errors import InputError
+from fbi.llm import (
+    LOCAL_JUDGE,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    count_tokens,
+    litellm_version,
+)
 from fbi.parsing import json_object_in
 from fbi.prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
-from fbi.records import CallRecord, Instance, Provenance
+from fbi.records import CallRecord, Instance, Provenance, RunSpec
 from fbi.rules import RULES_VERSION, Declined, GoldItem, apply_rule
-from fbi.runner import Progress, RecordLog, RunTotals, Task, run_tasks
+from fbi.runs import (
+    AppendLog,
+    Call,
+    DryRun,
+    Parsed,
+    Progress,
+    RunFolder,
+    RunTotals,
+    dry_run,
+    execute,
+    now,
+    read_log,
+)
 from fbi.sources import write_dataset
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 from fbi.templates import TemplateFolder
@@ -138,6 +156,10 @@ class Perturber:
     def calls_path(self) -> Path:
         return self.output.with_name(self.output.stem + ".calls.jsonl")
 
+    @property
+    def spec_path(self) -> Path:
+        return self.output.with_name(self.output.stem + ".run.json")
+
     def request(self, job: Job) -> tuple[ModelRequest, str]:
         file_name = f"{job.category}.jinja"
         text = self.templates.render(
@@ -150,21 +172,46 @@ class Perturber:
         return ModelRequest(self.config.model, (("user", text),), self.config.temperature,
                             tokens, RESPONSE_SCHEMA, self.config.api_base), version
 
-    def dry_run(self, client: ModelClient) -> dict:
-        done = set()
-        if self.calls_path.exists():
-            log = RecordLog(self.calls_path, PerturbationCall)
-            done = set(log.finished)
-            log.close()
-        requests = [self.request(j)[0] for j in self.llm_jobs if j.call_id not in done]
-        to_call = [r for r in requests if client.cached(r) is None]
-        prompt = sum(count_tokens(r.model, r.message_dicts()) for r in to_call)
-        reply = sum(count_tokens(r.model, [{"role": "user", "content": r.messages[0][1]}])
-                    // 2 for r in to_call)
-        return {"rule_candidates": len(self.rule_jobs), "llm_calls": len(self.llm_jobs),
-                "done": len(done), "cached": len(requests) - len(to_call),
-                "to_call": len(to_call), "prompt_tokens": prompt, "completion_tokens": reply,
-                "cost_usd": estimate_cost(self.config.model, prompt, reply)}
+    def calls(self) -> list[Call]:
+        calls = []
+        for job in self.llm_jobs:
+            request, version = self.request(job)
+            fields = {"item_id": job.item.id, "category": job.category,
+                      "variant": job.variant, "model": request.model,
+                      "template_version": version}
+            calls.append(Call(job.call_id, request, PerturbationCall, fields, _parse,
+                              expected_reply_tokens=request.max_tokens // 2))
+        return calls
+
+    def spec(self, totals: RunTotals | None = None) -> RunSpec:
+        from fbi import __version__
+
+        stamp = now()
+        categories = sorted({job.category for job in self.llm_jobs})
+        return RunSpec(
+            kind="perturb", fbi_version=__version__, litellm_version=litellm_version(),
+            model=self.config.model if self.llm_jobs else "", api_base=self.config.api_base,
+            prompts={c: {"version": str(self.templates.front_matter(f"{c}.jinja")
+                                        .get("version", "")),
+                         "template_sha": self.templates.sha(f"{c}.jinja")}
+                     for c in categories},
+            dataset={"spec": self.source, "fingerprint": _items_fingerprint(self.items),
+                     "items": len(self.items)},
+            selection={"categories": list(self.config.categories),
+                       "engine": self.config.engine, "n_per_item": self.config.n_per_item},
+            parameters={"temperature": self.config.temperature,
+                        "max_tokens": self.config.max_tokens, "seed": self.config.seed,
+                        "rules_version": RULES_VERSION},
+            settings={"concurrency": self.config.concurrency,
+                      "max_cost": self.config.max_cost,
+                      "length_threshold": self.config.length_threshold},
+            command=list(sys.argv), created_at=stamp, updated_at=stamp,
+            totals={} if totals is None else totals.as_dict())
+
+    def dry_run(self, client: ModelClient) -> DryRun:
+        done = [k for k, r in read_log(self.calls_path, PerturbationCall).latest().items()
+                if r.status != "error"]
+        return dry_run(self.calls(), client, done)
 
     def run(self, client: ModelClient | None, progress: Progress | None = None) -> PerturbResult:
         tally: dict[str, CategoryTally] = {}
@@ -223,35 +270,35 @@ class Perturber:
         order = {(i.id): n for n, i in enumerate(self.items)}
         candidates.sort(key=lambda c: (order.get(c.provenance.original_id, 0), c.id))
         write_dataset(candidates, self.output)
-        if llm_totals is not None and llm_totals.stopped_by_budget:
-            raise BudgetExceeded(
-                f"stopped before passing --max-cost ${self.config.max_cost:g}; the "
-                f"{len(candidates)} candidates made so far are in {self.output}. Rerun with "
-                "a higher --max-cost to continue")
         return PerturbResult(candidates, tally, self.skipped, llm_totals)
 
     def _run_llm(self, client: ModelClient, progress: Progress | None
                  ) -> tuple[list[PerturbationCall], RunTotals]:
-        log = RecordLog(self.calls_path, PerturbationCall)
-        spent_before = sum(c.cost or 0.0 for c in log.finished.values())
-        tasks = []
-        for job in self.llm_jobs:
-            request, version = self.request(job)
-            estimate = None
-            if self.config.max_cost is not None:  # budget for the longest reply allowed
-                estimate = estimate_cost(request.model, count_tokens(
-                    request.model, request.message_dicts()), request.max_tokens or 0)
-            tasks.append(Task(job.call_id, _llm_task(client, request, job, version), estimate))
-        try:
-            totals = asyncio.run(run_tasks(tasks, log, self.config.concurrency, progress,
-                                           self.config.max_cost, spent_before))
-        finally:
-            log.close()
-        finished = RecordLog(self.calls_path, PerturbationCall)
-        finished.close()
-        wanted = {j.call_id for j in self.llm_jobs}
-        return [call for call_id, call in finished.finished.items() if call_id in wanted], \
-            totals
+        from fbi.local_judge import check_available
+
+        check_available(self.config.model)
+        with RunFolder.open(self.spec(), self.spec_path,
+                            self.output.with_name(self.output.stem + ".lock")) as folder:
+            log = AppendLog(self.calls_path, PerturbationCall)
+            try:
+                totals = execute(self.calls(), client, log, self.config.concurrency, progress,
+                                 self.config.max_cost)
+            finally:
+                log.close()
+            folder.write(self.spec(totals))
+            records = log.records
+        return [records[j.call_id] for j in self.llm_jobs if j.call_id in records], totals
+
+
+def _items_fingerprint(items: list[GoldItem]) -> str:
+    import hashlib
+    import json
+
+    digest = hashlib.sha256()
+    for item in sorted(items, key=lambda i: i.id):
+        digest.update(json.dumps([item.id, item.ability, item.instruction, item.gold_answer],
+                                 ensure_ascii=False).encode())
+    return digest.hexdigest()
 
 
 def parse_perturbation(text: str) -> tuple[str, str] | None:
@@ -263,21 +310,8 @@ def parse_perturbation(text: str) -> tuple[str, str] | None:
     return rationale, answer
 
 
-def _llm_task(client: ModelClient, request: ModelRequest, job: Job, version: str):
-    async def run() -> PerturbationCall:
-        record = {"call_id": job.call_id, "item_id": job.item.id, "category": job.category,
-                  "variant": job.variant, "model": request.model, "template_version": version,
-                  "prompt_hash": hashlib.sha256(request.messages[0][1].encode()).hexdigest()}
-        try:
-            response = await client.complete(request)
-        except ModelError as error:
-            return PerturbationCall(**record, status="error", reason=str(error))
-        parsed = parse_perturbation(response.text)
-        usage = response.usage()
-        if parsed is None:
-            return PerturbationCall(**record, raw_output=response.text, status="unparseable",
-                                    reason="no JSON with rationale and perturbed_answer",
-                                    **usage)
-        return PerturbationCall(**record, raw_output=response.text, rationale=parsed[0],
-                                perturbed_answer=parsed[1], status="ok", **usage)
-    return run
+def _parse(responses: list[ModelResponse]) -> Parsed:
+    parsed = parse_perturbation(responses[0].text)
+    if parsed is None:
+        return Parsed("unparseable", reason="no JSON with rationale and perturbed_answer")
+    return Parsed("ok", {"rationale": parsed[0], "perturbed_answer": parsed[1]})

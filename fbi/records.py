@@ -135,7 +135,7 @@ def content_id(category: str, instruction: str, gold: str, perturbed: str) -> st
 # ------------------------------------------------------------------ judge runs
 
 JUDGMENT_SCHEMA_VERSION = 1
-RUN_SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION = 2
 Status = Literal["ok", "unparseable", "error"]
 
 
@@ -150,6 +150,7 @@ class CallRecord(BaseModel):
     call_id: str  # unique within its log; a re-run skips ids already there
     prompt_hash: str  # sha256 of the rendered messages
     raw_output: str | None = None
+    repair_outputs: list[str] = Field(default_factory=list)  # follow-up replies, if any
     status: Status
     reason: str | None = None  # why unparseable, or the error
     prompt_tokens: int = 0
@@ -177,7 +178,6 @@ class Judgment(CallRecord):
     role: Literal["gold", "perturbed", "gold-first", "perturbed-first"]
     judge: str
     score_range: tuple[int, int] | None = None
-    repair_outputs: list[str] = Field(default_factory=list)
     score: int | None = None
     slot_verdict: str | None = None
     verdict: Literal["gold", "perturbed", "tie", "both_bad"] | None = None
@@ -185,25 +185,67 @@ class Judgment(CallRecord):
     parser_version: str = ""
 
 
+RunKind = Literal["evaluate", "explain-check", "perturb", "robustness"]
+
+
 class RunSpec(BaseModel):
-    """What a run was asked to do: ``run.json``. Never holds an API key."""
+    """What a run was asked to do: ``run.json`` (or ``QUEUE.run.json`` for perturb,
+    ``explanation_checks.run.json`` for explanation checks). Never holds an API key.
+
+    One schema for every stage, told apart by ``kind``. The *identity* of a run — what a
+    resumed run must share with the folder it resumes — is its kind, model, api_base,
+    prompts (per name: version, template hash, score range), ``parameters`` (what changes
+    a reply), the dataset fingerprint and the ``selection``; ``settings`` (concurrency,
+    time-outs, budget) and ``label`` may change between invocations.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = RUN_SCHEMA_VERSION
-    kind: Literal["evaluate"] = "evaluate"
+    schema_version: Literal[1, 2] = RUN_SCHEMA_VERSION
+    kind: RunKind = "evaluate"
+    label: str | None = None
     fbi_version: str
     litellm_version: str = ""
-    judge: str
+    model: str
     api_base: str | None = None
-    strategies: dict[str, dict[str, Any]]  # name → version, paradigm, score range, origin
-    dataset: dict[str, Any]  # spec, fingerprint, instances, filters
-    parameters: dict[str, Any]  # temperature, max_tokens, timeout, concurrency, repair
-    record_versions: dict[str, int]
-    parser_version: str
+    prompts: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    dataset: dict[str, Any] = Field(default_factory=dict)  # spec, fingerprint, instances
+    selection: dict[str, Any] = Field(default_factory=dict)  # filters, limit, sample
+    parameters: dict[str, Any] = Field(default_factory=dict)  # what changes a reply
+    settings: dict[str, Any] = Field(default_factory=dict)  # what does not
+    command: list[str] = Field(default_factory=list)
+    record_versions: dict[str, int] = Field(default_factory=dict)
+    parser_version: str = ""
     created_at: str
     updated_at: str
     totals: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade_v1(cls, data: Any) -> Any:
+        """Schema 1 (evaluate only) named the model ``judge`` and the prompts
+        ``strategies``, and kept every parameter in ``parameters``."""
+        if isinstance(data, dict) and data.get("schema_version", 1) == 1:
+            data = dict(data)
+            if "judge" in data:
+                data.setdefault("model", data.pop("judge"))
+            if "strategies" in data:
+                data.setdefault("prompts", data.pop("strategies"))
+            parameters = dict(data.get("parameters") or {})
+            settings = dict(data.get("settings") or {})
+            for name in ("timeout_s", "concurrency", "max_cost"):
+                if name in parameters:
+                    settings[name] = parameters.pop(name)
+            data["parameters"], data["settings"] = parameters, settings
+        return data
+
+    @property
+    def judge(self) -> str:
+        return self.model
+
+    @property
+    def strategies(self) -> dict[str, dict[str, Any]]:
+        return self.prompts
 
 
 class ExplanationCheck(CallRecord):

@@ -13,14 +13,14 @@ import datetime as dt
 import io
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.metrics import aggregate, judge_stability, pairwise_breakdowns, reference_histograms
 from fbi.outcomes import InstanceOutcome, instance_outcomes
 from fbi.records import ExplanationCheck, Instance, Judgment, RunSpec
-from fbi.runner import read_records
+from fbi.runs import read_log, read_spec
 from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category
 
 SUMMARY_SCHEMA_VERSION = 1
@@ -38,32 +38,124 @@ class Run:
     judgments: list[Judgment]
     instances: dict[str, Instance]
     checks: list[ExplanationCheck]
+    problems: list[str] = field(default_factory=list)  # what could not be read, said
+
+    @property
+    def label(self) -> str:
+        return self.spec.label or self.spec.judge
 
 
 def load_run(folder: str | Path) -> Run:
+    """A judge run folder, read; never written. Lines of a log that do not validate are
+    left out and named in ``problems`` (the report prints them)."""
     folder = Path(folder)
     spec_path, judgments_path = folder / "run.json", folder / "judgments.jsonl"
     if not spec_path.exists() or not judgments_path.exists():
         raise InputError(f"{folder}: not a run folder (no run.json and judgments.jsonl). "
                          "Fix: pass a folder written by `fbi evaluate --output`")
-    try:
-        spec = RunSpec.model_validate_json(spec_path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise InputError(f"{spec_path}: not a readable run.json ({error})") from None
+    spec = read_spec(spec_path)
+    assert spec is not None
+    if spec.kind != "evaluate":
+        raise InputError(f"{folder}: holds a {spec.kind} run, not a judge run")
     instances: dict[str, Instance] = {}
     if (folder / "instances.jsonl").exists():
         from fbi.sources import load_dataset
 
         instances = {i.id: i for i in load_dataset(str(folder / "instances.jsonl"))}
-    checks_path = folder / "explanation_checks.jsonl"
-    checks = read_records(checks_path, ExplanationCheck) if checks_path.exists() else []
-    return Run(folder, spec, read_records(judgments_path, Judgment), instances, checks)
+    judgments = read_log(judgments_path, Judgment)
+    checks = read_log(folder / "explanation_checks.jsonl", ExplanationCheck)
+    problems = [p for p in (judgments.problem(), checks.problem()) if p]
+    return Run(folder, spec, list(judgments.latest().values()), instances,
+               list(checks.latest().values()), problems)
+
+
+def label_runs(runs: list[Run]) -> list[Run]:
+    """Give every run a label no other run with a strategy in common shares.
+
+    A run's label is its ``--label``, else its judge; runs that would share one are told
+    apart by what differs between them (``gpt-4o@t0.7``, ``@max512``, ``@api=host``,
+    ``@prompts=…``, ``@data=…``). Runs still alike are refused: their instances must
+    never be pooled into one row. The judgments of a relabelled run carry its label as
+    ``judge``, so every table keys on it.
+    """
+    groups: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        groups[run.spec.label or run.spec.judge].append(run)
+    labels: dict[int, str] = {}
+    for label, group in groups.items():
+        clashing = len(group) > 1 and _share_strategy(group)
+        for run in group:
+            labels[id(run)] = label + (_distinguishing_suffix(run, group)
+                                       if clashing and not run.spec.label else "")
+    seen: dict[tuple[str, str], Path] = {}
+    for run in runs:
+        for strategy in {j.strategy for j in run.judgments}:
+            key = (labels[id(run)], strategy)
+            if key in seen:
+                raise InputError(
+                    f"{seen[key]} and {run.folder} both hold {strategy} judgments labelled "
+                    f"'{key[0]}', and nothing tells the runs apart; a report never pools "
+                    "two runs. Fix: report them separately, or name them with `fbi evaluate "
+                    "--output RUN --label NAME` (no model call on a finished run)")
+            seen[key] = run.folder
+    return [_relabelled(run, labels[id(run)]) for run in runs]
+
+
+def _share_strategy(group: list[Run]) -> bool:
+    strategies = [{j.strategy for j in run.judgments} | set(run.spec.prompts)
+                  for run in group]
+    return any(a & b for i, a in enumerate(strategies) for b in strategies[i + 1:])
+
+
+def _distinguishing_suffix(run: Run, group: list[Run]) -> str:
+    def facets(spec: RunSpec) -> dict[str, str]:
+        prompts = json.dumps({k: (v.get("version"), v.get("template_sha"),
+                                  v.get("score_range")) for k, v in spec.prompts.items()},
+                             sort_keys=True)
+        return {"t": str(spec.parameters.get("temperature")),
+                "max": str(spec.parameters.get("max_tokens")),
+                "api=": _host(spec.api_base),
+                "prompts=": _digest(prompts), "data=": (spec.dataset.get("fingerprint")
+                                                        or "")[:8],
+                "selection=": _digest(json.dumps(spec.selection, sort_keys=True))}
+
+    everyone = [facets(other.spec) for other in group]
+    mine = facets(run.spec)
+    parts = [f"{key}{mine[key]}" for key in mine
+             if len({f[key] for f in everyone}) > 1]
+    return "@" + "@".join(parts) if parts else ""
+
+
+def _host(url: str | None) -> str:
+    from urllib.parse import urlsplit
+
+    if not url:
+        return "default"
+    parts = urlsplit(url)
+    return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname \
+        else url
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _relabelled(run: Run, label: str) -> Run:
+    if label == run.spec.judge:
+        return run
+    return Run(run.folder, run.spec.model_copy(update={"label": label}),
+               [j.model_copy(update={"judge": label}) for j in run.judgments],
+               run.instances, [c.model_copy(update={"judge": label}) for c in run.checks],
+               run.problems)
 
 
 def build_summary(runs: list[Run], robustness: list[dict] | None = None) -> dict:
     """The machine-readable summary (schema in the README)."""
     from fbi import __version__
 
+    runs = label_runs(runs)
     judgments = [j for run in runs for j in run.judgments]
     outcomes = instance_outcomes(judgments)
     return {
@@ -72,7 +164,8 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None) -> dict
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "fbi_version": __version__,
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "runs": [{"folder": str(run.folder), "judge": run.spec.judge,
+        "problems": [p for run in runs for p in run.problems],
+        "runs": [{"folder": str(run.folder), "label": run.label, "judge": run.spec.model,
                   "strategies": run.spec.strategies, "dataset": run.spec.dataset,
                   "judgments": len(run.judgments)} for run in runs],
         "rates": [row.as_dict() for row in aggregate(outcomes)],
@@ -216,12 +309,15 @@ def render_markdown(summary: dict) -> str:
              "Unparseable verdicts are left out of the rates and counted; '% worst case' "
              "counts them as undetected.", ""]
     for run in summary["runs"]:
-        parts.append(f"- `{run['folder']}`: judge `{run['judge']}`, dataset "
+        parts.append(f"- `{run['folder']}`: `{run['label']}` (judge `{run['judge']}`), dataset "
                      f"`{run['dataset'].get('spec')}` ({run['dataset'].get('instances')} "
                      f"instances), {run['judgments']} judgments")
     for run in summary["robustness"]:
         parts.append(f"- `{run['folder']}`: robustness of `{run['model']}` on "
                      f"`{run['dataset']}`, {run['answers']} answers")
+    if summary["problems"]:
+        parts += ["", "**Not everything could be read:**", ""]
+        parts += [f"- {problem}" for problem in summary["problems"]]
     judges = sorted({r["judge"] for r in summary["rates"]})
     for judge in judges:
         parts += ["", f"## {judge}: strategies × abilities (paper Table 3)", "",

@@ -18,11 +18,11 @@ metrics with no model call.
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
 import hashlib
 import json
 import math
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from fbi.errors import InputError, ModelError
-from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest
+from fbi.errors import InputError
+from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, ModelResponse, litellm_version
 from fbi.parsing import json_object_in
 from fbi.qa import LETTERS, Judge, QAItem, normalise, parse_letter, parse_reply, split_answers
 from fbi.qa_metrics import (
@@ -43,8 +43,21 @@ from fbi.qa_metrics import (
     retest_metrics,
     token_confidence,
 )
-from fbi.records import CallRecord
-from fbi.runner import Progress, RecordLog, RunTotals, Task, run_tasks
+from fbi.records import CallRecord, RunSpec
+from fbi.runs import (
+    AppendLog,
+    Call,
+    DryRun,
+    Parsed,
+    Progress,
+    RunFolder,
+    RunTotals,
+    dry_run,
+    execute,
+    now,
+    read_log,
+    write_atomically,
+)
 from fbi.templates import TemplateFolder
 from fbi.variants import Variant, noise_variants, original, rephrase_variants, shuffle_variants
 
@@ -105,6 +118,7 @@ class RobustnessConfig:
     threshold: float | None = None
     possible_answers: int | None = None  # K for certainty and M2; None: observed answers
     max_tokens: int | None = None
+    max_cost: float | None = None
 
     @property
     def reply_tokens(self) -> int:
@@ -188,98 +202,139 @@ class RobustnessRun:
                          for sample in range(1, self.config.samples + 1)]
         return jobs
 
-    # -- running -------------------------------------------------------------------
+    # -- calls ---------------------------------------------------------------------
 
-    def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
-        self.output_dir.mkdir(parents=True, exist_ok=True)
-        self._write_run_json()
-        rewrites: dict[str, list[str]] = {}
-        if self.needs_rewrites():
-            log = RecordLog(self.output_dir / "rewrites.jsonl", RewriteCall)
-            tasks = [Task(f"{item.id}|rewrite", self._rewrite_task(client, item))
-                     for item in self.items]
-            try:
-                asyncio.run(run_tasks(tasks, log, self.config.concurrency, None))
-            finally:
-                log.close()
-            done = RecordLog(self.output_dir / "rewrites.jsonl", RewriteCall)
-            done.close()
-            rewrites = {r.item_id: r.rewrites for r in done.finished.values()
-                        if r.status == "ok"}
-        jobs = self.plan_answers(rewrites)
-        log = RecordLog(self.output_dir / "answers.jsonl", QAAnswer)
-        tasks = [Task(job.call_id, self._answer_task(client, job)) for job in jobs]
-        try:
-            totals = asyncio.run(run_tasks(tasks, log, self.config.concurrency, progress))
-        finally:
-            log.close()
-        answers = [a for a in RecordLog(self.output_dir / "answers.jsonl", QAAnswer)
-                   .finished.values()]
-        summary = summarise(answers, self.config.seed, self.config.possible_answers)
-        summary["model"] = self.config.model
-        summary["dataset"] = self.dataset_spec
-        (self.output_dir / "robustness.json").write_text(
-            json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        return totals
+    def rewrite_calls(self) -> list[Call]:
+        calls = []
+        for item in self.items:
+            request = self.rewrite_request(item)
+            calls.append(Call(f"{item.id}|rewrite", request, RewriteCall,
+                              {"item_id": item.id, "model": request.model},
+                              _rewrite_parser(item.question, self.config.rephrasings),
+                              expected_reply_tokens=60 * self.config.rephrasings))
+        return calls
 
-    def _write_run_json(self) -> None:
-        from fbi import __version__
-
-        spec = {"schema_version": 1, "kind": "robustness", "fbi_version": __version__,
-                "model": self.config.model, "api_base": self.config.api_base,
-                "suites": list(self.config.suites), "dataset": {
-                    "spec": self.dataset_spec, "questions": len(self.items),
-                    "fingerprint": hashlib.sha256("\n".join(
-                        i.model_dump_json() for i in self.items).encode()).hexdigest()},
-                "parameters": {k: v for k, v in self.config.__dict__.items()
-                               if k not in ("model", "suites", "api_base")},
-                "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-        (self.output_dir / "run.json").write_text(json.dumps(spec, indent=2) + "\n",
-                                                  encoding="utf-8")
-
-    def _rewrite_task(self, client: ModelClient, item: QAItem):
-        request = self.rewrite_request(item)
-
-        async def run() -> RewriteCall:
-            record = {"call_id": f"{item.id}|rewrite", "item_id": item.id,
-                      "model": request.model, "prompt_hash": _hash(request)}
-            try:
-                response = await client.complete(request)
-            except ModelError as error:
-                return RewriteCall(**record, status="error", reason=str(error))
-            rewrites = _parse_rewrites(response.text, item.question)[: self.config.rephrasings]
-            return RewriteCall(
-                **record, raw_output=response.text, rewrites=rewrites,
-                status="ok" if rewrites else "unparseable",
-                reason=None if rewrites else "no rewrites in the reply", **response.usage())
-        return run
-
-    def _answer_task(self, client: ModelClient, job: AnswerJob):
-        request = self.answer_request(job)
-
-        async def run() -> QAAnswer:
+    def answer_calls(self, jobs: list[AnswerJob]) -> list[Call]:
+        calls = []
+        for job in jobs:
+            request = self.answer_request(job)
             variant, item = job.variant, job.item
-            record: dict[str, Any] = {
-                "call_id": job.call_id, "item_id": item.id, "kind": item.kind,
-                "suite": job.suite, "variant": variant.id, "variant_kind": variant.kind,
-                "sample": job.sample, "question": variant.question,
+            fields = {
+                "item_id": item.id, "kind": item.kind, "suite": job.suite,
+                "variant": variant.id, "variant_kind": variant.kind, "sample": job.sample,
+                "question": variant.question,
                 "choices": list(variant.choices) if variant.choices else None,
                 "gold": list(item.answers), "gold_letter": variant.gold_letter(item),
-                "model": request.model, "prompt_hash": _hash(request)}
-            try:
-                response = await client.complete(request)
-            except ModelError as error:
-                return QAAnswer(**record, status="error", reason=str(error))
-            usage = response.usage()
-            answer, confidence = parse_reply(response.text)
-            scored = score_answer(self.judge, item.kind, answer, tuple(item.answers),
-                                  variant.choices, record["gold_letter"])
-            status = "ok" if scored["answer"] else "unparseable"
-            return QAAnswer(**record, raw_output=response.text, confidence=confidence,
-                            token_confidence=token_confidence(response.token_logprobs),
-                            status=status, reason=None if status == "ok" else "no answer",
-                            **scored, **usage)
-        return run
+                "model": request.model}
+            calls.append(Call(job.call_id, request, QAAnswer, fields,
+                              _answer_parser(self.judge, job, fields["gold_letter"]),
+                              expected_reply_tokens=30))
+        return calls
+
+    def spec(self, totals: RunTotals | None = None) -> RunSpec:
+        from fbi import __version__
+
+        stamp = now()
+        templates = ("_qa_answer.jinja", "_qa_rewrite.jinja")
+        parameters = {k: v for k, v in self.config.__dict__.items()
+                      if k not in ("model", "suites", "api_base", "concurrency", "max_cost")}
+        return RunSpec(
+            kind="robustness", fbi_version=__version__, litellm_version=litellm_version(),
+            model=self.config.model, api_base=self.config.api_base,
+            prompts={t.removesuffix(".jinja"): {"template_sha": self.templates.sha(t)}
+                     for t in templates},
+            dataset={"spec": self.dataset_spec, "questions": len(self.items),
+                     "fingerprint": hashlib.sha256("\n".join(
+                         i.model_dump_json() for i in self.items).encode()).hexdigest()},
+            selection={"suites": list(self.config.suites)}, parameters=parameters,
+            settings={"concurrency": self.config.concurrency,
+                      "max_cost": self.config.max_cost},
+            command=list(sys.argv), created_at=stamp, updated_at=stamp,
+            totals={} if totals is None else totals.as_dict())
+
+    # -- running -------------------------------------------------------------------
+
+    def dry_run(self, client: ModelClient) -> DryRun:
+        """Rewrite calls and the answer calls known so far (answers to rephrasings are
+        counted once the rewrites exist)."""
+        rewrites = self._finished_rewrites(read_log(self.output_dir / "rewrites.jsonl",
+                                                    RewriteCall).latest())
+        calls = (self.rewrite_calls() if self.needs_rewrites() else []) + \
+            self.answer_calls(self.plan_answers(rewrites))
+        done = [k for path, model in ((self.output_dir / "rewrites.jsonl", RewriteCall),
+                                      (self.output_dir / "answers.jsonl", QAAnswer))
+                for k, r in read_log(path, model).latest().items() if r.status != "error"]
+        return dry_run(calls, client, done)
+
+    def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
+        from fbi.local_judge import check_available
+
+        check_available(self.config.model)
+        with RunFolder.open(self.spec(), self.output_dir / "run.json") as folder:
+            totals = RunTotals()
+            rewrites: dict[str, list[str]] = {}
+            if self.needs_rewrites():
+                log = AppendLog(self.output_dir / "rewrites.jsonl", RewriteCall)
+                try:
+                    totals.merge(execute(self.rewrite_calls(), client, log,
+                                         self.config.concurrency, None, self.config.max_cost))
+                finally:
+                    log.close()
+                rewrites = self._finished_rewrites(log.records)
+            jobs = self.plan_answers(rewrites)
+            if not (totals.interrupted or totals.stopped_by_budget):
+                log = AppendLog(self.output_dir / "answers.jsonl", QAAnswer)
+                try:
+                    totals.merge(execute(self.answer_calls(jobs), client, log,
+                                         self.config.concurrency, progress,
+                                         self.config.max_cost))
+                finally:
+                    log.close()
+                wanted = {job.call_id for job in jobs}
+                answers = [a for k, a in log.records.items() if k in wanted]
+                summary = summarise(answers, self.config.seed, self.config.possible_answers,
+                                    self.config.suites, planned_suites(jobs))
+                summary["model"] = self.config.model
+                summary["dataset"] = self.dataset_spec
+                summary["rewrites"] = {"asked": len(self.items) if rewrites or
+                                       self.needs_rewrites() else 0,
+                                       "usable": sum(bool(r) for r in rewrites.values())}
+                write_atomically(self.output_dir / "robustness.json",
+                                 json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+            folder.write(self.spec(totals))
+        return totals
+
+    def _finished_rewrites(self, records: dict[str, RewriteCall]) -> dict[str, list[str]]:
+        wanted = {f"{item.id}|rewrite" for item in self.items}
+        return {r.item_id: r.rewrites for k, r in records.items()
+                if k in wanted and r.status == "ok"}
+
+
+def planned_suites(jobs: list[AnswerJob]) -> set[str]:
+    return {job.suite for job in jobs}
+
+
+def _rewrite_parser(question: str, count: int):
+    def parse(responses: list[ModelResponse]) -> Parsed:
+        rewrites = _parse_rewrites(responses[0].text, question)[:count]
+        if not rewrites:
+            return Parsed("unparseable", reason="no usable rewrites in the reply")
+        return Parsed("ok", {"rewrites": rewrites})
+    return parse
+
+
+def _answer_parser(judge: Judge, job: AnswerJob, gold_letter: str | None):
+    def parse(responses: list[ModelResponse]) -> Parsed:
+        response = responses[0]
+        answer, confidence = parse_reply(response.text)
+        scored = score_answer(judge, job.item.kind, answer, tuple(job.item.answers),
+                              job.variant.choices, gold_letter)
+        fields = {**scored, "confidence": confidence,
+                  "token_confidence": token_confidence(response.token_logprobs)}
+        if not scored["answer"]:
+            return Parsed("unparseable", fields, "no answer")
+        return Parsed("ok", fields)
+    return parse
 
 
 def score_answer(judge: Judge, kind: str, answer: str, golds: tuple[str, ...],
@@ -308,14 +363,17 @@ def _parse_rewrites(text: str, question: str) -> list[str]:
         return []
     seen, kept = {normalise(question)}, []
     for rewrite in rewrites:
-        if isinstance(rewrite, str) and rewrite.strip() and normalise(rewrite) not in seen:
-            seen.add(normalise(rewrite))
-            kept.append(rewrite.strip())
+        if not isinstance(rewrite, str) or not normalise(rewrite) or \
+                _PLACEHOLDER.search(rewrite) or normalise(rewrite) in seen:
+            continue  # empty, the template's own placeholder, the question, or a repeat
+        seen.add(normalise(rewrite))
+        kept.append(rewrite.strip())
     return kept
 
 
-def _hash(request: ModelRequest) -> str:
-    return hashlib.sha256(json.dumps(request.messages).encode()).hexdigest()
+# The rewrite template shows its reply shape with placeholders such as "<rewrite 1>";
+# a reply that copies them back has rewritten nothing.
+_PLACEHOLDER = re.compile(r"<\s*rewrite\s*\d*\s*>|^\s*\.\.\.\s*$", re.IGNORECASE)
 
 
 def _distractors() -> list[str]:
@@ -334,30 +392,63 @@ def answers_frame(answers: list[QAAnswer]) -> pd.DataFrame:
     return pd.DataFrame([a.model_dump() for a in answers])
 
 
-def summarise(answers: list[QAAnswer], seed: int = 0, possible_answers: int | None = None
-              ) -> dict:
+def summarise(answers: list[QAAnswer], seed: int = 0, possible_answers: int | None = None,
+              requested: tuple[str, ...] | None = None,
+              planned: set[str] | None = None) -> dict:
     frame = answers_frame(answers) if answers else pd.DataFrame()
-    return summarise_frame(frame, seed, possible_answers)
+    return summarise_frame(frame, seed, possible_answers, requested, planned)
 
 
 def summarise_frame(frame: pd.DataFrame, seed: int = 0,
-                    possible_answers: int | None = None) -> dict:
-    """Every suite's metrics from an answers table (the columns of ``answers.jsonl``)."""
-    result: dict[str, Any] = {"schema_version": 1, "answers": len(frame), "suites": {}}
-    if frame.empty:
-        return result
+                    possible_answers: int | None = None,
+                    requested: tuple[str, ...] | None = None,
+                    planned: set[str] | None = None) -> dict:
+    """Every suite's metrics from an answers table (the columns of ``answers.jsonl``).
+
+    A requested suite whose answers give no metric (no usable answers, or MultiQ&A with
+    no rephrasing answered) is listed in ``failed_suites`` with the reason, never
+    dropped; one with no question of its kind (``shuffle`` needs multiple choice,
+    ``maqa`` multi-answer questions) is listed in ``skipped_suites``.
+    """
+    result: dict[str, Any] = {"schema_version": 1, "answers": len(frame),
+                              "unusable_answers": 0, "suites": {}, "failed_suites": {},
+                              "skipped_suites": {}}
+    present = set(frame["suite"]) if "suite" in frame else set()
+    planned = present if planned is None else planned
+    requested = tuple(requested) if requested else tuple(s for s in SUITES if s in present)
     usable = frame[frame["status"] == "ok"] if "status" in frame else frame
     result["unusable_answers"] = int(len(frame) - len(usable))
-    for suite, group in usable.groupby("suite"):
-        if suite == "multiqa":
-            result["suites"]["multiqa"] = _multiqa(group, seed, possible_answers)
-        elif suite == "noise":
-            result["suites"]["noise"] = _noise(group, seed)
-        elif suite == "shuffle":
-            result["suites"]["shuffle"] = _shuffle(group)
-        elif suite == "maqa":
-            result["suites"]["maqa"] = _maqa(group)
+    scorers = {"multiqa": lambda g: _multiqa(g, seed, possible_answers),
+               "noise": lambda g: _noise(g, seed), "shuffle": _shuffle, "maqa": _maqa}
+    for suite in requested:
+        if suite not in planned:
+            result["skipped_suites"][suite] = {
+                "shuffle": "no multiple-choice question", "maqa": "no multi-answer question",
+            }.get(suite, "no question for this suite")
+            continue
+        group = usable[usable["suite"] == suite] if len(usable) else usable
+        metrics = scorers[suite](group) if len(group) else {}
+        failure = _failure(suite, metrics, frame)
+        if failure:
+            result["failed_suites"][suite] = failure
+        else:
+            result["suites"][suite] = metrics
     return result
+
+
+def _failure(suite: str, metrics: dict, frame: pd.DataFrame) -> str | None:
+    """Why a suite's metrics cannot stand, or None when they can."""
+    rows = frame[frame["suite"] == suite] if "suite" in frame else frame
+    unusable = int((rows["status"] != "ok").sum()) if "status" in rows else 0
+    if not metrics:
+        return f"no usable answers ({unusable} of {len(rows)} unusable)"
+    if suite == "multiqa" and (metrics.get("questions", 0) == 0
+                               or (metrics.get("variants") or 0) < 2):
+        return ("no question has its original and a rephrasing both answered "
+                f"({unusable} of {len(rows)} answers unusable; check rewrites.jsonl)")
+    if suite == "shuffle" and metrics.get("questions", 0) == 0:
+        return f"no question answered in every order ({unusable} of {len(rows)} unusable)"
+    return None
 
 
 def _matrix(group: pd.DataFrame, variants: list[str], column: str) -> tuple[pd.DataFrame, int]:
@@ -444,13 +535,30 @@ SCORE_COLUMNS = {"question_id": "item_id", "id": "item_id", "shuffle": "variant"
                  "shuffle_id": "variant", "variant_id": "variant"}
 
 
-def score_answers(spec: str, correctness: str = "f1", seed: int = 0,
+def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
                   possible_answers: int | None = None) -> dict:
-    """Metrics from an answers table a user brings (JSONL, CSV or Parquet); no model."""
+    """Metrics from an answers table (JSONL, CSV or Parquet); no model is called.
+
+    A run's own ``answers.jsonl`` is read exactly as the run read it (the last record of
+    each call, unusable answers kept as such, the run's seed, K and suites from the
+    ``run.json`` beside it), so it gives the run's ``robustness.json`` metrics. Any
+    other table is scored from its columns (see the README).
+    """
     path = Path(spec)
     if not path.exists():
         raise InputError(f"{spec}: no such file. Fix: give an answers table "
                          "(.jsonl, .csv or .parquet)")
+    if path.suffix.lower() == ".jsonl":
+        own = _run_answers(path)
+        if own is not None:
+            answers, run = own
+            parameters = run.parameters if run else {}
+            summary = summarise(
+                answers, parameters.get("seed", 0) if seed is None else seed,
+                possible_answers or parameters.get("possible_answers"),
+                tuple(run.selection.get("suites", ())) if run else None)
+            summary["source"] = str(path)
+            return summary
     readers = {".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv,
                ".parquet": pd.read_parquet}
     if path.suffix.lower() not in readers:
@@ -481,9 +589,29 @@ def score_answers(spec: str, correctness: str = "f1", seed: int = 0,
     frame["correct"] = frame["correct"].astype(bool)
     if "sample" not in frame:
         frame["sample"] = 0
-    summary = summarise_frame(frame, seed, possible_answers)
+    summary = summarise_frame(frame, seed or 0, possible_answers)
     summary["source"] = str(path)
     return summary
+
+
+def _run_answers(path: Path) -> tuple[list[QAAnswer], RunSpec | None] | None:
+    """The answers of a robustness run's log and the run's spec, or None when the file
+    is not such a log."""
+    from fbi.runs import read_spec
+
+    with open(path, "rb") as file:
+        first = file.readline()
+    try:
+        QAAnswer.model_validate_json(first)
+    except ValueError:
+        return None
+    contents = read_log(path, QAAnswer)
+    if contents.problem():
+        raise InputError(contents.problem())
+    run = read_spec(path.parent / "run.json")
+    if run is not None and run.kind != "robustness":
+        run = None
+    return list(contents.latest().values()), run
 
 
 def _golds(value) -> tuple[str, ...]:

@@ -111,6 +111,9 @@ class Dataset:
     instances: list[Instance]
     rows_read: int
     files: list[str] = field(default_factory=list)
+    # the filters that chose these instances, and the fingerprint of what they chose from
+    selection: dict[str, Any] = field(default_factory=dict)
+    source_fingerprint: str | None = None
 
     def __len__(self) -> int:
         return len(self.instances)
@@ -144,7 +147,11 @@ class Dataset:
         ]
         if limit is not None:
             chosen = _first_per_category(chosen, limit)
-        return Dataset(self.spec, chosen, self.rows_read, self.files)
+        selection = {"abilities": sorted(a.value for a in wanted_abilities),
+                     "categories": sorted(wanted_categories), "include_extra": include_extra,
+                     "limit": limit}
+        return Dataset(self.spec, chosen, self.rows_read, self.files, selection,
+                       self.source_fingerprint or self.fingerprint)
 
 
 def _first_per_category(instances: list[Instance], limit: int) -> list[Instance]:

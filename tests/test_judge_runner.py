@@ -120,11 +120,14 @@ def test_run_json_records_what_was_asked(tmp_path):
                      fbi_env(tmp_path))
     assert result.returncode == 0, result.stderr
     spec = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert spec["judge"] == JUDGE and spec["api_base"] == server.url
-    assert spec["strategies"]["rubric"]["score_range"] == [1, 5]
-    assert spec["strategies"]["rubric"]["version"] == "1"
+    assert spec["kind"] == "evaluate"
+    assert spec["model"] == JUDGE and spec["api_base"] == server.url
+    assert spec["prompts"]["rubric"]["score_range"] == [1, 5]
+    assert spec["prompts"]["rubric"]["version"] == "1"
     assert spec["dataset"]["spec"] == "sample" and len(spec["dataset"]["fingerprint"]) == 64
-    assert spec["record_versions"] == {"instance": 1, "judgment": 1, "run": 1}
+    assert spec["selection"]["categories"] == ["do-less"]
+    assert spec["command"][1:3] == ["evaluate", "--judge"]
+    assert spec["record_versions"] == {"instance": 1, "judgment": 1, "run": 2}
     assert spec["totals"]["calls"] == 6 and spec["totals"]["failed"] == 0
     assert spec["fbi_version"] and spec["litellm_version"]
     record = judgments(tmp_path / "run")[0]
@@ -142,7 +145,7 @@ def test_a_different_run_in_the_same_folder_is_refused(tmp_path):
                    env).returncode == 0
         other = run(evaluate_args(server, tmp_path / "run", "--category", "entity",
                                   "--temperature", "0.5"), env)
-    assert other.returncode == 2 and "different temperature" in other.stderr
+    assert other.returncode == 2 and "temperature: 0.0 → 0.5" in other.stderr
     assert "Traceback" not in other.stderr
 
 

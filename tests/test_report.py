@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from fbi.cli import main
+from fbi.errors import InputError
 from fbi.metrics import bootstrap_interval, wilson_interval
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report_run"
@@ -115,6 +116,8 @@ def test_comparison_report_of_two_runs(tmp_path):
     shutil.copytree(FIXTURE, other)
     text = (other / "judgments.jsonl").read_text().replace("openai/hand-judge", "openai/judge-2")
     (other / "judgments.jsonl").write_text(text)
+    spec = (other / "run.json").read_text().replace("openai/hand-judge", "openai/judge-2")
+    (other / "run.json").write_text(spec)
     result = CliRunner().invoke(main, ["report", str(FIXTURE), str(other), "--output",
                                        str(tmp_path / "out"), "--format", "md"])
     assert result.exit_code == 0, result.output
@@ -134,7 +137,7 @@ def test_explain_check_through_the_runner(tmp_path):
     from openai_server import ChatServer
 
     from fbi.cache import ResponseCache
-    from fbi.explanations import run_explanation_checks
+    from fbi.explanations import ExplanationChecks
     from fbi.llm import ModelClient
 
     run = tmp_path / "run"
@@ -147,12 +150,15 @@ def test_explain_check_through_the_runner(tmp_path):
     os.environ.setdefault("OPENAI_API_KEY", "sk-test")
     with ChatServer(script=checker) as server:
         client = ModelClient(cache=ResponseCache(tmp_path / "cache.sqlite"))
-        totals = run_explanation_checks(run, "openai/checker", client, api_base=server.url)
+        totals = ExplanationChecks(run, "openai/checker", server.url).run(client)
         # undetected with explanations: vanilla e2, e4; pairwise e2, e3, e4; reference e1
         assert totals.total == 6 and totals.completed == 6
-        again = run_explanation_checks(run, "openai/checker", client, api_base=server.url)
+        again = ExplanationChecks(run, "openai/checker", server.url).run(client)
         assert again.completed == 0 and again.already_done == 6  # resumed, nothing redone
         assert server.counts["ok"] == 6
+        other = ExplanationChecks(run, "openai/other-checker", server.url)
+        with pytest.raises(InputError, match="model: \"openai/checker\" → "):
+            other.run(client)  # another checker never relabels the stored checks
     result = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "out"),
                                        "--format", "json", "--format", "md"])
     assert result.exit_code == 0, result.output

@@ -129,7 +129,7 @@ def test_all_suites_end_to_end_and_resume(tmp_path):
         again = run_suites(tmp_path, server)
         assert server.counts["ok"] == served  # a finished run calls nothing again
     assert result.returncode == 0, result.stderr
-    assert again.returncode == 0 and "0 answers this time" in again.stdout
+    assert again.returncode == 0 and "0 calls this time" in again.stdout
     answers = [json.loads(line) for line in (tmp_path / "run" / "answers.jsonl")
                .read_text().splitlines()]
     assert len({a["call_id"] for a in answers}) == len(answers)

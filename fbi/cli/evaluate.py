@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from fbi.cli._run import RichProgress, console, exit_for, print_dry_run, print_totals
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
-
-console = Console(highlight=False)
 
 
 def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
@@ -31,38 +27,6 @@ def default_output(judge: str, dataset: str) -> Path:
     def slug(text: str) -> str:
         return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(text).name or text).strip("-") or "run"
     return Path("fbi-runs") / f"{slug(judge)}__{slug(dataset)}"
-
-
-class RichProgress:
-    """The runner's Progress protocol drawn as a rich progress bar."""
-
-    def __init__(self) -> None:
-        self._bar = Progress(
-            TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("cached {task.fields[cached]} · failed {task.fields[failed]} · "
-                       "unparseable {task.fields[unparseable]} · {task.fields[tokens]} tokens · "
-                       "${task.fields[cost]:.4f}"),
-            TimeElapsedColumn(), console=console, transient=False,
-        )
-        self._task = None
-        self._fields = {"cached": 0, "failed": 0, "unparseable": 0, "tokens": 0, "cost": 0.0}
-
-    def start(self, total: int, already_done: int) -> None:
-        self._bar.start()
-        self._task = self._bar.add_task("judging", total=total, completed=already_done,
-                                        **self._fields)
-
-    def advance(self, record) -> None:
-        fields = self._fields
-        fields["cached"] += bool(record.cached)
-        fields["failed"] += record.status == "error"
-        fields["unparseable"] += record.status == "unparseable"
-        fields["tokens"] += record.prompt_tokens + record.completion_tokens
-        fields["cost"] += record.cost or 0.0
-        self._bar.update(self._task, advance=1, **fields)
-
-    def finish(self) -> None:
-        self._bar.stop()
 
 
 @click.command()
@@ -99,9 +63,12 @@ class RichProgress:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Response cache file (default $FBI_CACHE or ~/.cache/fbi/responses.sqlite).")
+@click.option("--label", help="This run's name in comparison reports (default: the judge, "
+                              "plus what differs from the other runs there).")
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
-             api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path) -> None:
+             api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
+             label) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
     from fbi.evaluate import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_judgments
@@ -111,44 +78,30 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     dataset = load_dataset(dataset_spec)
     chosen = dataset.select(abilities, categories, include_extra, limit)
     left_out = len(dataset) - len(chosen)
+    why = "by the filters" if abilities or categories or limit else \
+        "in extra categories; --include-extra judges them"
     console.print(f"Read {dataset.rows_read} rows from {dataset_spec}; judging {len(chosen)} "
-                  f"instances" + (f" ({left_out} left out by the filters)" if left_out else ""))
+                  f"instances" + (f" ({left_out} left out {why})" if left_out else ""))
     config = EvaluationConfig(
         judge=judge, strategies=tuple(strategies) or DEFAULT_STRATEGIES, score_range=score_range,
         temperature=temperature, max_tokens=max_tokens, api_base=api_base,
-        concurrency=concurrency, timeout_s=timeout, repair=repair, max_cost=max_cost,
-        prompts_dir=prompts_dir)
+        concurrency=concurrency, timeout_s=timeout, retries=retries, repair=repair,
+        max_cost=max_cost, prompts_dir=prompts_dir, label=label)
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output)
     cache = None if no_cache else ResponseCache(cache_path)
 
     if dry_run:
-        estimate = evaluation.dry_run(cache)
-        cost = estimate["cost_usd"]
-        console.print(
-            f"{estimate['calls']} calls planned: {estimate['done']} already in {output}, "
-            f"{estimate['cached']} in the cache, [bold]{estimate['to_call']} to make[/].\n"
-            f"Estimated {estimate['prompt_tokens']:,} prompt + "
-            f"{estimate['completion_tokens']:,} reply tokens, cost "
-            + (f"${cost:.4f}" if cost is not None else "unknown (no price data for "
-               f"{judge})") + ".")
+        print_dry_run(evaluation.dry_run(cache), judge, str(output))
         return
 
     client = ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
-    totals = evaluation.run(client, RichProgress())
-    console.print(
-        f"{totals.completed} calls this time ({totals.cached} from the cache, "
-        f"{client.calls_made} requests to the model), {totals.already_done} done before; "
-        f"{totals.unparseable} unparseable, {totals.failed} failed; "
-        f"{totals.prompt_tokens + totals.completion_tokens:,} tokens, ${totals.cost:.4f}.")
-    for error in totals.errors:
-        console.print(f"[red]failed:[/] {error}", soft_wrap=True)
+    totals = evaluation.run(client, RichProgress("judging"))
+    print_totals(totals)
     console.print(headline_table(read_judgments(output), evaluation.registry))
     console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
                   f"fbi report {output}")
-    if totals.failed:
-        console.print("[yellow]Some calls failed; run the same command again to retry them.[/]")
-        sys.exit(1)
+    exit_for(totals)
 
 
 def headline_table(judgments, registry) -> Table:

@@ -48,9 +48,8 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
             cache_path) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
     from fbi.cache import ResponseCache
-    from fbi.cli.evaluate import RichProgress
+    from fbi.cli._run import RichProgress, exit_for, print_dry_run
     from fbi.llm import ModelClient
-    from fbi.local_judge import check_available
     from fbi.perturb import PerturbConfig, Perturber
     from fbi.sources import load_gold_items
 
@@ -67,16 +66,10 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
     cache = None if no_cache else ResponseCache(cache_path)
     client = ModelClient(cache=cache)
     if dry_run:
-        estimate = perturber.dry_run(client)
-        cost = estimate["cost_usd"]
-        console.print(f"{estimate['to_call']} LLM calls to make ({estimate['done']} done, "
-                      f"{estimate['cached']} cached); about {estimate['prompt_tokens']:,} prompt "
-                      f"+ {estimate['completion_tokens']:,} reply tokens, cost "
-                      + (f"${cost:.4f}." if cost is not None else "unknown."))
+        console.print(f"{len(perturber.rule_jobs)} rule candidates (no model call).")
+        print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))
         return
-    if perturber.llm_jobs:
-        check_available(model)
-    result = perturber.run(client, RichProgress() if perturber.llm_jobs else None)
+    result = perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None)
     table = Table(title=f"Candidates written to {output}")
     for column in ("category", "engine", "generated", "flagged", "declined", "failed",
                    "main reason declined or failed"):
@@ -97,3 +90,5 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
                       f"{llm.prompt_tokens + llm.completion_tokens:,} tokens, ${llm.cost:.4f}.")
     console.print(f"{len(result.candidates)} candidates, all labelled unvetted; "
                   f"vet them with: fbi annotate {output} --annotator NAME")
+    if result.llm is not None:
+        exit_for(result.llm)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fbi.report import FORMATS
@@ -28,6 +29,8 @@ def report(run_dirs, formats, output) -> None:
     from fbi.report import table_3, write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS)
+    for problem in summary["problems"]:
+        console.print(f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True)
     for judge in sorted({r["judge"] for r in summary["rates"]}):
         header, rows = table_3(summary, judge)
         table = Table(title=f"{judge}: % undetected [95% interval]; SI: % retained")
@@ -55,25 +58,31 @@ def report(run_dirs, formats, output) -> None:
 @click.option("--api-base")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True)
+@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), help="Check at most N explanations.")
+@click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
+@click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
-def explain_check(run_dir, checker, api_base, concurrency, timeout, no_cache,
-                  cache_path) -> None:
+def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, limit, dry_run,
+                  max_cost, no_cache, cache_path) -> None:
     """Ask a checker model whether the judge's explanation named an error it did not score.
 
     For each undetected instance whose judge gave an explanation (paper §5.3); results go
     to RUN_DIR/explanation_checks.jsonl and show in `fbi report`. Resumable and cached.
     """
     from fbi.cache import ResponseCache
-    from fbi.cli.evaluate import RichProgress
-    from fbi.explanations import run_explanation_checks
-    from fbi.llm import ModelClient
+    from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
+    from fbi.explanations import ExplanationChecks
+    from fbi.llm import ModelClient, RetryPolicy
 
+    checks = ExplanationChecks(run_dir, checker, api_base, concurrency, max_cost, limit)
     cache = None if no_cache else ResponseCache(cache_path)
-    client = ModelClient(cache=cache, timeout_s=timeout)
-    totals = run_explanation_checks(run_dir, checker, client, api_base=api_base,
-                                    concurrency=concurrency, progress=RichProgress())
-    console.print(f"{totals.total} explanations to check: {totals.completed} checked now "
-                  f"({totals.cached} from the cache), {totals.already_done} before; "
-                  f"{totals.unparseable} unparseable, {totals.failed} failed. "
-                  f"Run `fbi report {run_dir}` to see them.")
+    client = ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
+    if dry_run:
+        print_dry_run(checks.dry_run(client), checker, str(run_dir))
+        return
+    totals = checks.run(client, RichProgress("checking explanations"))
+    print_totals(totals, "explanations checked")
+    console.print(f"Run `fbi report {run_dir}` to see them.")
+    exit_for(totals)

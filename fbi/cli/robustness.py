@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -38,42 +39,59 @@ def robustness() -> None:
               help="K for certainty and M2 (default: the distinct answers observed).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--api-base")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
+              help="Seconds per call.")
+@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True)
+@click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
+@click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
 def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, correctness,
-        threshold, possible_answers, seed, api_base, concurrency, no_cache,
-        cache_path) -> None:
-    """Answer every question variant with MODEL and compute the robustness metrics."""
+        threshold, possible_answers, seed, api_base, limit, concurrency, timeout, retries,
+        dry_run, max_cost, no_cache, cache_path) -> None:
+    """Answer every question variant with MODEL and compute the robustness metrics.
+
+    Exit code 1 when calls failed or a suite gave no metric (named in the summary).
+    """
     from fbi.cache import ResponseCache
-    from fbi.cli.evaluate import RichProgress
-    from fbi.llm import ModelClient
-    from fbi.local_judge import check_available
+    from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
+    from fbi.llm import ModelClient, RetryPolicy
     from fbi.qa import load_qa_items
     from fbi.robustness import SUITES, RobustnessConfig, RobustnessRun
 
     items, rows = load_qa_items(dataset_spec)
+    items = items[:limit] if limit else items
     chosen = SUITES if not suites or "all" in suites else tuple(suites)
     config = RobustnessConfig(model=model, suites=chosen, rephrasings=rephrasings,
                               shuffles=shuffles, samples=samples, seed=seed,
                               api_base=api_base, concurrency=concurrency,
                               correctness=correctness, threshold=threshold,
-                              possible_answers=possible_answers)
+                              possible_answers=possible_answers, max_cost=max_cost)
     console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions; suites "
                   f"{', '.join(chosen)}")
-    check_available(model)
+    robustness_run = RobustnessRun(items, config, output, dataset_spec)
+    client = ModelClient(cache=None if no_cache else ResponseCache(cache_path),
+                         timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
+    if dry_run:
+        print_dry_run(robustness_run.dry_run(client), model, str(output))
+        return
     if correctness == "embedding":
         from fbi.embeddings import load_embedder
 
         load_embedder()  # fail now, with what to install, rather than mid-run
-    client = ModelClient(cache=None if no_cache else ResponseCache(cache_path))
-    totals = RobustnessRun(items, config, output, dataset_spec).run(client, RichProgress())
-    console.print(f"{totals.completed} answers this time ({totals.cached} cached), "
-                  f"{totals.already_done} before; {totals.failed} failed.")
-    summary = json.loads((output / "robustness.json").read_text(encoding="utf-8"))
-    print_summary(summary)
-    console.print(f"Answers in {output / 'answers.jsonl'}; metrics in "
-                  f"{output / 'robustness.json'}; `fbi report {output}` renders them.")
+    totals = robustness_run.run(client, RichProgress("answering"))
+    print_totals(totals, "calls")
+    metrics = output / "robustness.json"
+    if metrics.exists() and not (totals.interrupted or totals.stopped_by_budget):
+        summary = json.loads(metrics.read_text(encoding="utf-8"))
+        print_summary(summary)
+        console.print(f"Answers in {output / 'answers.jsonl'}; metrics in {metrics}; "
+                      f"`fbi report {output}` renders them.")
+    exit_for(totals)
+    if metrics.exists() and json.loads(metrics.read_text(encoding="utf-8"))["failed_suites"]:
+        sys.exit(1)
 
 
 @robustness.command("score")
@@ -103,6 +121,10 @@ def _fmt(value) -> str:
 
 def print_summary(summary: dict) -> None:
     suites = summary.get("suites", {})
+    for suite, reason in summary.get("failed_suites", {}).items():
+        console.print(f"[red]suite {suite} failed:[/] {reason}")
+    for suite, reason in summary.get("skipped_suites", {}).items():
+        console.print(f"suite {suite} skipped: {reason}")
     if "multiqa" in suites:
         m = suites["multiqa"]
         table = Table(title="MultiQ&A: rephrasings")

@@ -1,0 +1,98 @@
+"""What every model-calling command shares: the progress bar and the exit codes.
+
+Exit codes mean the same in every stage: 0 all done; 1 some calls failed or a budget
+stop (with the count printed); 2 bad input or configuration (raised as errors, see
+``fbi.cli``); 130 interrupted, with everything finished saved.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from fbi.runs import DryRun, RunTotals
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class RichProgress:
+    """The harness's Progress protocol drawn as a rich progress bar with an ETA."""
+
+    def __init__(self, description: str = "judging") -> None:
+        self._bar = Progress(
+            TextColumn(f"[bold]{escape(description)}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("cached {task.fields[cached]} · failed {task.fields[failed]} · "
+                       "unparseable {task.fields[unparseable]} · ${task.fields[cost]:.4f}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=console, transient=False,
+        )
+        self._task = None
+        self._fields = {"cached": 0, "failed": 0, "unparseable": 0, "cost": 0.0}
+
+    def start(self, total: int, already_done: int) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task("run", total=total, completed=already_done,
+                                        **self._fields)
+
+    def advance(self, record) -> None:
+        fields = self._fields
+        fields["cached"] += bool(record.cached)
+        fields["failed"] += record.status == "error"
+        fields["unparseable"] += record.status == "unparseable"
+        fields["cost"] += record.cost or 0.0
+        self._bar.update(self._task, advance=1, **fields)
+
+    def finish(self) -> None:
+        self._bar.stop()
+
+
+def print_dry_run(estimate: DryRun, model: str, where: str) -> None:
+    cost = estimate.cost_usd
+    console.print(
+        f"{estimate.calls} calls planned: {estimate.done} already in {where}, "
+        f"{estimate.cached} in the cache, [bold]{estimate.to_call} to make[/].\n"
+        f"Estimated {estimate.prompt_tokens:,} prompt + {estimate.completion_tokens:,} reply "
+        "tokens, cost " + (f"${cost:.4f}" if cost is not None
+                           else f"unknown (no price data for {escape(model)})") + ".")
+
+
+def print_totals(totals: RunTotals, noun: str = "calls") -> None:
+    console.print(
+        f"{totals.completed} {noun} this time ({totals.cached} from the cache, "
+        f"{totals.requests} requests to the model), {totals.already_done} done before; "
+        f"{totals.unparseable} unparseable, {totals.failed} failed; "
+        f"{totals.prompt_tokens + totals.completion_tokens:,} tokens, ${totals.cost:.4f}.")
+    for error in totals.errors:
+        console.print(f"[red]failed:[/] {escape(error)}", soft_wrap=True)
+
+
+def exit_for(totals: RunTotals, rerun_hint: str = "run the same command again") -> None:
+    """Exit 130 when interrupted, 1 when calls failed or the budget stopped the run;
+    return when all is done."""
+    if totals.interrupted:
+        left = totals.total - totals.already_done - totals.completed
+        err_console.print(f"[yellow]interrupted: {totals.already_done + totals.completed} of "
+                          f"{totals.total} calls are saved, {left} left; {rerun_hint} to "
+                          "resume.[/]", soft_wrap=True)
+        sys.exit(130)
+    if totals.stopped_by_budget:
+        done = totals.already_done + totals.completed
+        err_console.print(f"[yellow]stopped before passing --max-cost ${totals.budget:g}: "
+                          f"{done} of {totals.total} calls are done. {rerun_hint.capitalize()}"
+                          " with a higher --max-cost to continue.[/]", soft_wrap=True)
+        sys.exit(1)
+    if totals.failed:
+        err_console.print(f"[yellow]{totals.failed} calls failed; {rerun_hint} to retry "
+                          "them.[/]")
+        sys.exit(1)

@@ -1,0 +1,47 @@
+"""The run harness every model-calling stage goes through (evaluate, explain-check,
+perturb, robustness).
+
+* :mod:`fbi.runs._folder` — where a run folder is validated: the typed spec, the
+  same-run guard, the one-writer lock;
+* :mod:`fbi.runs._execute` — where a model reply becomes a record (:func:`record_of`),
+  and how calls run: concurrency, budget, dry run, progress, interruption;
+* :mod:`fbi.runs._log` — the one JSONL policy every log is written and read with.
+"""
+
+from fbi.runs._execute import (
+    Call,
+    DryRun,
+    NoProgress,
+    Parsed,
+    Progress,
+    RunTotals,
+    dry_run,
+    execute,
+    perform,
+    record_of,
+)
+from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
+from fbi.runs._log import AppendLog, LogContents, dumps, read_log, write_atomically
+
+__all__ = [
+    "AppendLog",
+    "Call",
+    "DryRun",
+    "LogContents",
+    "NoProgress",
+    "Parsed",
+    "Progress",
+    "RunBusy",
+    "RunFolder",
+    "RunTotals",
+    "dry_run",
+    "dumps",
+    "execute",
+    "identity_differences",
+    "now",
+    "perform",
+    "read_log",
+    "read_spec",
+    "record_of",
+    "write_atomically",
+]

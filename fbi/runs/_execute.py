@@ -1,0 +1,307 @@
+"""Where a model reply becomes a record, and how a stage's calls are run.
+
+A stage plans :class:`Call` objects: an id, the request, the record type with the fields
+known before calling, and a ``parse`` function that reads what the replies say.
+:func:`record_of` is the one place a reply (or an error) becomes a record: the prompt
+hash, the raw reply and any follow-up replies, the parsed fields, the status, the usage.
+:func:`execute` runs the calls not yet finished in a log, concurrently, within a budget,
+appending each record as it completes and reporting progress through the small
+:class:`Progress` protocol (so it never imports a UI).
+
+Interruption: on the first Ctrl-C no new call starts, calls in flight get a few seconds
+to finish (the embedded judge stops generating at once), everything finished is already
+on disk, and :func:`execute` returns with ``interrupted`` set; a second Ctrl-C exits at
+once. The caller writes its totals and exits 130.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from fbi.errors import ModelError
+from fbi.llm import (
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    abort_local_calls,
+    allow_local_calls,
+    count_tokens,
+    estimate_cost,
+)
+from fbi.records import CallRecord
+from fbi.runs._log import AppendLog
+
+#: Seconds the calls in flight get to finish after the first Ctrl-C.
+GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a stage read from a call's replies."""
+
+    status: Literal["ok", "unparseable"]
+    fields: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One planned model call and how to turn its replies into a record.
+
+    ``parse`` receives every reply of the call (the first, then follow-ups); ``repair``,
+    when given, builds a follow-up request from the first reply, asked up to ``repairs``
+    times while the parse stays unparseable.
+    """
+
+    call_id: str
+    request: ModelRequest
+    record_type: type[CallRecord]
+    fields: dict[str, Any]
+    parse: Callable[[list[ModelResponse]], Parsed]
+    repair: Callable[[str], ModelRequest] | None = None
+    repairs: int = 0
+    expected_reply_tokens: int | None = None  # for --dry-run estimates
+
+
+def record_of(call: Call, responses: list[ModelResponse],
+              error: Exception | None = None) -> CallRecord:
+    """The record of ``call``: its replies read by ``call.parse``, or the error."""
+    base = {"call_id": call.call_id, "prompt_hash": call.request.prompt_hash(), **call.fields}
+    if not responses:
+        return call.record_type(**base, status="error", reason=str(error or "no reply"))
+    parsed = call.parse(responses)
+    costs = [r.cost for r in responses]
+    return call.record_type(
+        **base, **parsed.fields, raw_output=responses[0].text,
+        repair_outputs=[r.text for r in responses[1:]], status=parsed.status,
+        reason=parsed.reason, prompt_tokens=sum(r.prompt_tokens for r in responses),
+        completion_tokens=sum(r.completion_tokens for r in responses),
+        cost=None if all(c is None for c in costs) else sum(c or 0.0 for c in costs),
+        latency_s=sum(r.latency_s for r in responses),
+        cached=all(r.cached for r in responses))
+
+
+async def perform(call: Call, client: ModelClient) -> CallRecord:
+    """Make ``call`` (and its follow-ups, if its reply is unreadable) and record it."""
+    try:
+        responses = [await client.complete(call.request)]
+    except ModelError as error:
+        return record_of(call, [], error)
+    if call.repair is not None:
+        for _ in range(call.repairs):
+            if call.parse(responses).status == "ok":
+                break
+            try:
+                responses.append(await client.complete(call.repair(responses[0].text)))
+            except ModelError:
+                break  # the first reply stands
+    return record_of(call, responses)
+
+
+class Progress(Protocol):
+    """What the harness tells a UI. The CLI draws it as a rich progress bar."""
+
+    def start(self, total: int, already_done: int) -> None: ...
+
+    def advance(self, record: CallRecord) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class NoProgress:
+    def start(self, total: int, already_done: int) -> None:
+        pass
+
+    def advance(self, record: CallRecord) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+@dataclass
+class RunTotals:
+    total: int = 0
+    already_done: int = 0
+    completed: int = 0
+    cached: int = 0
+    unparseable: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    requests: int = 0  # requests that reached a model (retries included)
+    stopped_by_budget: bool = False
+    interrupted: bool = False
+    budget: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, record: CallRecord) -> None:
+        self.completed += 1
+        self.cached += record.cached
+        self.unparseable += record.status == "unparseable"
+        if record.status == "error":
+            self.failed += 1
+            if len(self.errors) < 5:
+                self.errors.append(str(record.reason or ""))
+        self.prompt_tokens += record.prompt_tokens
+        self.completion_tokens += record.completion_tokens
+        self.cost += record.cost or 0.0
+
+    def merge(self, other: RunTotals) -> RunTotals:
+        """Both phases of a stage (e.g. robustness rewrites, then answers) as one."""
+        for name in ("total", "already_done", "completed", "cached", "unparseable", "failed",
+                     "prompt_tokens", "completion_tokens", "cost", "requests"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.stopped_by_budget |= other.stopped_by_budget
+        self.interrupted |= other.interrupted
+        self.errors = (self.errors + other.errors)[:5]
+        return self
+
+    def as_dict(self) -> dict[str, Any]:
+        """The totals kept in run.json."""
+        return {"calls": self.total, "done_before": self.already_done,
+                "completed": self.completed, "cached": self.cached,
+                "requests": self.requests, "unparseable": self.unparseable,
+                "failed": self.failed, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost, 6),
+                "stopped_by_budget": self.stopped_by_budget, "interrupted": self.interrupted}
+
+
+def estimated_cost(request: ModelRequest) -> float | None:
+    """What a call can cost at most: its prompt and the longest reply it allows."""
+    prompt_tokens = count_tokens(request.model, request.message_dicts())
+    return estimate_cost(request.model, prompt_tokens, request.max_tokens or 0)
+
+
+def execute(calls: Iterable[Call], client: ModelClient, log: AppendLog,
+            concurrency: int = 8, progress: Progress | None = None,
+            max_cost: float | None = None) -> RunTotals:
+    """Run every call without a finished record in ``log``; see the module docstring."""
+    calls = list(calls)
+    finished = log.finished
+    pending = [c for c in calls if c.call_id not in finished]
+    spent_before = sum(r.cost or 0.0 for r in log.records.values())
+    totals = RunTotals(total=len(calls), already_done=len(calls) - len(pending),
+                       budget=max_cost)
+    progress = progress or NoProgress()
+    requests_before = client.calls_made
+    allow_local_calls()
+    progress.start(len(calls), totals.already_done)
+    try:
+        totals.interrupted = _run_interruptibly(lambda stop: _run(
+            pending, client, log, totals, progress, stop, concurrency, max_cost, spent_before))
+    finally:
+        progress.finish()
+        totals.requests = client.calls_made - requests_before
+    return totals
+
+
+async def _run(pending: list[Call], client: ModelClient, log: AppendLog, totals: RunTotals,
+               progress: Progress, stop: asyncio.Event, concurrency: int,
+               max_cost: float | None, spent_before: float) -> None:
+    queue = iter(pending)
+    reserved = 0.0
+
+    async def worker() -> None:
+        nonlocal reserved
+        for call in queue:  # one shared iterator: each call is taken once
+            if stop.is_set():
+                return
+            estimate = 0.0
+            if max_cost is not None:
+                estimate = estimated_cost(call.request) or 0.0
+                if spent_before + totals.cost + reserved + estimate > max_cost:
+                    totals.stopped_by_budget = True
+                    return
+            reserved += estimate
+            try:
+                record = await perform(call, client)
+            finally:
+                reserved -= estimate
+            log.append(record)
+            totals.add(record)
+            progress.advance(record)
+
+    workers = asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({workers, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    if not workers.done():  # interrupted: give the calls in flight a moment
+        try:
+            await asyncio.wait_for(asyncio.shield(workers), GRACE_S)
+        except asyncio.TimeoutError:
+            workers.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await workers
+    stopped.cancel()
+    if not workers.cancelled():
+        workers.result()  # a bug in a stage surfaces here, not silently
+
+
+def _run_interruptibly(make) -> bool:
+    """Run ``make(stop_event)`` on a fresh event loop; returns whether Ctrl-C stopped it."""
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    interrupted = False
+
+    def on_interrupt() -> None:
+        nonlocal interrupted
+        if interrupted:  # the second Ctrl-C: finished records are flushed already
+            os._exit(130)
+        interrupted = True
+        loop.call_soon_threadsafe(stop.set)
+        abort_local_calls()
+
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    try:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(make(stop))
+    finally:
+        if in_main_thread:
+            loop.remove_signal_handler(signal.SIGINT)
+        # Like asyncio.run: cancel what is left (litellm's logging worker, calls
+        # abandoned after the grace period) and let it unwind, then close.
+        leftovers = asyncio.all_tasks(loop)
+        for task in leftovers:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        asyncio.set_event_loop(None)
+        loop.close()  # never waits for threads still busy: they were told to stop
+    return interrupted
+
+
+@dataclass
+class DryRun:
+    calls: int
+    done: int
+    cached: int
+    to_call: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+
+def dry_run(calls: list[Call], client: ModelClient, finished: Iterable[str]) -> DryRun:
+    """Calls still to make, their tokens and cost; calls nothing and writes nothing."""
+    finished = set(finished)
+    open_calls = [c for c in calls if c.call_id not in finished]
+    to_call = [c for c in open_calls if client.cached(c.request) is None]
+    model = calls[0].request.model if calls else ""
+    prompt_tokens = sum(count_tokens(c.request.model, c.request.message_dicts())
+                        for c in to_call)
+    reply_tokens = sum(min(c.request.max_tokens or 1024, c.expected_reply_tokens or 250)
+                       for c in to_call)
+    cost = estimate_cost(model, prompt_tokens, reply_tokens) if to_call else 0.0
+    return DryRun(len(calls), len(calls) - len(open_calls), len(open_calls) - len(to_call),
+                  len(to_call), prompt_tokens, reply_tokens, cost)

@@ -1,0 +1,173 @@
+"""Where a run folder is validated: its spec, the same-run guard, and the one-writer lock.
+
+Every stage that calls a model keeps its state in a run folder (or, for ``perturb``,
+beside its queue): a typed :class:`~fbi.records.RunSpec` and one or more append-only
+logs. :meth:`RunFolder.open` is the only way to write there. It
+
+* takes an OS lock held for the whole run, so a second process on the same folder is
+  refused at once with the holder's pid (two writers would double the cost and could
+  lose records);
+* refuses a folder whose spec has another identity (another model, api_base, prompt
+  version, sampling parameter, dataset or selection), naming each field that differs and
+  how to start a new folder;
+* writes the spec atomically, keeping the first ``created_at``.
+
+Reading a run (``--dry-run``, ``fbi report``) never takes the lock and never writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from fbi.errors import InputError
+from fbi.records import RunSpec
+from fbi.runs._log import write_atomically
+
+LOCK_NAME = ".fbi.lock"
+
+
+class RunBusy(InputError):
+    """Another process is writing to this run folder."""
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def read_spec(path: str | Path) -> RunSpec | None:
+    """The spec at ``path``; None when there is no file; InputError when it is invalid."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        return RunSpec.model_validate_json(path.read_bytes())
+    except (ValidationError, ValueError) as error:
+        reason = "empty" if path.stat().st_size == 0 else _first_error(error)
+        raise InputError(f"{path}: not a readable run spec ({reason}). Fix: restore it, or "
+                         "start a new run in another folder (--output)") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot be read ({error.strerror})") from None
+
+
+def _first_error(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "file"
+        return f"{where}: {first.get('msg')}"
+    return str(error).splitlines()[0][:200]
+
+
+def identity_differences(old: RunSpec, new: RunSpec) -> list[str]:
+    """Each identity field that differs, as 'field: old → new'."""
+    differences = []
+
+    def compare(name: str, a: Any, b: Any) -> None:
+        if a != b:
+            differences.append(f"{name}: {_short(a)} → {_short(b)}")
+
+    compare("kind", old.kind, new.kind)
+    compare("model", old.model, new.model)
+    compare("api_base", old.api_base, new.api_base)
+    compare("dataset", old.dataset.get("fingerprint"), new.dataset.get("fingerprint"))
+    for key in sorted(set(old.selection) | set(new.selection)):
+        compare(f"selection {key}", old.selection.get(key), new.selection.get(key))
+    for key in sorted(set(old.parameters) | set(new.parameters)):
+        compare(key, old.parameters.get(key), new.parameters.get(key))
+    for name in sorted(set(old.prompts) & set(new.prompts)):  # new prompts may join a run
+        a, b = old.prompts[name], new.prompts[name]
+        for key in ("version", "template_sha", "score_range"):
+            compare(f"{name} {key}", a.get(key), b.get(key))
+    return differences
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class RunFolder:
+    """A run's spec file and lock; use ``with RunFolder.open(...) as run:``."""
+
+    def __init__(self, spec_path: Path, lock_path: Path):
+        self.spec_path = spec_path
+        self.lock_path = lock_path
+        self.created_at: str | None = None
+        self._lock_file = None
+
+    @classmethod
+    def open(cls, spec: RunSpec, spec_path: str | Path,
+             lock_path: str | Path | None = None) -> RunFolder:
+        """Lock the folder, check the existing spec against ``spec``, write ``spec``."""
+        spec_path = Path(spec_path)
+        folder = cls(spec_path, Path(lock_path) if lock_path else spec_path.parent / LOCK_NAME)
+        try:
+            spec_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(f"{spec_path.parent}: cannot create the run folder "
+                             f"({error.strerror}). Fix: choose another --output") from None
+        folder._lock()
+        try:
+            previous = read_spec(spec_path)
+            if previous is not None:
+                differences = identity_differences(previous, spec)
+                if differences:
+                    raise InputError(
+                        f"{spec_path.parent} holds another run ({'; '.join(differences)}). "
+                        "Fix: pass a new --output folder for this run, or the same options as "
+                        "before to resume it")
+                folder.created_at = previous.created_at
+            folder.write(spec)
+        except BaseException:
+            folder.close()
+            raise
+        return folder
+
+    def write(self, spec: RunSpec) -> None:
+        spec = spec.model_copy(update={"created_at": self.created_at or spec.created_at,
+                                       "updated_at": now()})
+        self.created_at = spec.created_at
+        try:
+            write_atomically(self.spec_path, spec.model_dump_json(indent=2) + "\n")
+        except OSError as error:
+            raise InputError(f"{self.spec_path}: cannot be written ({error.strerror}). Fix: "
+                             "free some space or choose a writable --output") from None
+
+    def _lock(self) -> None:
+        import fcntl
+
+        try:
+            self._lock_file = open(self.lock_path, "a+")  # noqa: SIM115 (closed by close())
+        except OSError as error:
+            raise InputError(f"{self.lock_path}: cannot be created ({error.strerror}). Fix: "
+                             "choose a writable --output") from None
+        try:
+            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.seek(0)
+            holder = self._lock_file.read().strip() or "unknown"
+            self._lock_file.close()
+            self._lock_file = None
+            raise RunBusy(f"{self.lock_path.parent} is in use by another fbi process (pid "
+                          f"{holder}). Fix: wait for it to finish, or stop it, then run "
+                          "again; a folder has one writer at a time") from None
+        self._lock_file.seek(0)
+        self._lock_file.truncate()
+        self._lock_file.write(str(os.getpid()))
+        self._lock_file.flush()
+
+    def close(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing releases the flock
+            self._lock_file = None
+
+    def __enter__(self) -> RunFolder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

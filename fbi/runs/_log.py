@@ -1,0 +1,171 @@
+"""The one JSONL policy for every log fbi writes and reads back.
+
+Writing: one record per line, JSON with ``ensure_ascii`` (so U+2028, U+0085 and other
+line separators in a text are escapes, never raw bytes a reader could split on),
+flushed after every line so a killed process loses at most the line being written.
+
+Reading: bytes split on ``\\n`` only. A last line without its newline that does not
+parse is a *torn tail* (the writer was killed mid-line): it is dropped when reading and
+truncated away before the next append, so a new record is never glued onto it. Any
+other line that does not validate is reported with its line number, never skipped
+silently. When a call id appears more than once (a failed call tried again), the last
+record wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from fbi.errors import InputError
+
+Record = TypeVar("Record", bound=BaseModel)
+
+
+def dumps(record: BaseModel) -> str:
+    """One line of a log: the record as JSON, ASCII only, without the newline."""
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=True,
+                      separators=(",", ":"))
+
+
+@dataclass
+class BadLine:
+    number: int  # 1-based
+    error: str
+
+
+@dataclass
+class LogContents(Generic[Record]):
+    """What a log file holds: valid records in file order, and what was wrong with it."""
+
+    path: Path
+    records: list[Record] = field(default_factory=list)
+    bad_lines: list[BadLine] = field(default_factory=list)
+    torn_tail: bool = False
+    valid_bytes: int = 0  # length of the file up to the end of its last complete line
+
+    def latest(self) -> dict[str, Record]:
+        """call_id → the last record written for it."""
+        return {record.call_id: record for record in self.records}  # type: ignore[attr-defined]
+
+    def problem(self) -> str | None:
+        """A message naming the first bad line and the fix, or None when there is none."""
+        if not self.bad_lines:
+            return None
+        first = self.bad_lines[0]
+        more = f" (and {len(self.bad_lines) - 1} more lines)" if len(self.bad_lines) > 1 else ""
+        return (f"{self.path}, line {first.number}: not a valid record ({first.error}){more}. "
+                "Fix: delete that line; its call is made again on the next run")
+
+
+def read_log(path: str | Path, model: type[Record]) -> LogContents[Record]:
+    """Read a log under the policy above. A missing file reads as empty."""
+    path = Path(path)
+    contents: LogContents[Record] = LogContents(path)
+    if not path.exists():
+        return contents
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{path}: cannot be read ({error.strerror}). Fix: check the file's "
+                         "permissions") from None
+    lines = data.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]
+    offset = 0
+    for number, raw in enumerate(complete, start=1):
+        offset += len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            contents.records.append(model.model_validate_json(raw))
+        except (ValidationError, ValueError) as error:
+            contents.bad_lines.append(BadLine(number, _short(error)))
+    contents.valid_bytes = offset
+    if tail.strip():
+        try:  # a whole record that only lacks its newline is still a record
+            contents.records.append(model.model_validate_json(tail))
+            contents.valid_bytes = len(data)
+        except (ValidationError, ValueError):
+            contents.torn_tail = True
+    return contents
+
+
+def _short(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        return f"{where}: {first.get('msg', 'invalid')}"
+    return str(error).splitlines()[0][:200]
+
+
+class AppendLog(Generic[Record]):
+    """A log opened for appending by the one process that holds its run's lock.
+
+    Opening truncates a torn tail and adds a missing final newline, so the next record
+    starts on a line of its own.
+    """
+
+    def __init__(self, path: str | Path, model: type[Record]):
+        self.path = Path(path)
+        self.model = model
+        contents = read_log(self.path, model)
+        problem = contents.problem()
+        if problem:
+            raise InputError(problem)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
+        if self._file.tell() > contents.valid_bytes:
+            self._file.truncate(contents.valid_bytes)
+            self._file.seek(contents.valid_bytes)
+        self.records: dict[str, Record] = contents.latest()
+        if contents.valid_bytes and self.path.stat().st_size and not contents.torn_tail \
+                and not data_ends_with_newline(self.path):
+            self._file.write(b"\n")
+
+    @property
+    def finished(self) -> dict[str, Record]:
+        """call_id → its record, for calls that need no new try (not ``error``)."""
+        return {k: r for k, r in self.records.items()
+                if getattr(r, "status", "ok") != "error"}
+
+    def append(self, record: Record) -> None:
+        self._file.write(dumps(record).encode("ascii") + b"\n")
+        self._file.flush()  # in the OS's hands: survives the process being killed
+        self.records[record.call_id] = record  # type: ignore[attr-defined]
+
+    def rewrite(self, records: list[Record]) -> None:
+        """Replace the whole log atomically (e.g. after re-reading stored replies)."""
+        self._file.close()
+        write_atomically(self.path, "".join(dumps(r) + "\n" for r in records))
+        self.records = {r.call_id: r for r in records}  # type: ignore[attr-defined]
+        self._file = open(self.path, "ab")  # noqa: SIM115
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def data_ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as file:
+        file.seek(-1, os.SEEK_END)
+        return file.read(1) == b"\n"
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write a whole file so a reader sees the old or the new one, never half; the
+    temporary file is removed if the write fails (a full disk leaves nothing behind)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
