@@ -128,10 +128,11 @@ class VettingApp(App):
         self.items = items
         self.annotations = log
         self.guidelines = guidelines
-        state = log.state
-        unlabelled = [i for i, item in enumerate(items)
-                      if item.id not in state or state[item.id].label is None]
+        unlabelled = [i for i, item in enumerate(items) if not log.label_of(item.id)]
         self.index = unlabelled[0] if unlabelled else 0  # resume where work stopped
+        # Kept current on every event, so the status line costs nothing per key press.
+        self.position = {item.id: i for i, item in enumerate(items)}
+        self.labelled = len(items) - len(unlabelled)
 
     # -- layout --------------------------------------------------------------------
 
@@ -159,12 +160,18 @@ class VettingApp(App):
 
     def on_mount(self) -> None:
         self.show()
-        if self.items and all(self._label_of(item) for item in self.items):
+        if self.items and self.labelled == len(self.items):
             self.say("Every item is labelled; you can still review and change labels.")
 
     def _label_of(self, item: Instance) -> str | None:
-        state = self.annotations.state.get(item.id)
-        return state.label.value if state and state.label else None
+        return self.annotations.label_of(item.id)
+
+    def _record(self, instance_id: str, action: str, **fields) -> None:
+        """Save an event and keep the labelled count current. Raises OSError."""
+        had_label = bool(self.annotations.label_of(instance_id))
+        self.annotations.record(instance_id, action, **fields)  # type: ignore[arg-type]
+        if instance_id in self.position:
+            self.labelled += bool(self.annotations.label_of(instance_id)) - had_label
 
     def show(self) -> None:
         if not self.items:
@@ -172,7 +179,7 @@ class VettingApp(App):
             return
         item = self.items[self.index]
         state = self.annotations.state.get(item.id)
-        done = sum(1 for i in self.items if self._label_of(i))
+        done = self.labelled
         label = self._label_of(item) or "unlabelled"
         self.query_one("#status", Static).update(
             f"item {self.index + 1} of {len(self.items)} · {item.category} · label: {label} · "
@@ -207,7 +214,7 @@ class VettingApp(App):
     def _save(self, action: str, **fields) -> bool:
         item = self.items[self.index]
         try:
-            self.annotations.record(item.id, action, **fields)  # type: ignore[arg-type]
+            self._record(item.id, action, **fields)
         except OSError as error:
             self.say(f"NOT SAVED: {error}. The item stays here; fix the problem and retry.")
             self.bell()
@@ -233,11 +240,10 @@ class VettingApp(App):
         if event is None:
             self.say("Nothing to undo.")
             return
-        positions = [i for i, item in enumerate(self.items) if item.id == event.instance_id]
-        if positions:
-            self.index = positions[0]
+        if event.instance_id in self.position:
+            self.index = self.position[event.instance_id]
         try:
-            self.annotations.record(event.instance_id, "undo", undoes=event.event_id)
+            self._record(event.instance_id, "undo", undoes=event.event_id)
         except OSError as error:
             self.say(f"NOT SAVED: {error}.")
             return

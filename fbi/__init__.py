@@ -1,6 +1,7 @@
 """fbi: find the blind spots of LLM judges (the FBI method and beyond)."""
 
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path as _Path
 
 from fbi.errors import (
     BudgetExceeded,
@@ -23,6 +24,13 @@ from fbi.taxonomy import (
     Category,
     get_category,
 )
+
+# prompts/, perturbations/ and annotate/ sit beside this package in a source checkout and
+# install inside it (fbi.prompts, ...). Run from a checkout (`python -m fbi` there), let
+# the package find them beside it too, so every command works before installing.
+_checkout = _Path(__file__).resolve().parent.parent
+if (_checkout / "pyproject.toml").is_file() and (_checkout / "annotate" / "app.py").is_file():
+    __path__.append(str(_checkout))
 
 try:
     __version__ = version("fbi")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from fbi.errors import ConfigError, InputError, ModelError
 from fbi.records import Instance
-from fbi.sources import write_dataset
+from fbi.sources import source_name, write_dataset
 from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
 
 COLUMN_DOCS = [
@@ -116,7 +116,8 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
               "Evaluation axes: " + "; ".join(f"{a.value} → {a.axis}" for a in Ability) + ".",
               "", "## How it was made", ""]
     generators = Counter(i.provenance.generator or "unknown" for i in instances)
-    sources = Counter(i.provenance.source or "unknown" for i in instances)
+    sources = Counter(source_name(i.provenance.source) if i.provenance.source else "unknown"
+                      for i in instances)
     lines += ["- Perturbations by: " + ", ".join(f"`{g}` ({n})"
                                                 for g, n in generators.most_common()),
               "- Gold answers from: " + ", ".join(f"`{s}` ({n})"

@@ -195,6 +195,17 @@ def validate_dataset(spec: str) -> Validation:
     return Validation(spec, len(rows), instances, problems + row_problems, files)
 
 
+def source_name(spec: str) -> str:
+    """A dataset's public name: ``sample``, a Hub id, or a local file's or folder's own
+    name — never the path on this machine (it would leak into published cards)."""
+    if spec.startswith("hf:"):
+        return spec[3:]
+    if spec == SAMPLE or not any(sep in spec for sep in ("/", "\\")) or \
+            (_looks_like_hub_id(spec) and not Path(spec).exists()):
+        return spec
+    return Path(spec.rstrip("/\\")).name or spec
+
+
 def load_dataset(spec: str = SAMPLE) -> Dataset:
     """Load SPEC into instances; raises DatasetError naming the first of its problems."""
     result = validate_dataset(spec)

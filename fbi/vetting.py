@@ -10,7 +10,6 @@ to ``QUEUE.adjudications.jsonl`` in the same way. Nothing here draws on a screen
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import uuid
 from collections import Counter
@@ -18,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from fbi.errors import InputError
 from fbi.records import Instance, VettingLabel
+from fbi.runs import append_durably, read_log
 from fbi.taxonomy import SCORE_INVARIANT
 
 #: The labels an annotator can give (``unvetted`` is the absence of one).
@@ -89,37 +89,20 @@ def adjudications_path(queue: str | Path) -> Path:
     return queue.with_name(f"{queue.stem}.adjudications.jsonl")
 
 
-def append_durably(path: Path, record: BaseModel) -> None:
-    """Append one JSON line and fsync it: when this returns, the record is on disk."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as log:
-        log.write(record.model_dump_json() + "\n")
-        log.flush()
-        os.fsync(log.fileno())
+def read_events(path: Path, model: type[BaseModel]) -> list:
+    """Every record of a log (fbi's one JSONL policy: a torn last line, from a crash or a
+    full disk mid-write, is dropped; any other bad line is an error naming it)."""
+    contents = read_log(path, model)
+    if contents.problem():
+        raise InputError(contents.problem())
+    return contents.records
 
 
-def read_log(path: Path, model: type[BaseModel]) -> list:
-    """Every complete record of a log; a torn last line (a crash mid-write) is skipped."""
-    if not path.exists():
-        return []
-    records = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(model.model_validate_json(line))
-            except ValidationError:
-                if not line.endswith("\n"):
-                    continue  # the torn tail of an interrupted write
-                raise InputError(f"{path}, line {number}: not a valid record. Fix: restore the "
-                                 "file from a backup or remove that line") from None
-    return records
-
-
-def fold(events: list[AnnotationEvent]) -> dict[str, ItemState]:
+def fold(events: list[AnnotationEvent], undone: set[str] | None = None
+         ) -> dict[str, ItemState]:
     """The current state of each instance after these events (undo cancels an event)."""
-    undone = {e.undoes for e in events if e.action == "undo"}
+    if undone is None:
+        undone = {e.undoes for e in events if e.action == "undo"}
     state: dict[str, ItemState] = {}
     for event in events:
         if event.event_id in undone or event.action in ("undo", "skip"):
@@ -135,16 +118,31 @@ def fold(events: list[AnnotationEvent]) -> dict[str, ItemState]:
 
 
 class AnnotatorLog:
-    """One annotator's log over a queue: durable appends and the folded state."""
+    """One annotator's log over a queue: durable appends and the folded state.
+
+    The state is folded once when the log is opened and kept current event by event
+    (an undo refolds only its item's events), so a key press costs the same at 2,400
+    items as at 10.
+    """
 
     def __init__(self, queue: str | Path, annotator: str):
         self.annotator = check_annotator(annotator)
         self.path = log_path(queue, annotator)
-        self.events: list[AnnotationEvent] = read_log(self.path, AnnotationEvent)
+        self.events: list[AnnotationEvent] = read_events(self.path, AnnotationEvent)
+        self._undone = {e.undoes for e in self.events if e.action == "undo"}
+        self._by_id = {e.event_id: e for e in self.events}
+        self._by_item: dict[str, list[AnnotationEvent]] = {}
+        for event in self.events:
+            self._by_item.setdefault(event.instance_id, []).append(event)
+        self._state = fold(self.events, self._undone)
 
     @property
     def state(self) -> dict[str, ItemState]:
-        return fold(self.events)
+        return self._state
+
+    def label_of(self, instance_id: str) -> str | None:
+        item = self._state.get(instance_id)
+        return item.label.value if item and item.label else None
 
     def record(self, instance_id: str, action: Action, **fields) -> AnnotationEvent:
         """Write an event durably, then remember it. Raises OSError if it cannot be saved."""
@@ -152,13 +150,23 @@ class AnnotatorLog:
                                 action=action, **fields)
         append_durably(self.path, event)
         self.events.append(event)
+        self._by_id[event.event_id] = event
+        target = instance_id
+        if action == "undo" and event.undoes in self._by_id:
+            self._undone.add(event.undoes)
+            target = self._by_id[event.undoes].instance_id
+        self._by_item.setdefault(instance_id, []).append(event)
+        refolded = fold(self._by_item.get(target, []), self._undone).get(target)
+        if refolded is None:
+            self._state.pop(target, None)
+        else:
+            self._state[target] = refolded
         return event
 
     def last_undoable(self) -> AnnotationEvent | None:
         """The latest label, note or edit not yet undone."""
-        undone = {e.undoes for e in self.events if e.action == "undo"}
         for event in reversed(self.events):
-            if event.action in ("label", "note", "edit") and event.event_id not in undone:
+            if event.action in ("label", "note", "edit") and event.event_id not in self._undone:
                 return event
         return None
 
@@ -179,7 +187,7 @@ def all_annotator_logs(queue: str | Path) -> dict[str, dict[str, ItemState]]:
     logs = {}
     for path in sorted(queue.parent.glob(f"{queue.stem}.*.events.jsonl")):
         annotator = path.name[len(queue.stem) + 1: -len(".events.jsonl")]
-        logs[annotator] = fold(read_log(path, AnnotationEvent))
+        logs[annotator] = fold(read_events(path, AnnotationEvent))
     return logs
 
 
@@ -199,7 +207,8 @@ def resolve(queue: str | Path) -> list[Resolution]:
     """Each instance's final label: an adjudication wins, else the annotators' agreement."""
     instances = load_queue(queue)
     logs = all_annotator_logs(queue)
-    adjudicated = {a.instance_id: a for a in read_log(adjudications_path(queue), Adjudication)}
+    adjudicated = {a.instance_id: a for a in read_events(adjudications_path(queue),
+                                                           Adjudication)}
     resolutions = []
     for instance in instances:
         states = {name: log[instance.id] for name, log in logs.items()

@@ -106,8 +106,9 @@ def agreement(queue) -> None:
 def adjudicate(queue, adjudicator, include_not_sure) -> None:
     """Settle disagreements one by one: see each label, choose the final one."""
     from fbi.records import VettingLabel
+    from fbi.runs import append_durably
     from fbi.taxonomy import get_category
-    from fbi.vetting import LABELS, Adjudication, adjudications_path, append_durably, resolve
+    from fbi.vetting import LABELS, Adjudication, adjudications_path, resolve
 
     todo = [r for r in resolve(queue) if r.how == "disagreement" or (
         include_not_sure and r.final is VettingLabel.NOT_SURE and r.how != "adjudicated")]

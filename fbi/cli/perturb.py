@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -48,17 +49,17 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
             cache_path) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
     from fbi.cache import ResponseCache
-    from fbi.cli._run import RichProgress, exit_for, print_dry_run
+    from fbi.cli._run import RichProgress, err_console, exit_for, print_dry_run
     from fbi.llm import ModelClient
     from fbi.perturb import PerturbConfig, Perturber
-    from fbi.sources import load_gold_items
+    from fbi.sources import load_gold_items, source_name
 
     items, rows = load_gold_items(input_spec)
     config = PerturbConfig(categories=categories, engine=engine, model=model,
                            n_per_item=n_per_item, seed=seed, api_base=api_base,
                            concurrency=concurrency, temperature=temperature,
                            length_threshold=length_threshold, max_cost=max_cost)
-    perturber = Perturber(items, config, output, source=input_spec)
+    perturber = Perturber(items, config, output, source=source_name(input_spec))
     console.print(f"Read {rows} rows from {input_spec}: {len(items)} distinct gold answers; "
                   f"{len(perturber.rule_jobs)} rule candidates, {len(perturber.llm_jobs)} "
                   f"LLM calls planned" + (f" ({perturber.skipped} item × category pairs of "
@@ -86,9 +87,15 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
     if result.llm is not None:
         llm = result.llm
         console.print(f"LLM engine: {llm.completed} calls this time ({llm.cached} cached), "
-                      f"{llm.already_done} before; {llm.failed} failed; "
+                      f"{llm.already_done} before; {llm.failed} failed, {llm.unparseable} "
+                      f"replies held no usable candidate; "
                       f"{llm.prompt_tokens + llm.completion_tokens:,} tokens, ${llm.cost:.4f}.")
     console.print(f"{len(result.candidates)} candidates, all labelled unvetted; "
                   f"vet them with: fbi annotate {output} --annotator NAME")
     if result.llm is not None:
         exit_for(result.llm)
+        unusable = sum(t.failed for t in result.tally.values())
+        if unusable:
+            err_console.print(f"[yellow]{unusable} LLM calls gave no candidate (see the "
+                              f"table and {perturber.calls_path}).[/]")
+            sys.exit(1)

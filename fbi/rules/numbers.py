@@ -17,16 +17,24 @@ def quantities(text: str) -> list[Span]:
 def wrong_value(original: str, rng: random.Random) -> str:
     """A plausible wrong value written like ``original``: same form, a different number."""
     value = parse_number(original)
+    # A wrong value keeps the original's sign: a negative number stays negative, and a
+    # positive one does not fall below zero (either would change the form, not the value).
+    def keeps_sign(new: float) -> bool:
+        return new < 0 if value < 0 else new >= 0
+
     if "." not in original and 1000 <= value <= 2100:  # a year: shift it a little
         offsets = [d for d in range(-20, 21) if d]
     elif value == int(value):
         size = max(2, int(abs(value) * 0.3))
-        offsets = [d for d in range(-size, size + 1) if d and value + d >= 0]
+        offsets = [d for d in range(-size, size + 1) if d and keeps_sign(value + d)]
     else:
-        step = 10 ** -len(original.split(".", 1)[1])
-        offsets = [d * step for d in range(-9, 10) if d and value + d * step >= 0]
+        decimals = original.split(".", 1)[1] if "." in original else ""
+        step = 10 ** -max(1, len(decimals))
+        offsets = [d * step for d in range(-9, 10) if d and keeps_sign(value + d * step)]
     new = format_like(value + rng.choice(offsets), original)
-    return new if new != original else format_like(value + 1, original)
+    if new == original:  # rounding in format_like undid the change: step away from zero
+        new = format_like(value + (-1 if value < 0 else 1), original)
+    return new
 
 
 def _change_number(item: GoldItem, span: Span, rng: random.Random, summary: str) -> RuleResult:

@@ -21,7 +21,14 @@ from fbi.runs._execute import (
     record_of,
 )
 from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
-from fbi.runs._log import AppendLog, LogContents, dumps, read_log, write_atomically
+from fbi.runs._log import (
+    AppendLog,
+    LogContents,
+    append_durably,
+    dumps,
+    read_log,
+    write_atomically,
+)
 
 __all__ = [
     "AppendLog",
@@ -34,6 +41,7 @@ __all__ = [
     "RunBusy",
     "RunFolder",
     "RunTotals",
+    "append_durably",
     "dry_run",
     "dumps",
     "execute",

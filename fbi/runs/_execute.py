@@ -226,6 +226,8 @@ async def _run(pending: list[Call], client: ModelClient, log: AppendLog, totals:
                 record = await perform(call, client)
             finally:
                 reserved -= estimate
+            if stop.is_set() and record.status == "error":
+                return  # cut short by the interruption, not failed: made again on resume
             log.append(record)
             totals.add(record)
             progress.advance(record)

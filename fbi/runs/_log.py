@@ -149,6 +149,35 @@ class AppendLog(Generic[Record]):
         self._file.close()
 
 
+def append_durably(path: str | Path, record: BaseModel) -> None:
+    """Append one record and fsync it: when this returns, the record is on disk.
+
+    For logs written one event at a time by people (the vetting TUI): a torn tail left by
+    an earlier failed write (a full disk, a kill) is truncated first, so the new record
+    never glues onto it. Costs O(1) in the size of the log.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = dumps(record).encode("ascii") + b"\n"
+    with open(path, "a+b") as log:
+        end = log.seek(0, os.SEEK_END)
+        if end:
+            log.seek(max(0, end - 65536))
+            tail = log.read()
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                torn = tail[cut + 1:]
+                try:
+                    json.loads(torn)
+                    log.write(b"\n")  # a whole record that only lacked its newline
+                except ValueError:
+                    log.truncate(end - len(torn))
+                    log.seek(0, os.SEEK_END)
+        log.write(line)
+        log.flush()
+        os.fsync(log.fileno())
+
+
 def data_ends_with_newline(path: Path) -> bool:
     with open(path, "rb") as file:
         file.seek(-1, os.SEEK_END)
