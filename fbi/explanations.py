@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.llm import ModelClient, ModelRequest, ModelResponse, litellm_version
+from fbi.llm import ModelClient, ModelRequest, ModelResponse, json_object_in, litellm_version
 from fbi.outcomes import instance_outcomes
-from fbi.parsing import json_object_in
 from fbi.records import ExplanationCheck, Judgment, RunSpec
 from fbi.runs import (
     AppendLog,
@@ -27,6 +26,7 @@ from fbi.runs import (
     RunTotals,
     dry_run,
     execute,
+    load_run,
     now,
     read_log,
 )
@@ -81,8 +81,6 @@ class ExplanationChecks:
     def __init__(self, run_dir: str | Path, checker: str, api_base: str | None = None,
                  concurrency: int = 8, max_cost: float | None = None,
                  limit: int | None = None):
-        from fbi.report import load_run
-
         self.run_dir = Path(run_dir)
         self.checker, self.api_base = checker, api_base
         self.concurrency, self.max_cost = concurrency, max_cost

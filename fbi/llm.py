@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -201,6 +202,24 @@ class ModelClient:
         )
 
 
+def json_object_in(text: str) -> dict | None:
+    """The JSON object a reply holds: the whole reply (code fences allowed), or the span
+    from its first '{' to its last '}'. None when there is none."""
+    stripped = _CODE_FENCE.sub("", text.strip())
+    for candidate in (stripped, stripped[stripped.find("{"): stripped.rfind("}") + 1]):
+        try:
+            data = json.loads(candidate, strict=False)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+
+_CODE_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
+
+
 def abort_local_calls() -> None:
     """Make the embedded judge stop generating (Ctrl-C): calls in flight end at the next
     token with an error, queued ones at once. API calls are cancelled by the caller."""
@@ -232,10 +251,22 @@ def _token_logprobs(choice) -> list[list[float]] | None:
     return tokens
 
 
+_UNPRICED: set[str] = set()  # models litellm has no price for: not looked up again
+
+
 def _cost(litellm, reply) -> float | None:
+    """USD of a reply: litellm's own figure when it computed one, else from its price
+    data; None for a model it has no price for (remembered, since the look-up is slow)."""
+    hidden = getattr(reply, "_hidden_params", None) or {}
+    if hidden.get("response_cost") is not None:
+        return float(hidden["response_cost"])
+    model = str(getattr(reply, "model", ""))
+    if model in _UNPRICED:
+        return None
     try:
         return float(litellm.completion_cost(completion_response=reply))
-    except Exception:  # a model litellm has no price for
+    except Exception:
+        _UNPRICED.add(model)
         return None
 
 

@@ -76,20 +76,6 @@ def parse_reply(
     return ParsedReply("unparseable", reason="no verdict found")
 
 
-def json_object_in(text: str) -> dict | None:
-    """The JSON object a reply holds: the whole reply (code fences allowed), or the span
-    from its first '{' to its last '}'. None when there is none."""
-    stripped = _FENCE.sub("", text.strip())
-    for candidate in (stripped, stripped[stripped.find("{"): stripped.rfind("}") + 1]):
-        try:
-            data = json.loads(candidate, strict=False)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
-
-
 def _checked(value, field: str, score_range, explanation) -> ParsedReply:
     if field == "verdict":
         verdict = _VERDICT_WORDS.get(str(value).strip().lower())

@@ -22,9 +22,9 @@ from fbi.llm import (
     ModelRequest,
     ModelResponse,
     count_tokens,
+    json_object_in,
     litellm_version,
 )
-from fbi.parsing import json_object_in
 from fbi.prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
 from fbi.records import CallRecord, Instance, Provenance, RunSpec
 from fbi.rules import RULES_VERSION, Declined, GoldItem, apply_rule

@@ -52,7 +52,7 @@ class QAItem(BaseModel):
 
 def load_qa_items(spec: str = "sample") -> tuple[list[QAItem], int]:
     """QA items from the built-in sample or any file/folder SPEC; rows read are returned."""
-    from fbi.sources import _read_spec
+    from fbi.sources import read_rows
 
     if spec == "sample":
         import yaml
@@ -62,7 +62,7 @@ def load_qa_items(spec: str = "sample") -> tuple[list[QAItem], int]:
                 for n, item in enumerate(yaml.safe_load(text)["items"], start=1)]
     else:
         problems: list[Problem] = []
-        raw = list(_read_spec(spec, [], problems))
+        raw = list(read_rows(spec, [], problems))
         if problems:
             raise DatasetError(problems, rows_read=len(raw))
         rows = [(r.file, r.location, r.data) for r in raw]
@@ -180,7 +180,7 @@ def split_answers(text: str) -> list[str]:
 
 def parse_reply(text: str) -> tuple[str, float | None]:
     """(answer, verbalised confidence 0–1) from a reply asked to be JSON."""
-    from fbi.parsing import json_object_in
+    from fbi.llm import json_object_in
 
     data = json_object_in(text)
     if isinstance(data, dict) and "answer" in data:

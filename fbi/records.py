@@ -7,6 +7,7 @@ readers able to load older versions.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
@@ -130,6 +131,17 @@ def content_id(category: str, instruction: str, gold: str, perturbed: str) -> st
     """A stable id for rows that come without one: the same content gives the same id."""
     digest = hashlib.sha256("\x1f".join((category, instruction, gold, perturbed)).encode())
     return f"{category}-{digest.hexdigest()[:12]}"
+
+
+@dataclass(frozen=True)
+class GoldItem:
+    """An instruction and its gold answer: the input of perturbation."""
+
+    id: str
+    ability: str
+    instruction: str
+    gold_answer: str
+    source: str = ""
 
 
 # ------------------------------------------------------------------ judge runs

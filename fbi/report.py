@@ -13,60 +13,18 @@ import datetime as dt
 import io
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.metrics import aggregate, judge_stability, pairwise_breakdowns, reference_histograms
 from fbi.outcomes import InstanceOutcome, instance_outcomes
-from fbi.records import ExplanationCheck, Instance, Judgment, RunSpec
-from fbi.runs import read_log, read_spec
+from fbi.records import ExplanationCheck, RunSpec
+from fbi.runs import Run
 from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category
 
 SUMMARY_SCHEMA_VERSION = 1
-FORMATS = ("md", "html", "json", "csv")
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
                                      Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]
-
-
-@dataclass
-class Run:
-    """A run folder, read."""
-
-    folder: Path
-    spec: RunSpec
-    judgments: list[Judgment]
-    instances: dict[str, Instance]
-    checks: list[ExplanationCheck]
-    problems: list[str] = field(default_factory=list)  # what could not be read, said
-
-    @property
-    def label(self) -> str:
-        return self.spec.label or self.spec.judge
-
-
-def load_run(folder: str | Path) -> Run:
-    """A judge run folder, read; never written. Lines of a log that do not validate are
-    left out and named in ``problems`` (the report prints them)."""
-    folder = Path(folder)
-    spec_path, judgments_path = folder / "run.json", folder / "judgments.jsonl"
-    if not spec_path.exists() or not judgments_path.exists():
-        raise InputError(f"{folder}: not a run folder (no run.json and judgments.jsonl). "
-                         "Fix: pass a folder written by `fbi evaluate --output`")
-    spec = read_spec(spec_path)
-    assert spec is not None
-    if spec.kind != "evaluate":
-        raise InputError(f"{folder}: holds a {spec.kind} run, not a judge run")
-    instances: dict[str, Instance] = {}
-    if (folder / "instances.jsonl").exists():
-        from fbi.sources import load_dataset
-
-        instances = {i.id: i for i in load_dataset(str(folder / "instances.jsonl"))}
-    judgments = read_log(judgments_path, Judgment)
-    checks = read_log(folder / "explanation_checks.jsonl", ExplanationCheck)
-    problems = [p for p in (judgments.problem(), checks.problem()) if p]
-    return Run(folder, spec, list(judgments.latest().values()), instances,
-               list(checks.latest().values()), problems)
 
 
 def label_runs(runs: list[Run]) -> list[Run]:
@@ -458,31 +416,3 @@ def load_robustness(folder: str | Path) -> dict | None:
         raise InputError(f"{folder}: a robustness run without robustness.json. Fix: run "
                          "`fbi robustness run` into it again to finish it")
     return {"folder": str(folder), **json.loads(metrics.read_text(encoding="utf-8"))}
-
-
-def write_report(run_folders: list[str | Path], output: str | Path | None,
-                 formats: tuple[str, ...] = FORMATS) -> tuple[dict, list[Path]]:
-    """Read the runs, build the summary and write the asked formats; returns both."""
-    robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
-    robust_folders = {r["folder"] for r in robustness}
-    runs = [load_run(folder) for folder in run_folders if str(Path(folder)) not in
-            robust_folders]
-    summary = build_summary(runs, robustness)
-    output = Path(output) if output else Path(run_folders[0])
-    output.mkdir(parents=True, exist_ok=True)
-    written = []
-    for fmt in formats:
-        if fmt == "json":
-            text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-            path = output / "summary.json"
-        elif fmt == "md":
-            text, path = render_markdown(summary), output / "report.md"
-        elif fmt == "csv":
-            text, path = render_csv(summary), output / "report.csv"
-        else:
-            from fbi.report_html import render_html
-
-            text, path = render_html(summary, runs), output / "report.html"
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return summary, written

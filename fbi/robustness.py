@@ -32,8 +32,14 @@ import pandas as pd
 from pydantic import Field
 
 from fbi.errors import InputError
-from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, ModelResponse, litellm_version
-from fbi.parsing import json_object_in
+from fbi.llm import (
+    LOCAL_JUDGE,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    json_object_in,
+    litellm_version,
+)
 from fbi.qa import LETTERS, Judge, QAItem, normalise, parse_letter, parse_reply, split_answers
 from fbi.qa_metrics import (
     auroc,

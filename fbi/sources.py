@@ -34,12 +34,12 @@ from fbi.records import (
     COLUMN_ALIASES,
     REQUIRED_COLUMNS,
     ROW_COLUMNS,
+    GoldItem,
     Instance,
     Provenance,
     VettingLabel,
     content_id,
 )
-from fbi.rules import GoldItem
 from fbi.taxonomy import (
     SCORE_INVARIANT,
     Ability,
@@ -188,7 +188,7 @@ def validate_dataset(spec: str) -> Validation:
     files: list[str] = []
     problems: list[Problem] = []
     try:
-        rows = list(_read_spec(spec, files, problems))
+        rows = list(read_rows(spec, files, problems))
     except DatasetError as error:  # the whole source is unreadable
         return Validation(spec, 0, [], problems + error.problems, files)
     instances, row_problems = build_instances(rows)
@@ -268,7 +268,7 @@ def load_gold_items(spec: str = SAMPLE) -> tuple[list[GoldItem], int]:
     """
     files: list[str] = []
     problems: list[Problem] = []
-    rows = list(_read_spec(spec, files, problems))
+    rows = list(read_rows(spec, files, problems))
     items: dict[tuple[str, str], GoldItem] = {}
     for row in rows:
         if "__error__" in row.data:
@@ -307,7 +307,7 @@ def load_gold_items(spec: str = SAMPLE) -> tuple[list[GoldItem], int]:
 # ------------------------------------------------------------------ readers
 
 
-def _read_spec(spec: str, files: list[str], problems: list[Problem]) -> Iterator[RawRow]:
+def read_rows(spec: str, files: list[str], problems: list[Problem]) -> Iterator[RawRow]:
     if spec == SAMPLE:
         yield from _read_sample(files)
         return

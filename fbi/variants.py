@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from fbi.qa import LETTERS, QAItem
-from fbi.rules.spelling import KEYBOARD_NEIGHBOURS
+from fbi.rules.text import KEYBOARD_NEIGHBOURS
 
 NOISE_KINDS = ("casing", "punctuation", "typos", "swaps", "whitespace", "combined")
 _WORD = re.compile(r"\S+")

@@ -34,6 +34,22 @@ def hashed_verdict_script(request: dict) -> str:
     return json.dumps({"explanation": "Checked the answer.", "score": score})
 
 
+def qa_script(request: dict) -> str:
+    """A QA model for the robustness suites: rewrites on request, else a fixed answer
+    (the first option for multiple choice)."""
+    prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+    if "Rewrite the question" in prompt:
+        question = prompt.split("Question: ", 1)[-1].split("\n", 1)[0]
+        return json.dumps({"rewrites": [f"{question} (put another way {n})"
+                                        for n in range(1, 4)]})
+    if re.search(r"^A\. ", prompt, re.M):
+        return json.dumps({"answer": "A", "confidence": 60})
+    return json.dumps({"answer": "Paris", "confidence": 60})
+
+
+SCRIPTS = {"judge": hashed_verdict_script, "qa": qa_script}
+
+
 class ChatServer:
     """Start with ``with ChatServer(...) as server:``; ``server.url`` is the api_base."""
 
@@ -144,7 +160,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--script", choices=sorted(SCRIPTS), default="judge")
     args = parser.parse_args()
-    with ChatServer(latency_s=args.latency, fault_rate=args.fault_rate) as chat_server:
+    with ChatServer(SCRIPTS[args.script], latency_s=args.latency,
+                    fault_rate=args.fault_rate) as chat_server:
         print(chat_server.url, flush=True)
         threading.Event().wait()

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fbi.report import FORMATS
+from fbi.report_write import FORMATS
 
 console = Console(highlight=False)
 
@@ -26,7 +26,8 @@ def report(run_dirs, formats, output) -> None:
 
     Several run folders (other judges or strategies) become one comparison report.
     """
-    from fbi.report import table_3, write_report
+    from fbi.report import table_3
+    from fbi.report_write import write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS)
     for problem in summary["problems"]:

@@ -13,18 +13,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fbi.records import GoldItem
+
 RULES_VERSION = "1"
-
-
-@dataclass(frozen=True)
-class GoldItem:
-    """An instruction and its gold answer: the input of perturbation."""
-
-    id: str
-    ability: str
-    instruction: str
-    gold_answer: str
-    source: str = ""
 
 
 @dataclass(frozen=True)

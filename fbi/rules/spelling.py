@@ -5,14 +5,7 @@ from __future__ import annotations
 import random
 
 from fbi.rules import Change, Declined, GoldItem, RuleResult, rule
-from fbi.rules.text import content_words
-
-KEYBOARD_NEIGHBOURS = {
-    "q": "wa", "w": "qes", "e": "wrd", "r": "etf", "t": "ryg", "y": "tuh", "u": "yij",
-    "i": "uok", "o": "ipl", "p": "ol", "a": "qsz", "s": "adwx", "d": "sfec", "f": "dgrv",
-    "g": "fhtb", "h": "gjyn", "j": "hkun", "k": "jlim", "l": "kop", "z": "asx", "x": "zcsd",
-    "c": "xvdf", "v": "cbfg", "b": "vngh", "n": "bmhj", "m": "njk",
-}
+from fbi.rules.text import KEYBOARD_NEIGHBOURS, content_words
 
 
 def typo(word: str, rng: random.Random) -> str:

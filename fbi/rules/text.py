@@ -104,3 +104,13 @@ def content_words(text: str) -> list[Span]:
 
 def replace(text: str, span: Span, new: str) -> str:
     return text[:span.start] + new + text[span.end:]
+
+
+# Letters next to each other on a QWERTY keyboard: typos a hand would make (used by the
+# spelling rule and by the natural-noise question variants).
+KEYBOARD_NEIGHBOURS = {
+    "q": "wa", "w": "qes", "e": "wrd", "r": "etf", "t": "ryg", "y": "tuh", "u": "yij",
+    "i": "uok", "o": "ipl", "p": "ol", "a": "qsz", "s": "adwx", "d": "sfec", "f": "dgrv",
+    "g": "fhtb", "h": "gjyn", "j": "hkun", "k": "jlim", "l": "kop", "z": "asx", "x": "zcsd",
+    "c": "xvdf", "v": "cbfg", "b": "vngh", "n": "bmhj", "m": "njk",
+}

@@ -5,7 +5,8 @@ perturb, robustness).
   same-run guard, the one-writer lock;
 * :mod:`fbi.runs._execute` — where a model reply becomes a record (:func:`record_of`),
   and how calls run: concurrency, budget, dry run, progress, interruption;
-* :mod:`fbi.runs._log` — the one JSONL policy every log is written and read with.
+* :mod:`fbi.runs._log` — the one JSONL policy every log is written and read with;
+* :mod:`fbi.runs._read` — reading a judge run folder back for analysis.
 """
 
 from fbi.runs._execute import (
@@ -29,6 +30,7 @@ from fbi.runs._log import (
     read_log,
     write_atomically,
 )
+from fbi.runs._read import Run, load_run
 
 __all__ = [
     "AppendLog",
@@ -38,6 +40,7 @@ __all__ = [
     "NoProgress",
     "Parsed",
     "Progress",
+    "Run",
     "RunBusy",
     "RunFolder",
     "RunTotals",
@@ -46,6 +49,7 @@ __all__ = [
     "dumps",
     "execute",
     "identity_differences",
+    "load_run",
     "now",
     "perform",
     "read_log",

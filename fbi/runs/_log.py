@@ -1,15 +1,16 @@
 """The one JSONL policy for every log fbi writes and reads back.
 
-Writing: one record per line, JSON with ``ensure_ascii`` (so U+2028, U+0085 and other
-line separators in a text are escapes, never raw bytes a reader could split on),
-flushed after every line so a killed process loses at most the line being written.
+Writing: one record per line of UTF-8 JSON, flushed after every line so a killed process
+loses at most the line being written. JSON escapes ``\\n`` inside strings, so ``\\n``
+ends a record and nothing else does.
 
-Reading: bytes split on ``\\n`` only. A last line without its newline that does not
-parse is a *torn tail* (the writer was killed mid-line): it is dropped when reading and
-truncated away before the next append, so a new record is never glued onto it. Any
-other line that does not validate is reported with its line number, never skipped
-silently. When a call id appears more than once (a failed call tried again), the last
-record wins.
+Reading: bytes split on ``\\n`` only — never on U+2028, U+0085, ``\\r`` or the other
+characters Python's ``str.splitlines`` treats as line breaks, which texts may hold. A
+last line without its newline that does not parse is a *torn tail* (the writer was
+killed mid-line): it is dropped when reading and truncated away before the next append,
+so a new record is never glued onto it. Any other line that does not validate is
+reported with its line number, never skipped silently. When a call id appears more than
+once (a failed call tried again), the last record wins.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ from fbi.errors import InputError
 Record = TypeVar("Record", bound=BaseModel)
 
 
-def dumps(record: BaseModel) -> str:
-    """One line of a log: the record as JSON, ASCII only, without the newline."""
-    return json.dumps(record.model_dump(mode="json"), ensure_ascii=True,
-                      separators=(",", ":"))
+def dumps(record: BaseModel) -> bytes:
+    """One line of a log: the record as UTF-8 JSON, without the newline."""
+    return record.model_dump_json().encode("utf-8")
 
 
 @dataclass
@@ -134,14 +134,14 @@ class AppendLog(Generic[Record]):
                 if getattr(r, "status", "ok") != "error"}
 
     def append(self, record: Record) -> None:
-        self._file.write(dumps(record).encode("ascii") + b"\n")
+        self._file.write(dumps(record) + b"\n")
         self._file.flush()  # in the OS's hands: survives the process being killed
         self.records[record.call_id] = record  # type: ignore[attr-defined]
 
     def rewrite(self, records: list[Record]) -> None:
         """Replace the whole log atomically (e.g. after re-reading stored replies)."""
         self._file.close()
-        write_atomically(self.path, "".join(dumps(r) + "\n" for r in records))
+        write_atomically(self.path, b"".join(dumps(r) + b"\n" for r in records))
         self.records = {r.call_id: r for r in records}  # type: ignore[attr-defined]
         self._file = open(self.path, "ab")  # noqa: SIM115
 
@@ -158,7 +158,7 @@ def append_durably(path: str | Path, record: BaseModel) -> None:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = dumps(record).encode("ascii") + b"\n"
+    line = dumps(record) + b"\n"
     with open(path, "a+b") as log:
         end = log.seek(0, os.SEEK_END)
         if end:
@@ -184,14 +184,14 @@ def data_ends_with_newline(path: Path) -> bool:
         return file.read(1) == b"\n"
 
 
-def write_atomically(path: str | Path, text: str) -> None:
+def write_atomically(path: str | Path, text: str | bytes) -> None:
     """Write a whole file so a reader sees the old or the new one, never half; the
     temporary file is removed if the write fails (a full disk leaves nothing behind)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            out.write(text)
+        with open(tmp, "wb") as out:
+            out.write(text.encode("utf-8") if isinstance(text, str) else text)
             out.flush()
             os.fsync(out.fileno())
         tmp.replace(path)

@@ -1,0 +1,38 @@
+"""Writing a report: read the runs, build the summary, render each format to a file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fbi.report import build_summary, load_robustness, render_csv, render_markdown
+from fbi.report_html import render_html
+from fbi.runs import load_run
+
+FORMATS = ("md", "html", "json", "csv")
+
+
+def write_report(run_folders: list[str | Path], output: str | Path | None,
+                 formats: tuple[str, ...] = FORMATS) -> tuple[dict, list[Path]]:
+    """Read the runs, build the summary and write the asked formats; returns both."""
+    robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
+    robust_folders = {r["folder"] for r in robustness}
+    runs = [load_run(folder) for folder in run_folders if str(Path(folder)) not in
+            robust_folders]
+    summary = build_summary(runs, robustness)
+    output = Path(output) if output else Path(run_folders[0])
+    output.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        if fmt == "json":
+            text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+            path = output / "summary.json"
+        elif fmt == "md":
+            text, path = render_markdown(summary), output / "report.md"
+        elif fmt == "csv":
+            text, path = render_csv(summary), output / "report.csv"
+        else:
+            text, path = render_html(summary, runs), output / "report.html"
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return summary, written
