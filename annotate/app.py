@@ -20,7 +20,7 @@ from textual.widgets import Footer, Input, Markdown, Static, TextArea
 from fbi.diffing import word_diff
 from fbi.records import Instance
 from fbi.taxonomy import get_category
-from fbi.vetting import AnnotatorLog
+from fbi.vet import AnnotatorLog
 
 LABEL_KEYS = {
     "v": ("valid", "the error is real and of the named category"),

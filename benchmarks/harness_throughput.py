@@ -57,7 +57,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 
 def planned_requests(spec: str, limit: int, url: str) -> list[dict]:
-    from fbi.evaluate import Evaluation, EvaluationConfig
+    from fbi.judge import Evaluation, EvaluationConfig
     from fbi.sources import load_dataset
 
     dataset = load_dataset(spec).select(limit=limit)

@@ -22,7 +22,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200_000)
     parser.add_argument("--variants", type=int, default=5)
     args = parser.parse_args()
-    from fbi.qa_metrics import multiqa_metrics
+    from fbi.metrics import multiqa_metrics
 
     rng = np.random.default_rng(0)
     n, k = args.questions, args.variants

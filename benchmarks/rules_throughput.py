@@ -13,9 +13,8 @@ import json
 import time
 from pathlib import Path
 
-from fbi.perturb import PerturbConfig, plan_jobs
-from fbi.prescreen import prescreen
-from fbi.rules import NEEDS_LLM, RULES, Declined, _load_families, apply_rule
+from fbi.perturb import PerturbConfig, plan_jobs, prescreen
+from fbi.perturb.rules import NEEDS_LLM, RULES, Declined, _load_families, apply_rule
 from fbi.sources import load_gold_items
 
 FBI_ORIGINAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "fbi-original"

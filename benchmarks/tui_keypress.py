@@ -24,7 +24,7 @@ from pathlib import Path
 from fbi.annotate.app import VettingApp
 
 from fbi import load_dataset, write_dataset
-from fbi.vetting import AnnotatorLog, load_queue
+from fbi.vet import AnnotatorLog, load_queue
 
 
 def make_queue(folder: Path, size: int) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 from fbi.annotate.app import VettingApp, default_guidelines
 
 from fbi import load_dataset, write_dataset
-from fbi.vetting import AnnotatorLog, load_queue
+from fbi.vet import AnnotatorLog, load_queue
 
 
 async def main() -> None:

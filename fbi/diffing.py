@@ -1,4 +1,5 @@
-"""Word-level differences between a gold and a perturbed answer, for people to read."""
+"""Word-level differences between a gold and a perturbed answer: the one word diff, as
+segments for people to read (TUI, report) and as character ranges for the pre-screen."""
 
 from __future__ import annotations
 
@@ -34,3 +35,25 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
         if j2 > j1:
             segments.append(("insert", "".join(b[j1:j2])))
     return segments
+
+
+def changed_regions(gold: str, perturbed: str) -> tuple[list[tuple[int, int]],
+                                                        list[tuple[int, int]]]:
+    """Character ranges of the word-level diff: removed in gold, inserted in perturbed."""
+    a = [m.span() for m in re.finditer(r"\S+", gold)]
+    b = [m.span() for m in re.finditer(r"\S+", perturbed)]
+    words_a = [gold[s:e] for s, e in a]
+    words_b = [perturbed[s:e] for s, e in b]
+    removed, inserted = [], []
+    matcher = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if i2 > i1:
+            removed.append((a[i1][0], a[i2 - 1][1]))
+        elif a:  # a pure insertion sits between two gold words
+            position = a[i1][0] if i1 < len(a) else a[-1][1]
+            removed.append((position, position))
+        if j2 > j1:
+            inserted.append((b[j1][0], b[j2 - 1][1]))
+    return removed, inserted

@@ -14,7 +14,7 @@ from fbi.annotate.app import VettingApp
 
 from fbi import load_dataset, write_dataset
 from fbi.cli import main
-from fbi.vetting import AnnotatorLog, load_queue, log_path
+from fbi.vet import AnnotatorLog, load_queue, log_path
 
 
 @pytest.fixture
@@ -122,7 +122,7 @@ def test_killing_the_app_loses_no_submitted_label(queue, tmp_path):
     script.write_text(textwrap.dedent(f"""
         import asyncio, os, signal
         from fbi.annotate.app import VettingApp
-        from fbi.vetting import AnnotatorLog, load_queue
+        from fbi.vet import AnnotatorLog, load_queue
 
         async def main():
             log = AnnotatorLog({str(queue)!r}, "kim")
@@ -167,8 +167,8 @@ def test_agreement_matches_statsmodels_and_krippendorff():
     import numpy as np
     from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
-    from fbi.agreement import cohen_kappa, fleiss_table, krippendorff_alpha
-    from fbi.agreement import fleiss_kappa as our_fleiss
+    from fbi.metrics import cohen_kappa, fleiss_table, krippendorff_alpha
+    from fbi.metrics import fleiss_kappa as our_fleiss
 
     values = ["valid", "invalid", "not-sure"]
     a = ["valid", "valid", "invalid", "valid", "not-sure", "invalid", "valid", "valid"]
@@ -191,7 +191,7 @@ def test_agreement_matches_statsmodels_and_krippendorff():
 
 
 def test_agreement_edge_cases():
-    from fbi.agreement import cohen_kappa, krippendorff_alpha, percent_agreement
+    from fbi.metrics import cohen_kappa, krippendorff_alpha, percent_agreement
 
     assert cohen_kappa(["valid"] * 4, ["valid"] * 4) is None  # p_e = 1: undefined
     assert percent_agreement({"a": {"x": "valid"}}) is None

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from fbi.outcomes import headline, instance_outcomes, pairwise_class
+from fbi.metrics import headline, instance_outcomes, pairwise_class
 from fbi.records import Judgment
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from fbi.parsing import parse_reply
+from fbi.judge import parse_reply
 
 
 @pytest.mark.parametrize("reply, score", [

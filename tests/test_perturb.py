@@ -8,8 +8,7 @@ import re
 
 import pytest
 
-from fbi.perturb import PerturbConfig, Perturber, parse_perturbation
-from fbi.prescreen import (
+from fbi.perturb import (
     CHANGE_ELSEWHERE,
     ENTITIES_CHANGED,
     FORMATTING_LOST,
@@ -18,9 +17,12 @@ from fbi.prescreen import (
     META_TEXT,
     NUMBERS_CHANGED,
     RATIONALE_NOT_IN_ANSWER,
+    PerturbConfig,
+    Perturber,
+    parse_perturbation,
     prescreen,
 )
-from fbi.rules import NEEDS_LLM, RULES, Declined, GoldItem, _load_families, apply_rule
+from fbi.perturb.rules import NEEDS_LLM, RULES, Declined, GoldItem, _load_families, apply_rule
 from fbi.sources import load_gold_items
 
 _load_families()

@@ -100,7 +100,7 @@ def test_without_a_token_publish_says_how_to_log_in(tmp_path):
 
 def test_card_carries_agreement_figures(tmp_path):
     from fbi import write_dataset
-    from fbi.vetting import AnnotatorLog
+    from fbi.vet import AnnotatorLog
 
     queue = tmp_path / "queue.jsonl"
     instances = [i for i in load_dataset("sample") if i.category == "entity"]

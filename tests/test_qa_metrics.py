@@ -8,12 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fbi.qa_metrics import (
+from fbi.metrics import (
     auroc,
     cluster_sizes,
     cohens_h,
     effect_size_label,
-    fleiss_from_sizes,
     kr20,
     multiqa_metrics,
     noise_metrics,
@@ -23,6 +22,7 @@ from fbi.qa_metrics import (
     retest_metrics,
     set_scores,
 )
+from fbi.metrics import fleiss_kappa as our_fleiss
 
 ANSWERS = np.array([
     ["paris", "paris", "paris", "lyon"],
@@ -44,7 +44,7 @@ def test_fleiss_matches_statsmodels():
     from statsmodels.stats.inter_rater import fleiss_kappa
 
     sizes = cluster_sizes(remap_by_first_appearance(ANSWERS))
-    assert fleiss_from_sizes(sizes) == pytest.approx(fleiss_kappa(sizes, method="fleiss"))
+    assert our_fleiss(sizes) == pytest.approx(fleiss_kappa(sizes, method="fleiss"))
 
 
 def test_kr20_matches_cronbach_alpha_by_hand():
@@ -86,7 +86,7 @@ def test_permutation_aggregates_match_brute_force():
         c = np.take_along_axis(correct, order, axis=1)
         a = np.take_along_axis(answers, order, axis=1)
         alphas.append(kr20(c))
-        kappas.append(fleiss_from_sizes(cluster_sizes(remap_by_first_appearance(a))))
+        kappas.append(our_fleiss(cluster_sizes(remap_by_first_appearance(a))))
     assert exact["cronbach_alpha_permuted_mean"] == pytest.approx(np.mean(alphas), abs=0.01)
     assert exact["cronbach_alpha_permuted_sd"] == pytest.approx(np.std(alphas), abs=0.01)
     assert exact["fleiss_kappa_permuted_mean"] == pytest.approx(np.mean(kappas), abs=0.01)

@@ -137,7 +137,7 @@ def test_explain_check_through_the_runner(tmp_path):
     from openai_server import ChatServer
 
     from fbi.cache import ResponseCache
-    from fbi.explanations import ExplanationChecks
+    from fbi.judge import ExplanationChecks
     from fbi.llm import ModelClient
 
     run = tmp_path / "run"

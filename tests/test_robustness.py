@@ -15,8 +15,17 @@ from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
 from fbi.cli import main
-from fbi.qa import QAItem, load_qa_items, parse_letter, parse_reply, token_f1
-from fbi.variants import NOISE_KINDS, add_noise, noise_variants, shuffle_variants
+from fbi.robustness import (
+    NOISE_KINDS,
+    QAItem,
+    add_noise,
+    load_qa_items,
+    noise_variants,
+    parse_letter,
+    parse_reply,
+    shuffle_variants,
+    token_f1,
+)
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +191,7 @@ def test_score_an_answers_table_without_a_model(tmp_path):
 
 def test_embedding_correctness_with_the_shipped_model():
     pytest.importorskip("sentence_transformers", reason="needs: pip install 'fbi[embeddings]'")
-    from fbi.qa import Judge
+    from fbi.robustness import Judge
 
     judge = Judge("embedding")
     assert judge.free_text("It is the Pacific Ocean", ("the Pacific Ocean",))

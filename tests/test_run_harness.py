@@ -316,8 +316,8 @@ def test_every_command_runs_from_a_source_checkout():
 
 
 def test_the_dataset_card_names_sources_without_local_paths(tmp_path):
-    from fbi.hub import dataset_card
     from fbi.sources import load_dataset, source_name
+    from fbi.vet import dataset_card
 
     assert source_name("/home/someone/data/fbi-original/") == "fbi-original"
     assert source_name("hf:ai4bharat/FBI") == "ai4bharat/FBI"

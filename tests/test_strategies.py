@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from fbi import InputError, UnknownName
-from fbi.strategies import StrategyRegistry
+from fbi.judge import StrategyRegistry
 
 PAPER = {  # name: (display name, paradigm, explanation, default score range)
     "vanilla_star": ("Vanilla*", "single", False, (1, 10)),

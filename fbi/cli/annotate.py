@@ -44,7 +44,7 @@ def label(queue, annotator, guidelines, only, categories) -> None:
     """Open the labelling tool on QUEUE."""
     from fbi.annotate.app import VettingApp, default_guidelines
     from fbi.taxonomy import get_category
-    from fbi.vetting import AnnotatorLog, load_queue
+    from fbi.vet import AnnotatorLog, load_queue
 
     items = load_queue(queue)
     log = AnnotatorLog(queue, annotator)
@@ -63,8 +63,8 @@ def label(queue, annotator, guidelines, only, categories) -> None:
 @click.argument("queue", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 def agreement(queue) -> None:
     """Agreement between annotators: overall and per category."""
-    from fbi.agreement import agreement_report
-    from fbi.vetting import labels_table, resolve
+    from fbi.metrics import agreement_report
+    from fbi.vet import labels_table, resolve
 
     resolutions = resolve(queue)
     report = agreement_report(labels_table(resolutions),
@@ -108,7 +108,7 @@ def adjudicate(queue, adjudicator, include_not_sure) -> None:
     from fbi.records import VettingLabel
     from fbi.runs import append_durably
     from fbi.taxonomy import get_category
-    from fbi.vetting import LABELS, Adjudication, adjudications_path, resolve
+    from fbi.vet import LABELS, Adjudication, adjudications_path, resolve
 
     todo = [r for r in resolve(queue) if r.how == "disagreement" or (
         include_not_sure and r.final is VettingLabel.NOT_SURE and r.how != "adjudicated")]
@@ -147,7 +147,7 @@ def adjudicate(queue, adjudicator, include_not_sure) -> None:
 def export(queue, output) -> None:
     """Write the vetted dataset: final labels, edits applied, rejected items counted."""
     from fbi.sources import write_dataset
-    from fbi.vetting import resolve, vetted_instances
+    from fbi.vet import resolve, vetted_instances
 
     resolutions = resolve(queue)
     kept, tally = vetted_instances(resolutions)

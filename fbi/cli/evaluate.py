@@ -71,7 +71,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              label) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
-    from fbi.evaluate import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_judgments
+    from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_judgments
     from fbi.llm import ModelClient, RetryPolicy
     from fbi.sources import load_dataset
 
@@ -106,7 +106,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
 
 def headline_table(judgments, registry) -> Table:
     """Strategies × LF/F/IF/R (% undetected) and SI (% retained), as in paper Table 3."""
-    from fbi.outcomes import headline, instance_outcomes
+    from fbi.metrics import headline, instance_outcomes
 
     rows = headline(instance_outcomes(judgments))
     judges = sorted({judge for judge, _ in rows})

@@ -25,14 +25,14 @@ console = Console(highlight=False)
 @click.option("--license", "license_id", default="cc-by-4.0", show_default=True)
 def publish(dataset, repo_id, private, create_pr, dry_run, output, queue, license_id) -> None:
     """Publish DATASET (a vetted set, any SPEC) to the Hub as ORG/NAME."""
-    from fbi.hub import upload, write_hub_folder
     from fbi.sources import load_dataset
+    from fbi.vet import upload, write_hub_folder
 
     loaded = load_dataset(dataset)
     agreement = vetting = None
     if queue is not None:
-        from fbi.agreement import agreement_report
-        from fbi.vetting import labels_table, resolve
+        from fbi.metrics import agreement_report
+        from fbi.vet import labels_table, resolve
 
         resolutions = resolve(queue)
         agreement = agreement_report(labels_table(resolutions),

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fbi.report_write import FORMATS
+from fbi.report import FORMATS
 
 console = Console(highlight=False)
 
@@ -26,8 +26,7 @@ def report(run_dirs, formats, output) -> None:
 
     Several run folders (other judges or strategies) become one comparison report.
     """
-    from fbi.report import table_3
-    from fbi.report_write import write_report
+    from fbi.report import table_3, write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS)
     for problem in summary["problems"]:
@@ -74,7 +73,7 @@ def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, lim
     """
     from fbi.cache import ResponseCache
     from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
-    from fbi.explanations import ExplanationChecks
+    from fbi.judge import ExplanationChecks
     from fbi.llm import ModelClient, RetryPolicy
 
     checks = ExplanationChecks(run_dir, checker, api_base, concurrency, max_cost, limit)

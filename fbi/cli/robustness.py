@@ -58,8 +58,7 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
     from fbi.cache import ResponseCache
     from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
     from fbi.llm import ModelClient, RetryPolicy
-    from fbi.qa import load_qa_items
-    from fbi.robustness import SUITES, RobustnessConfig, RobustnessRun
+    from fbi.robustness import SUITES, RobustnessConfig, RobustnessRun, load_qa_items
 
     items, rows = load_qa_items(dataset_spec)
     items = items[:limit] if limit else items
@@ -78,7 +77,7 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
         print_dry_run(robustness_run.dry_run(client), model, str(output))
         return
     if correctness == "embedding":
-        from fbi.embeddings import load_embedder
+        from fbi.robustness import load_embedder
 
         load_embedder()  # fail now, with what to install, rather than mid-run
     totals = robustness_run.run(client, RichProgress("answering"))

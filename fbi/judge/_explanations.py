@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 from fbi.errors import InputError
+from fbi.judge._strategies import StrategyRegistry
 from fbi.llm import ModelClient, ModelRequest, ModelResponse, json_object_in, litellm_version
-from fbi.outcomes import instance_outcomes
+from fbi.metrics import instance_outcomes
 from fbi.records import ExplanationCheck, Judgment, RunSpec
 from fbi.runs import (
     AppendLog,
@@ -30,7 +31,6 @@ from fbi.runs import (
     now,
     read_log,
 )
-from fbi.strategies import StrategyRegistry
 from fbi.taxonomy import get_category
 
 SCHEMA = {"type": "object", "properties": {"points_out_error": {"type": "boolean"}},

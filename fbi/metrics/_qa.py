@@ -56,6 +56,8 @@ from itertools import combinations, permutations
 import numpy as np
 import pandas as pd
 
+from fbi.metrics._agreement import fleiss_kappa
+
 EFFECT_SIZE_LABELS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"))
 
 
@@ -113,24 +115,12 @@ def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | 
         "item_difficulty": float((1 - correct.mean(axis=1)).mean()),
         "certainty": float(certainty.mean()),
         "gibbs_m2": float(m2.mean()),
-        "fleiss_kappa": fleiss_from_sizes(sizes),
+        "fleiss_kappa": fleiss_kappa(sizes),
         "cronbach_alpha": kr20(correct),
     }
     if permutations_count and k >= 2:
         result.update(permutation_aggregates(correct, sizes, permutations_count, seed))
     return result
-
-
-def fleiss_from_sizes(sizes: np.ndarray) -> float | None:
-    """Fleiss' κ from per-question label counts (columns = remapped labels)."""
-    sizes = np.asarray(sizes, dtype=np.float64)
-    n, k = sizes.shape[0], sizes.sum(axis=1)[0] if len(sizes) else 0
-    if n == 0 or k < 2:
-        return None
-    agreement = ((sizes * (sizes - 1)).sum(axis=1) / (k * (k - 1))).mean()
-    p = sizes.sum(axis=0) / (n * k)
-    expected = float((p ** 2).sum())
-    return None if expected >= 1 else float((agreement - expected) / (1 - expected))
 
 
 def kr20(correct: np.ndarray) -> float | None:

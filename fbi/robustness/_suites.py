@@ -40,8 +40,7 @@ from fbi.llm import (
     json_object_in,
     litellm_version,
 )
-from fbi.qa import LETTERS, Judge, QAItem, normalise, parse_letter, parse_reply, split_answers
-from fbi.qa_metrics import (
+from fbi.metrics import (
     auroc,
     multiqa_metrics,
     noise_metrics,
@@ -50,6 +49,22 @@ from fbi.qa_metrics import (
     token_confidence,
 )
 from fbi.records import CallRecord, RunSpec
+from fbi.robustness._items import (
+    LETTERS,
+    Judge,
+    QAItem,
+    normalise,
+    parse_letter,
+    parse_reply,
+    split_answers,
+)
+from fbi.robustness._variants import (
+    Variant,
+    noise_variants,
+    original,
+    rephrase_variants,
+    shuffle_variants,
+)
 from fbi.runs import (
     AppendLog,
     Call,
@@ -65,7 +80,6 @@ from fbi.runs import (
     write_atomically,
 )
 from fbi.templates import TemplateFolder
-from fbi.variants import Variant, noise_variants, original, rephrase_variants, shuffle_variants
 
 SUITES = ("multiqa", "noise", "shuffle", "maqa")
 ANSWER_SCHEMA = {"type": "object", "properties": {
@@ -345,7 +359,7 @@ def _answer_parser(judge: Judge, job: AnswerJob, gold_letter: str | None):
 
 def score_answer(judge: Judge, kind: str, answer: str, golds: tuple[str, ...],
                  choices: tuple[str, ...] | None, gold_letter: str | None) -> dict:
-    """Correctness fields of one answer (see fbi.qa for the rules of each kind)."""
+    """Correctness fields of one answer (see fbi.robustness._items for the rules of each kind)."""
     if kind == "multiple-choice" and choices:
         letter = parse_letter(answer, choices)
         return {"answer": letter, "correct": None if letter is None else letter == gold_letter,

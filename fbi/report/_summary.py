@@ -2,7 +2,7 @@
 
 Everything here is computed from what a run folder holds (``run.json``,
 ``judgments.jsonl``, ``instances.jsonl`` and, if present, ``explanation_checks.jsonl``)
-through :mod:`fbi.outcomes` and :mod:`fbi.metrics`; no model is called. Several run
+through :mod:`fbi.metrics._outcomes` and :mod:`fbi.metrics._rates`; no model is called. Several run
 folders (other judges, other strategies) make one comparison report.
 """
 
@@ -16,8 +16,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.metrics import aggregate, judge_stability, pairwise_breakdowns, reference_histograms
-from fbi.outcomes import InstanceOutcome, instance_outcomes
+from fbi.metrics import (
+    InstanceOutcome,
+    aggregate,
+    instance_outcomes,
+    judge_stability,
+    pairwise_breakdowns,
+    reference_histograms,
+)
 from fbi.records import ExplanationCheck, RunSpec
 from fbi.runs import Run
 from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category

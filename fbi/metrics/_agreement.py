@@ -104,7 +104,7 @@ def fleiss_table(labels: dict[str, dict[str, str]]) -> np.ndarray:
     return np.array(rows, dtype=float).reshape(len(rows), len(values))
 
 
-def summary(labels: dict[str, dict[str, str]]) -> dict:
+def agreement_summary(labels: dict[str, dict[str, str]]) -> dict:
     return {"items": len(_items_with(labels, 2)),
             "percent_agreement": percent_agreement(labels),
             "fleiss_kappa": fleiss_kappa(fleiss_table(labels)) if len(labels) >= 2 else None,
@@ -131,6 +131,6 @@ def agreement_report(labels: dict[str, dict[str, str]], categories: dict[str, st
         for item, label in by_item.items():
             by_category.setdefault(categories.get(item, "?"), {}).setdefault(
                 annotator, {})[item] = label
-    return {"overall": summary(labels), "pairs": pairs,
-            "categories": {c: summary(t) for c, t in by_category.items()
-                           if summary(t)["items"]}}
+    return {"overall": agreement_summary(labels), "pairs": pairs,
+            "categories": {c: agreement_summary(t) for c, t in by_category.items()
+                           if agreement_summary(t)["items"]}}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import resources
 
 from fbi.diffing import word_diff
-from fbi.report import (
+from fbi.report._summary import (
     ABILITY_COLUMNS,
     Run,
     category_table,
@@ -70,7 +70,7 @@ def ability_bars(summary: dict) -> list[dict]:
 
 def missed_examples(runs: list[Run]) -> list[dict]:
     """Instances a judge missed, with the word diff and the judge's explanation."""
-    from fbi.outcomes import instance_outcomes
+    from fbi.metrics import instance_outcomes
 
     examples = []
     for run in runs:

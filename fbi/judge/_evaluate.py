@@ -19,8 +19,9 @@ from pathlib import Path
 
 from fbi.cache import ResponseCache
 from fbi.errors import InputError
+from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
+from fbi.judge._strategies import Strategy, StrategyRegistry
 from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, ModelResponse, litellm_version
-from fbi.parsing import PARSER_VERSION, ParsedReply, parse_reply
 from fbi.records import (
     INSTANCE_SCHEMA_VERSION,
     JUDGMENT_SCHEMA_VERSION,
@@ -44,7 +45,6 @@ from fbi.runs import (
     write_atomically,
 )
 from fbi.sources import Dataset
-from fbi.strategies import Strategy, StrategyRegistry
 
 DEFAULT_STRATEGIES = ("vanilla",)
 # What a reply usually costs in tokens, for --dry-run estimates.

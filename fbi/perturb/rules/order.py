@@ -6,8 +6,8 @@ import random
 import re
 from itertools import pairwise
 
-from fbi.rules import Change, Declined, GoldItem, RuleResult, rule
-from fbi.rules.text import STOPWORDS, list_items, sentences
+from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.text import STOPWORDS, list_items, sentences
 
 _TIME_WORDS = re.compile(r"\b(\d{3,4}|first|then|next|after|afterwards|later|finally|before|"
                          r"when|until|once|eventually|soon|years?|days?|hours?)\b",

@@ -6,8 +6,8 @@ import json
 import random
 import re
 
-from fbi.rules import Change, Declined, GoldItem, RuleResult, rule
-from fbi.rules.text import list_items, numbers, sentences
+from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.text import list_items, numbers, sentences
 
 
 @rule("do-less")

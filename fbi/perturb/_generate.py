@@ -25,9 +25,9 @@ from fbi.llm import (
     json_object_in,
     litellm_version,
 )
-from fbi.prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
+from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
+from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
 from fbi.records import CallRecord, Instance, Provenance, RunSpec
-from fbi.rules import RULES_VERSION, Declined, GoldItem, apply_rule
 from fbi.runs import (
     AppendLog,
     Call,
@@ -130,7 +130,7 @@ def _categories_for(ability: str) -> list[str]:
 
 
 def uses_rules(job: Job, engine: Engine) -> bool:
-    from fbi.rules import NEEDS_LLM, RULES, _load_families
+    from fbi.perturb.rules import NEEDS_LLM, RULES, _load_families
 
     _load_families()
     if engine == "rules":

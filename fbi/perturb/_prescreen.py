@@ -20,11 +20,11 @@ LLM-made perturbations the FBI paper reports (§3.4) and the slips of rules:
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 
-from fbi.rules.text import LIST_ITEM, NUMBER
+from fbi.diffing import changed_regions
+from fbi.text import LIST_ITEM, NUMBER
 
 IDENTICAL = "identical-to-gold"
 RATIONALE_NOT_IN_ANSWER = "rationale-not-in-answer"
@@ -56,28 +56,6 @@ _META = re.compile(
     r"|\((?:error|mistake)[^)]{0,30}\)|\[(?:error|mistake)[^\]]{0,30}\]|error introduced"
     r"|I (?:have|'ve) (?:introduced|inserted|added|changed|modified)|as an AI\b"
     r"|^(?:note|explanation|rationale)\s*:", re.IGNORECASE | re.MULTILINE)
-
-
-def changed_regions(gold: str, perturbed: str) -> tuple[list[tuple[int, int]],
-                                                        list[tuple[int, int]]]:
-    """Character ranges of the word-level diff: removed in gold, inserted in perturbed."""
-    a = [m.span() for m in re.finditer(r"\S+", gold)]
-    b = [m.span() for m in re.finditer(r"\S+", perturbed)]
-    words_a = [gold[s:e] for s, e in a]
-    words_b = [perturbed[s:e] for s, e in b]
-    removed, inserted = [], []
-    matcher = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
-        if i2 > i1:
-            removed.append((a[i1][0], a[i2 - 1][1]))
-        elif a:  # a pure insertion sits between two gold words
-            position = a[i1][0] if i1 < len(a) else a[-1][1]
-            removed.append((position, position))
-        if j2 > j1:
-            inserted.append((b[j1][0], b[j2 - 1][1]))
-    return removed, inserted
 
 
 _CONTEXT = 15  # characters either side that place a quotation

@@ -223,12 +223,12 @@ class Judge:
         return max(self.similarity(answer, golds)) >= self.threshold
 
     def similarity(self, answer: str, golds: tuple[str, ...]) -> list[float]:
-        from fbi.embeddings import cosine_similarities
+        from fbi.robustness._embeddings import cosine_similarities
 
         return cosine_similarities(answer, list(golds))
 
     def multi(self, answer: str, golds: tuple[str, ...]) -> tuple[bool, float, float, float]:
-        from fbi.qa_metrics import set_scores
+        from fbi.metrics import set_scores
 
         predicted = split_answers(answer)
         precision, recall, f1 = set_scores(predicted, [normalise(g) for g in golds])

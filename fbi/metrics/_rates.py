@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from fbi.outcomes import InstanceOutcome
+from fbi.metrics._outcomes import InstanceOutcome
 from fbi.records import Judgment
 from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
 
@@ -241,7 +241,7 @@ def judge_stability(judgments: list[Judgment]) -> list[dict]:
     position-swap test-retest, the share of pairs where the gold answer is chosen in both
     orders, against the share where it is chosen with gold shown first.
     """
-    from fbi.qa_metrics import cohens_h, effect_size_label, retest_metrics
+    from fbi.metrics._qa import cohens_h, effect_size_label, retest_metrics
 
     rows = []
     by_run: dict[tuple[str, str], list[Judgment]] = defaultdict(list)

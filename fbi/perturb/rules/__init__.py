@@ -89,7 +89,7 @@ def apply_rule(category: str, item: GoldItem, seed: int) -> RuleResult:
 
 
 def _load_families() -> None:
-    from fbi.rules import (  # noqa: F401  (importing registers the rules)
+    from fbi.perturb.rules import (  # noqa: F401  (importing registers the rules)
         grammar,
         invariant,
         negation,

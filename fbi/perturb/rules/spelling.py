@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from fbi.rules import Change, Declined, GoldItem, RuleResult, rule
-from fbi.rules.text import KEYBOARD_NEIGHBOURS, content_words
+from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.text import KEYBOARD_NEIGHBOURS, content_words
 
 
 def typo(word: str, rng: random.Random) -> str:

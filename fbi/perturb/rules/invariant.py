@@ -6,8 +6,8 @@ import random
 import re
 from itertools import pairwise
 
-from fbi.rules import Change, Declined, GoldItem, RuleResult, rule
-from fbi.rules.text import list_items, sentences
+from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.text import list_items, sentences
 
 # A sentence that starts like this leans on the one before: never move it.
 _DEPENDENT_START = re.compile(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fbi.report import build_summary, load_robustness, render_csv, render_markdown
-from fbi.report_html import render_html
+from fbi.report._html import render_html
+from fbi.report._summary import build_summary, load_robustness, render_csv, render_markdown
 from fbi.runs import load_run
 
 FORMATS = ("md", "html", "json", "csv")

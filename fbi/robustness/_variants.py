@@ -12,8 +12,8 @@ import random
 import re
 from dataclasses import dataclass
 
-from fbi.qa import LETTERS, QAItem
-from fbi.rules.text import KEYBOARD_NEIGHBOURS
+from fbi.robustness._items import LETTERS, QAItem
+from fbi.text import KEYBOARD_NEIGHBOURS
 
 NOISE_KINDS = ("casing", "punctuation", "typos", "swaps", "whitespace", "combined")
 _WORD = re.compile(r"\S+")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 import re
 
-from fbi.rules import Change, Declined, GoldItem, RuleResult, rule
-from fbi.rules.text import Span, format_like, is_list_numbering, numbers, parse_number, replace
+from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.text import Span, format_like, is_list_numbering, numbers, parse_number, replace
 
 
 def quantities(text: str) -> list[Span]:

@@ -1,0 +1,65 @@
+"""The judge stage: strategies (templates in prompts/), planning and running the
+FBI protocol's calls, reading verdicts from replies, and the explanation check.
+"""
+
+from fbi.judge._evaluate import (
+    DEFAULT_STRATEGIES,
+    EXPECTED_REPLY_TOKENS,
+    SLOTS,
+    Evaluation,
+    EvaluationConfig,
+    echoes_of,
+    judge_parser,
+    plan_calls,
+    read_judgments,
+    reparse,
+)
+from fbi.judge._explanations import (
+    LOG_NAME,
+    SCHEMA,
+    SPEC_NAME,
+    ExplanationChecks,
+    explanations_to_check,
+    parse_check,
+)
+from fbi.judge._parsing import (
+    PARSER_VERSION,
+    ParsedReply,
+    parse_reply,
+)
+from fbi.judge._strategies import (
+    EXPLANATION_MAX_CHARS,
+    PAIRWISE_VERDICTS,
+    Paradigm,
+    Strategy,
+    StrategyMeta,
+    StrategyRegistry,
+)
+
+__all__ = [
+    "DEFAULT_STRATEGIES",
+    "EXPECTED_REPLY_TOKENS",
+    "EXPLANATION_MAX_CHARS",
+    "LOG_NAME",
+    "PAIRWISE_VERDICTS",
+    "PARSER_VERSION",
+    "SCHEMA",
+    "SLOTS",
+    "SPEC_NAME",
+    "Evaluation",
+    "EvaluationConfig",
+    "ExplanationChecks",
+    "Paradigm",
+    "ParsedReply",
+    "Strategy",
+    "StrategyMeta",
+    "StrategyRegistry",
+    "echoes_of",
+    "explanations_to_check",
+    "judge_parser",
+    "parse_check",
+    "parse_reply",
+    "plan_calls",
+    "read_judgments",
+    "reparse",
+]

@@ -1,0 +1,63 @@
+"""The perturbation stage: the rule engine (rules/, one module per family), the LLM
+engine (templates in perturbations/), and the pre-screen.
+"""
+
+from fbi.perturb._generate import (
+    RESPONSE_SCHEMA,
+    CategoryTally,
+    Engine,
+    Job,
+    PerturbationCall,
+    PerturbConfig,
+    Perturber,
+    PerturbResult,
+    parse_perturbation,
+    plan_jobs,
+    uses_rules,
+)
+from fbi.perturb._prescreen import (
+    ABOUT_FORMAT,
+    CHANGE_ELSEWHERE,
+    CHANGES_LENGTH,
+    DEFAULT_LENGTH_THRESHOLD,
+    ENTITIES_CHANGED,
+    FORMATTING_LOST,
+    IDENTICAL,
+    KEEP_ENTITIES,
+    KEEP_NUMBERS,
+    LENGTH_CHANGING_THRESHOLD,
+    LENGTH_DRIFT,
+    META_TEXT,
+    NUMBERS_CHANGED,
+    RATIONALE_NOT_IN_ANSWER,
+    prescreen,
+)
+
+__all__ = [
+    "ABOUT_FORMAT",
+    "CHANGES_LENGTH",
+    "CHANGE_ELSEWHERE",
+    "DEFAULT_LENGTH_THRESHOLD",
+    "ENTITIES_CHANGED",
+    "FORMATTING_LOST",
+    "IDENTICAL",
+    "KEEP_ENTITIES",
+    "KEEP_NUMBERS",
+    "LENGTH_CHANGING_THRESHOLD",
+    "LENGTH_DRIFT",
+    "META_TEXT",
+    "NUMBERS_CHANGED",
+    "RATIONALE_NOT_IN_ANSWER",
+    "RESPONSE_SCHEMA",
+    "CategoryTally",
+    "Engine",
+    "Job",
+    "PerturbConfig",
+    "PerturbResult",
+    "PerturbationCall",
+    "Perturber",
+    "parse_perturbation",
+    "plan_jobs",
+    "prescreen",
+    "uses_rules",
+]

@@ -1,0 +1,83 @@
+"""The QA robustness stage: QA items, question variants, answering them through the
+run harness, and scoring the answers with fbi.metrics.
+"""
+
+from fbi.robustness._embeddings import (
+    cosine_similarities,
+    load_embedder,
+)
+from fbi.robustness._items import (
+    LETTERS,
+    Judge,
+    Kind,
+    QAItem,
+    load_qa_items,
+    normalise,
+    parse_letter,
+    parse_reply,
+    split_answers,
+    token_f1,
+)
+from fbi.robustness._suites import (
+    ANSWER_SCHEMA,
+    REWRITE_SCHEMA,
+    SCORE_COLUMNS,
+    SUITES,
+    AnswerJob,
+    QAAnswer,
+    RewriteCall,
+    RobustnessConfig,
+    RobustnessRun,
+    answers_frame,
+    planned_suites,
+    score_answer,
+    score_answers,
+    summarise,
+    summarise_frame,
+)
+from fbi.robustness._variants import (
+    NOISE_KINDS,
+    Variant,
+    add_noise,
+    noise_variants,
+    original,
+    rephrase_variants,
+    shuffle_variants,
+)
+
+__all__ = [
+    "ANSWER_SCHEMA",
+    "LETTERS",
+    "NOISE_KINDS",
+    "REWRITE_SCHEMA",
+    "SCORE_COLUMNS",
+    "SUITES",
+    "AnswerJob",
+    "Judge",
+    "Kind",
+    "QAAnswer",
+    "QAItem",
+    "RewriteCall",
+    "RobustnessConfig",
+    "RobustnessRun",
+    "Variant",
+    "add_noise",
+    "answers_frame",
+    "cosine_similarities",
+    "load_embedder",
+    "load_qa_items",
+    "noise_variants",
+    "normalise",
+    "original",
+    "parse_letter",
+    "parse_reply",
+    "planned_suites",
+    "rephrase_variants",
+    "score_answer",
+    "score_answers",
+    "shuffle_variants",
+    "split_answers",
+    "summarise",
+    "summarise_frame",
+    "token_f1",
+]

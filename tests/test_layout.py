@@ -1,0 +1,81 @@
+"""The layout shows the pipeline: a small core, one package per stage, a thin CLI.
+
+Stages (judge, perturb, vet, robustness, report) import the core and never each other;
+the core never imports a stage; nothing imports a stage's private modules from outside
+it. Checked on the source, every import statement (function-level ones included).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+FBI = Path(__file__).resolve().parents[1] / "fbi"
+STAGES = ("judge", "perturb", "vet", "robustness", "report")
+
+
+def imports_of(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return {name for name in names if name == "fbi" or name.startswith("fbi.")}
+
+
+def stage_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in STAGES else None
+
+
+def test_stages_never_import_each_other_and_the_core_imports_no_stage():
+    problems = []
+    for path in FBI.rglob("*.py"):
+        relative = path.relative_to(FBI).parts
+        if relative[0] == "cli" or relative == ("__main__.py",):
+            continue  # the CLI is the one layer that sees every stage
+        here = relative[0] if relative[0] in STAGES else None
+        for module in imports_of(path):
+            there = stage_of(module)
+            if there is not None and there != here:
+                problems.append(f"{path.relative_to(FBI)} imports {module}")
+    assert not problems, "\n".join(sorted(problems))
+
+
+def test_no_one_reaches_into_a_stage_s_private_modules():
+    problems = []
+    for path in FBI.rglob("*.py"):
+        here = path.relative_to(FBI).parts[0]
+        for module in imports_of(path):
+            parts = module.split(".")
+            if len(parts) > 2 and parts[1] in STAGES and parts[2].startswith("_") \
+                    and parts[1] != here:
+                problems.append(f"{path.relative_to(FBI)} imports {module}")
+    assert not problems, "\n".join(sorted(problems))
+
+
+def test_there_is_no_import_cycle_between_modules():
+    graph: dict[str, set[str]] = {}
+    for path in FBI.rglob("*.py"):
+        module = ".".join(("fbi", *path.relative_to(FBI).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        graph[module] = {m for m in imports_of(path) if m != module}
+    # faces (package __init__ modules) re-export their private modules: an edge from a
+    # private module to its own face would be a cycle, so those count too
+    seen: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        if seen.get(node) == 1:
+            raise AssertionError(" → ".join([*trail, node]))
+        if seen.get(node) == 2 or node not in graph:
+            return
+        seen[node] = 1
+        for target in graph[node]:
+            if target.startswith("fbi.cli") or node.startswith("fbi.cli"):
+                continue
+            visit(target, [*trail, node])
+        seen[node] = 2
+
+    for module in sorted(graph):
+        visit(module, [])
