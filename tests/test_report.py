@@ -187,3 +187,56 @@ def test_html_report_renders_in_headless_chromium(tmp_path):
                    capture_output=True, timeout=120, check=True)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def test_a_missing_or_invalid_judgment_is_reported_never_silent(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    lines = (run / "judgments.jsonl").read_text().splitlines()
+    dropped = json.loads(lines[0])
+    kept = [line for line in lines if json.loads(line)["instance_id"] != dropped["instance_id"]
+            or json.loads(line)["strategy"] != dropped["strategy"]]
+    kept.insert(2, '{"call_id": "broken", "status": "ok"}')  # fails validation
+    (run / "judgments.jsonl").write_text("\n".join(kept) + "\n")
+    result = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "out"),
+                                       "--format", "json"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "line 3: not a valid record" in result.output
+    assert f"1 of 6 instances have no {dropped['strategy']} judgment" in result.output
+    assert f"{dropped['instance_id']}|{dropped['strategy']}|" in result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (row,) = [r for r in summary["rates"] if r["strategy"] == dropped["strategy"]
+              and r["group"] == dropped["category"]]
+    assert row["missing"] == 1 and row["instances"] == row["n"] + 1
+    strict = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "o2"),
+                                       "--strict"], terminal_width=200)
+    assert strict.exit_code == 1
+
+
+def test_paper_convention_divides_single_answer_counts_by_every_instance():
+    """Paper §5 / Table 7, Contextual: 94 instances, 45 detected, 48 undetected (one
+    unparseable): the paper prints 48/94 = 0.51; fbi's own rate is 48/93."""
+    from fbi.metrics import InstanceOutcome, aggregate
+    from fbi.taxonomy import Ability
+
+    def outcomes(paradigm: str) -> list[InstanceOutcome]:
+        labels = ["detected"] * 45 + ["undetected"] * 48 + ["unparseable"]
+        return [InstanceOutcome(f"c{n}", "j", paradigm, paradigm, Ability.FACTUAL,
+                                "contextual", label) for n, label in enumerate(labels)]
+
+    single = next(r for r in aggregate(outcomes("single")) if r.level == "category")
+    assert single.paper_rate == pytest.approx(48 / 94) and single.rate == pytest.approx(48 / 93)
+    assert (single.instances, single.judged, single.n) == (94, 93, 94)
+    pairwise = next(r for r in aggregate(outcomes("pairwise")) if r.level == "category")
+    assert pairwise.paper_rate == pytest.approx(48 / 93)  # pairwise: parseable pairs only
+
+
+def test_the_paper_convention_shows_the_paper_rates(tmp_path):
+    result = CliRunner().invoke(main, ["report", str(FIXTURE), "--output", str(tmp_path),
+                                       "--format", "md", "--convention", "paper"],
+                                terminal_width=200)
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "report.md").read_text()
+    assert "as the FBI paper computes them" in markdown
+    # single Entity: 4 instances, 2 undetected, 1 unparseable -> the paper's 2/4
+    assert "| Entity | 4 | 1 | 2 | 1 | 50.0 | 75.0 |" in markdown

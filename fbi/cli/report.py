@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -12,6 +13,7 @@ from rich.table import Table
 from fbi.report import FORMATS
 
 console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 
 
 @click.command()
@@ -21,19 +23,28 @@ console = Console(highlight=False)
               help="Repeatable; default: all of md, html, json, csv.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write (default: the first run folder).")
-def report(run_dirs, formats, output) -> None:
+@click.option("--convention", type=click.Choice(["fbi", "paper"]), default="fbi",
+              show_default=True,
+              help="Which rate the tables show: fbi's (over readable verdicts, with "
+                   "intervals) or the paper's (single and reference over all instances).")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 when an instance lacks a judgment or a log line is unreadable.")
+def report(run_dirs, formats, output, convention, strict) -> None:
     """Render the blind-spot report from stored judgments only (no model call).
 
     Several run folders (other judges or strategies) become one comparison report.
     """
-    from fbi.report import table_3, write_report
+    from fbi.report import coverage_warning, table_3, write_report
 
-    summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS)
-    for problem in summary["problems"]:
-        console.print(f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True)
+    summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
+                                    convention)
+    warnings = summary["problems"] + [coverage_warning(r) for r in summary["coverage"]]
+    for warning in warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    shown = "paper's convention" if convention == "paper" else "[95% interval]"
     for judge in sorted({r["judge"] for r in summary["rates"]}):
         header, rows = table_3(summary, judge)
-        table = Table(title=f"{judge}: % undetected [95% interval]; SI: % retained")
+        table = Table(title=f"{judge}: % undetected ({shown}); SI: % retained")
         for column in header:
             table.add_column(column, justify="left" if column == "strategy" else "right")
         for row in rows:
@@ -50,6 +61,9 @@ def report(run_dirs, formats, output) -> None:
         console.print(table)
     for path in written:
         console.print(f"wrote {path}")
+    if strict and warnings:
+        err_console.print(f"[red]--strict: {len(warnings)} warnings above[/]")
+        sys.exit(1)
 
 
 @click.command("explain-check")

@@ -18,6 +18,7 @@ from fbi.metrics._outcomes import (
     Rate,
     headline,
     instance_outcomes,
+    missing_outcomes,
     pairwise_class,
     rate_of,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "judge_stability",
     "kr20",
     "krippendorff_alpha",
+    "missing_outcomes",
     "multiqa_metrics",
     "noise_metrics",
     "pairwise_breakdowns",

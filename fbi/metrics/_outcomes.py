@@ -9,7 +9,9 @@ Pure functions of :class:`~fbi.records.Judgment` records: no model calls, no I/O
 * reference-guided: undetected iff the perturbed answer gets the top of the range;
 * score-invariant instances succeed ("retained") iff the judge does not penalise:
   single score(perturbed) >= score(gold); pairwise not G; reference the top score;
-* a missing, unparseable or failed call makes the instance ``unparseable``.
+* a missing, unparseable or failed call makes the instance ``unparseable``;
+* an instance of the run's dataset with no judgment at all is ``missing``
+  (:func:`missing_outcomes`): in no rate, and reported.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Literal
 from fbi.records import Judgment
 from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
 
-Outcome = Literal["detected", "undetected", "retained", "penalised", "unparseable"]
+Outcome = Literal["detected", "undetected", "retained", "penalised", "unparseable",
+                  "missing"]
 PairwiseClass = Literal["G", "P", "both-good", "both-bad", "inconsistent"]
 
 
@@ -83,6 +86,18 @@ def _outcome(roles: dict[str, Judgment]) -> InstanceOutcome:
     penalised = judgment.score != top
     return InstanceOutcome(**base, outcome=_label(penalised, score_invariant),
                            perturbed_score=judgment.score, score_top=top)
+
+
+def missing_outcomes(outcomes: Iterable[InstanceOutcome], instances: Iterable,
+                     judge: str, strategies: Iterable[tuple[str, str]]
+                     ) -> list[InstanceOutcome]:
+    """An outcome ``missing`` for each instance of the run's dataset that has no
+    judgment under a strategy the run judged with (``strategies``: name, paradigm)."""
+    seen = {(o.strategy, o.instance_id) for o in outcomes if o.judge == judge}
+    return [InstanceOutcome(instance.id, judge, strategy, paradigm, instance.ability,
+                            instance.category, "missing")
+            for strategy, paradigm in strategies for instance in instances
+            if (strategy, instance.id) not in seen]
 
 
 def pairwise_class(gold_first: str | None, perturbed_first: str | None) -> PairwiseClass:

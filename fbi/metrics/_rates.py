@@ -8,6 +8,18 @@
 * Score-invariant groups report the retained rate the same way (higher is better).
 * ``worst_case_rate`` counts unparseable instances as undetected (or, for
   score-invariant, as penalised): the rate if every unreadable verdict went wrong.
+* ``paper_rate`` is the FBI paper's own convention (§5 and Appendix B–D, Tables 6–17):
+  single-answer and reference-guided counts are divided by every instance of the group
+  (an unparseable reply counts as detected: it is in the denominator, not the
+  numerator), pairwise counts by the parseable pairs (as ``rate``). Score-invariant rows
+  follow the same rule with retained edits as the numerator.
+* Coverage: ``instances`` counts the group's instances in the run's dataset, ``judged``
+  those with a usable judgment (``n`` those with any judgment). An instance without a
+  judgment (its calls never made, or a log line unreadable) is ``missing``: it is in no
+  rate, and the report says so.
+* Bootstrap resamples run over the outcomes in a canonical order (sorted by instance
+  id) with a fixed seed, so the same judgments give the same intervals whatever the
+  order of the log.
 """
 
 from __future__ import annotations
@@ -64,15 +76,19 @@ class GroupRate:
     paradigm: str
     level: str  # "category", "ability", "overall", "score-invariant"
     group: str  # category name, ability short name (LF/F/IF/R), "all" or "SI"
-    n: int
+    instances: int  # in the run's dataset
+    judged: int  # with a usable judgment
+    n: int  # with any judgment (judged + unparseable)
     detected: int  # penalised, for score-invariant groups
     undetected: int  # retained, for score-invariant groups
     unparseable: int
+    missing: int  # in the dataset, without a judgment
     rate: float | None  # undetected (or retained) share of the parseable instances
     ci_low: float | None
     ci_high: float | None
     ci_method: str
     worst_case_rate: float | None
+    paper_rate: float | None  # the paper's convention (see the module docstring)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -84,23 +100,29 @@ def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
     score_invariant = level == "score-invariant"
     hits = counts["retained"] if score_invariant else counts["undetected"]
     misses = counts["penalised"] if score_invariant else counts["detected"]
-    unparseable = counts["unparseable"]
+    unparseable, missing = counts["unparseable"], counts["missing"]
     parseable = hits + misses
+    answered = parseable + unparseable
     if level == "category":
         interval, method = wilson_interval(hits, parseable), "wilson"
     else:
-        values = [int(o.outcome in ("undetected", "retained")) for o in outcomes
-                  if o.outcome != "unparseable"]
+        ordered = sorted((o for o in outcomes if o.outcome not in ("unparseable", "missing")),
+                         key=lambda o: o.instance_id)
+        values = [int(o.outcome in ("undetected", "retained")) for o in ordered]
         interval, method = bootstrap_interval(values), "bootstrap"
     # Worst case: unreadable verdicts count against the judge.
     worst_hits = hits if score_invariant else hits + unparseable
-    worst = worst_hits / len(outcomes) if outcomes else None
+    worst = worst_hits / answered if answered else None
+    # The paper's convention: pairwise over parseable pairs, the rest over all instances.
+    paper_denominator = parseable if paradigm == "pairwise" else len(outcomes)
     return GroupRate(
         judge=judge, strategy=strategy, paradigm=paradigm, level=level, group=group,
-        n=len(outcomes), detected=misses, undetected=hits, unparseable=unparseable,
+        instances=len(outcomes), judged=parseable, n=answered, detected=misses,
+        undetected=hits, unparseable=unparseable, missing=missing,
         rate=hits / parseable if parseable else None,
         ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
         ci_method=method, worst_case_rate=worst,
+        paper_rate=hits / paper_denominator if paper_denominator else None,
     )
 
 

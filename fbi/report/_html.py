@@ -11,9 +11,13 @@ from importlib import resources
 from fbi.diffing import word_diff
 from fbi.report._summary import (
     ABILITY_COLUMNS,
+    RATE_KEY,
     Run,
     category_table,
+    convention_note,
+    coverage_warning,
     judge_strategies,
+    pooled_table,
     robustness_tables,
     table_3,
     table_4,
@@ -34,6 +38,7 @@ def heat_colour(rate: float | None) -> str:
 def heatmap(summary: dict) -> dict:
     """Rows: categories; columns: judge × strategy; cells: rate and colour."""
     columns = judge_strategies(summary)
+    key = RATE_KEY[summary.get("convention", "fbi")]
     rates = {(r["judge"], r["strategy"], r["group"]): r for r in summary["rates"]
              if r["level"] == "category"}
     rows = []
@@ -41,8 +46,8 @@ def heatmap(summary: dict) -> dict:
         cells = [rates.get((judge, strategy, category.name)) for judge, strategy in columns]
         if any(cells):
             rows.append({"name": category.display_name, "ability": category.ability.short,
-                         "cells": [{"rate": c["rate"] if c else None, "n": c["n"] if c else 0,
-                                    "colour": heat_colour(c["rate"] if c else None)}
+                         "cells": [{"rate": c[key] if c else None, "n": c["n"] if c else 0,
+                                    "colour": heat_colour(c[key] if c else None)}
                                    for c in cells]})
     names = summary["display_names"]
     multi_judge = len({judge for judge, _ in columns}) > 1
@@ -111,6 +116,8 @@ def render_html(summary: dict, runs: list[Run]) -> str:
         summary=summary,
         table3={judge: table_3(summary, judge) for judge in judges},
         table4=table_4(summary) if len(judge_strategies(summary)) > 1 else None,
+        pooled=pooled_table(summary), note=convention_note(summary),
+        warnings=summary["problems"] + [coverage_warning(r) for r in summary["coverage"]],
         heatmap=heatmap(summary), bars=ability_bars(summary), pairwise=pairwise,
         per_category=[(judge, summary["display_names"].get(s, s),
                        category_table(summary, judge, s)) for judge, s in

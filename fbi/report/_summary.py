@@ -21,6 +21,7 @@ from fbi.metrics import (
     aggregate,
     instance_outcomes,
     judge_stability,
+    missing_outcomes,
     pairwise_breakdowns,
     reference_histograms,
 )
@@ -115,14 +116,47 @@ def _relabelled(run: Run, label: str) -> Run:
                run.problems)
 
 
-def build_summary(runs: list[Run], robustness: list[dict] | None = None) -> dict:
+CONVENTIONS = ("fbi", "paper")
+#: The rate each convention's tables show (both are always in summary.json).
+RATE_KEY = {"fbi": "rate", "paper": "paper_rate"}
+
+
+def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
+        list[InstanceOutcome], list[dict]]:
+    """Outcomes ``missing`` for instances of each run's dataset without a judgment, and
+    one coverage row per run × strategy that lacks any (with the first call ids)."""
+    missing_all: list[InstanceOutcome] = []
+    rows = []
+    for run in runs:
+        strategies = sorted({(j.strategy, j.paradigm) for j in run.judgments})
+        missing = missing_outcomes(outcomes, run.instances.values(), run.label, strategies)
+        missing_all += missing
+        by_strategy: dict[str, list[InstanceOutcome]] = defaultdict(list)
+        for outcome in missing:
+            by_strategy[outcome.strategy].append(outcome)
+        for strategy, items in sorted(by_strategy.items()):
+            roles = {"single": "gold", "pairwise": "gold-first", "reference": "perturbed"}
+            rows.append({"folder": str(run.folder), "label": run.label, "strategy": strategy,
+                         "instances": len(run.instances), "missing": len(items),
+                         "first_call_ids": [f"{o.instance_id}|{strategy}|"
+                                            f"{roles[o.paradigm]}" for o in items[:3]]})
+    return missing_all, rows
+
+
+def build_summary(runs: list[Run], robustness: list[dict] | None = None,
+                  convention: str = "fbi") -> dict:
     """The machine-readable summary (schema in the README)."""
     from fbi import __version__
 
+    if convention not in CONVENTIONS:
+        raise InputError(f"unknown convention '{convention}'. Fix: use fbi or paper")
     runs = label_runs(runs)
     judgments = [j for run in runs for j in run.judgments]
     outcomes = instance_outcomes(judgments)
+    missing, coverage_rows = coverage(runs, outcomes)
     return {
+        "convention": convention,
+        "coverage": coverage_rows,
         "robustness": robustness or [],
         "judge_stability": judge_stability(judgments),
         "schema_version": SUMMARY_SCHEMA_VERSION,
@@ -132,7 +166,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None) -> dict
         "runs": [{"folder": str(run.folder), "label": run.label, "judge": run.spec.model,
                   "strategies": run.spec.strategies, "dataset": run.spec.dataset,
                   "judgments": len(run.judgments)} for run in runs],
-        "rates": [row.as_dict() for row in aggregate(outcomes)],
+        "rates": [row.as_dict() for row in aggregate(outcomes + missing)],
         "pairwise": [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)],
         "reference": [row.as_dict() for row in reference_histograms(outcomes)],
         "explanation_check": explanation_check_rows(outcomes,
@@ -182,12 +216,21 @@ def _interval(row: dict) -> str:
     return f" [{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}]"
 
 
+def _cell(summary: dict, row: dict) -> str:
+    """A rate as the summary's convention shows it: fbi's with its interval, or the
+    paper's bare, as the paper prints it."""
+    if summary.get("convention", "fbi") == "paper":
+        return _percent(row["paper_rate"])
+    return _percent(row["rate"]) + _interval(row)
+
+
 def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
-    """Strategies × LF/F/IF/R (% undetected) and SI (% retained), for one judge."""
+    """Paper Table 3, for one judge: strategies × LF/F/IF/R (% undetected) and SI
+    (% retained)."""
     cells: dict[str, dict[str, str]] = defaultdict(dict)
     for row in summary["rates"]:
         if row["judge"] == judge and row["level"] in ("ability", "score-invariant"):
-            cells[row["strategy"]][row["group"]] = _percent(row["rate"]) + _interval(row)
+            cells[row["strategy"]][row["group"]] = _cell(summary, row)
     header = ["strategy", *ABILITY_COLUMNS, "SI retained"]
     names = summary["display_names"]
     return header, [[names.get(s, s), *(cells[s].get(c, "–") for c in ABILITY_COLUMNS),
@@ -195,12 +238,28 @@ def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
 
 
 def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
-    """Judges × strategies: % undetected over all 22 categories."""
+    """Paper Table 4: judges × strategies, with LF/F/IF/R (% undetected) and SI
+    (% retained) — rows grouped by strategy, as the paper lays it out."""
+    cells: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for row in summary["rates"]:
+        if row["level"] in ("ability", "score-invariant"):
+            cells[(row["strategy"], row["judge"])][row["group"]] = _cell(summary, row)
+    names = summary["display_names"]
+    order = _strategy_order({strategy for strategy, _ in cells})
+    keys = sorted(cells, key=lambda k: (order.index(k[0]), k[1]))
+    return (["strategy", "judge", *ABILITY_COLUMNS, "SI retained"],
+            [[names.get(s, s), judge, *(cells[(s, judge)].get(c, "–") for c in ABILITY_COLUMNS),
+              cells[(s, judge)].get("SI", "–")] for s, judge in keys])
+
+
+def pooled_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """fbi's own table (not in the paper): judges × strategies, % undetected over all 22
+    categories pooled."""
     cells: dict[str, dict[str, str]] = defaultdict(dict)
     for row in summary["rates"]:
         if row["level"] == "overall":
-            cells[row["judge"]][row["strategy"]] = _percent(row["rate"]) + _interval(row)
-    strategies = _strategy_order({s: 1 for judge in cells.values() for s in judge})
+            cells[row["judge"]][row["strategy"]] = _cell(summary, row)
+    strategies = _strategy_order({s for judge in cells.values() for s in judge})
     names = summary["display_names"]
     return (["judge", *(names.get(s, s) for s in strategies)],
             [[judge, *(cells[judge].get(s, "–") for s in strategies)]
@@ -222,13 +281,12 @@ def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str],
         return header, [[get_category(c).display_name, rates[c]["n"], pairs[c]["G"],
                          pairs[c]["P"], pairs[c]["both_good"], pairs[c]["both_bad"],
                          pairs[c]["inconsistent"], pairs[c]["unparseable"],
-                         _percent(rates[c]["rate"]) + _interval(rates[c]),
-                         _percent(rates[c]["worst_case_rate"])]
+                         _cell(summary, rates[c]), _percent(rates[c]["worst_case_rate"])]
                         for c in order if c in pairs]
     rows = [[get_category(c).display_name, rates[c]["n"], rates[c]["detected"],
              rates[c]["undetected"], rates[c]["unparseable"],
-             _percent(rates[c]["rate"]) + _interval(rates[c]),
-             _percent(rates[c]["worst_case_rate"])] for c in order]
+             _cell(summary, rates[c]), _percent(rates[c]["worst_case_rate"])]
+            for c in order]
     header = ["category", "total", "detected", "undetected", "unparseable", "% undetected",
               "% worst case"]
     if paradigm == "reference":
@@ -264,14 +322,33 @@ def _markdown_table(header: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def convention_note(summary: dict) -> str:
+    """What the rates in the tables are, in one paragraph."""
+    if summary.get("convention") == "paper":
+        return ("Rates in % as the FBI paper computes them (§5, Tables 3–17): single-answer "
+                "and reference-guided counts divided by every instance of the group, an "
+                "unparseable reply counting as detected; pairwise counts divided by the "
+                "parseable pairs. Lower is better; SI retained (% of score-invariant edits "
+                "not penalised) higher is better. No intervals, as in the paper; "
+                "`summary.json` holds fbi's rates with them.")
+    return ("Undetected-error rates in %, lower is better, over the instances with a "
+            "readable verdict, with 95% intervals in brackets (Wilson per category; "
+            "bootstrap over instances per ability and overall). SI retained: % of "
+            "score-invariant edits not penalised, higher is better. Unparseable verdicts "
+            "are left out of the rates and counted; '% worst case' counts them as "
+            "undetected. `--convention paper` shows the paper's rates instead.")
+
+
+def coverage_warning(row: dict) -> str:
+    return (f"{row['folder']}: {row['missing']} of {row['instances']} instances have no "
+            f"{row['strategy']} judgment (first: {', '.join(row['first_call_ids'])}); "
+            "run the same `fbi evaluate` again to make them")
+
+
 def render_markdown(summary: dict) -> str:
     names = summary["display_names"]
     parts = ["# FBI blind-spot report", "",
-             "Undetected-error rates in %, lower is better, with 95% intervals in brackets "
-             "(Wilson per category; bootstrap over instances per ability and overall). "
-             "SI retained: % of score-invariant edits not penalised, higher is better. "
-             "Unparseable verdicts are left out of the rates and counted; '% worst case' "
-             "counts them as undetected.", ""]
+             convention_note(summary), ""]
     for run in summary["runs"]:
         parts.append(f"- `{run['folder']}`: `{run['label']}` (judge `{run['judge']}`), dataset "
                      f"`{run['dataset'].get('spec')}` ({run['dataset'].get('instances')} "
@@ -282,13 +359,18 @@ def render_markdown(summary: dict) -> str:
     if summary["problems"]:
         parts += ["", "**Not everything could be read:**", ""]
         parts += [f"- {problem}" for problem in summary["problems"]]
+    if summary["coverage"]:
+        parts += ["", "**Not every instance was judged** (these are in no rate):", ""]
+        parts += [f"- {coverage_warning(row)}" for row in summary["coverage"]]
     judges = sorted({r["judge"] for r in summary["rates"]})
     for judge in judges:
         parts += ["", f"## {judge}: strategies × abilities (paper Table 3)", "",
                   _markdown_table(*table_3(summary, judge))]
     if len(judges) > 1 or len(judge_strategies(summary)) > 1:
-        parts += ["", "## Judges × strategies, all categories (paper Table 4)", "",
-                  _markdown_table(*table_4(summary))]
+        parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
+                  _markdown_table(*table_4(summary)),
+                  "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
+                  "in the paper)", "", _markdown_table(*pooled_table(summary))]
     bias = sorted((r for r in summary["pairwise"] if r["group"] == "all"),
                   key=lambda r: judge_strategies(summary).index((r["judge"], r["strategy"])))
     if bias:

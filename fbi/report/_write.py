@@ -13,13 +13,14 @@ FORMATS = ("md", "html", "json", "csv")
 
 
 def write_report(run_folders: list[str | Path], output: str | Path | None,
-                 formats: tuple[str, ...] = FORMATS) -> tuple[dict, list[Path]]:
+                 formats: tuple[str, ...] = FORMATS,
+                 convention: str = "fbi") -> tuple[dict, list[Path]]:
     """Read the runs, build the summary and write the asked formats; returns both."""
     robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
     robust_folders = {r["folder"] for r in robustness}
     runs = [load_run(folder) for folder in run_folders if str(Path(folder)) not in
             robust_folders]
-    summary = build_summary(runs, robustness)
+    summary = build_summary(runs, robustness, convention)
     output = Path(output) if output else Path(run_folders[0])
     output.mkdir(parents=True, exist_ok=True)
     written = []
