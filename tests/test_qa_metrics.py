@@ -41,10 +41,27 @@ def test_remapping_by_first_appearance():
 
 
 def test_fleiss_matches_statsmodels():
-    from statsmodels.stats.inter_rater import fleiss_kappa
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
     sizes = cluster_sizes(remap_by_first_appearance(ANSWERS))
     assert our_fleiss(sizes) == pytest.approx(fleiss_kappa(sizes, method="fleiss"))
+    # MultiQ&A §5.2: the answers themselves are the categories, pooled across questions
+    result = multiqa_metrics(CORRECT, ANSWERS, permutations_count=0)
+    table, _ = aggregate_raters(ANSWERS)
+    assert result["fleiss_kappa"] == pytest.approx(fleiss_kappa(table, method="fleiss"))
+    assert result["fleiss_kappa_relabelled"] == pytest.approx(
+        fleiss_kappa(sizes, method="fleiss"))
+    assert result["fleiss_kappa"] != pytest.approx(result["fleiss_kappa_relabelled"])
+
+
+def test_fleiss_over_the_answers_by_the_papers_formula():
+    """MultiQ&A §5.2 worked by hand: 2 questions, v + 1 = 3 raters.
+    q1: a a b; q2: c c c. f: q1 {a: 2, b: 1}, q2 {c: 3}.
+    P_1 = (4 + 1 − 3) / (2·3) = 1/3; P_2 = (9 − 3) / 6 = 1; P̄_o = 2/3.
+    P̄_e = (2/6)² + (1/6)² + (3/6)² = 14/36. κ = (2/3 − 14/36) / (1 − 14/36) = 10/22."""
+    answers = np.array([["a", "a", "b"], ["c", "c", "c"]])
+    result = multiqa_metrics(np.ones((2, 3)), answers, permutations_count=0)
+    assert result["fleiss_kappa"] == pytest.approx(10 / 22)
 
 
 def test_kr20_matches_cronbach_alpha_by_hand():
@@ -59,15 +76,16 @@ def test_multiqa_figures_by_hand():
     result = multiqa_metrics(CORRECT, ANSWERS, permutations_count=0)
     assert result["base_accuracy"] == pytest.approx(4 / 5)
     assert result["worst_case"] == pytest.approx(1 / 5) and result["best_case"] == 1.0
-    assert result["item_difficulty"] == pytest.approx(np.mean([1 / 4, 1 / 4, 2 / 4, 0, 2 / 4]))
+    # μ_D (§5.1): the average correctness over questions and variants
+    assert result["item_difficulty"] == pytest.approx(np.mean([3 / 4, 3 / 4, 2 / 4, 1, 2 / 4]))
     # plurality answers: paris ✓, 4 ✓, blue ✓ (2 of 4), x ✓, a (tie a/b, first seen) ✗
     assert result["mode_accuracy"] == pytest.approx(4 / 5)
     # certainty of a question with one distinct answer is 1
     single = multiqa_metrics(np.ones((1, 3)), np.array([["x", "x", "x"]]), permutations_count=0)
-    assert single["certainty"] == 1.0 and single["gibbs_m2"] == 0.0
+    assert single["certainty"] == 1.0 and single["gibbs_m2"] == 1.0  # M2 = 1: certainty
     uniform = multiqa_metrics(np.ones((1, 3)), np.array([["a", "b", "c"]]),
                               permutations_count=0)
-    assert uniform["certainty"] == pytest.approx(0.0) and uniform["gibbs_m2"] == pytest.approx(1)
+    assert uniform["certainty"] == pytest.approx(0.0) and uniform["gibbs_m2"] == pytest.approx(0)
     # certainty against a fixed number of possible answers K
     fixed = multiqa_metrics(np.ones((1, 4)), np.array([["a", "a", "b", "b"]]), k_possible=4,
                             permutations_count=0)
@@ -98,9 +116,11 @@ def test_all_raters_agree():
     from statsmodels.stats.inter_rater import fleiss_kappa
 
     result = multiqa_metrics(np.ones((2, 4)), answers, permutations_count=100)
+    # Over the answers themselves (the paper's κ), x and y are two categories: κ = 1.
     # With labels remapped, unanimous answers leave P̄_e = 1: κ is undefined, as in
     # statsmodels (nan), and reported as None rather than a made-up number.
-    assert result["fleiss_kappa"] is None
+    assert result["fleiss_kappa"] == pytest.approx(1.0)
+    assert result["fleiss_kappa_relabelled"] is None
     with np.errstate(all="ignore"):
         assert np.isnan(fleiss_kappa(np.array([[4.0], [4.0]]), method="fleiss"))
     assert result["certainty"] == 1.0 and result["cronbach_alpha"] is None
@@ -119,8 +139,9 @@ def test_cohens_h_pdr_and_labels():
     assert performance_drop_rate(0.8, 0.6) == pytest.approx(0.25)
     assert performance_drop_rate(0.0, 0.0) == 0.0
     assert performance_drop_rate(0.0, 0.3) is None  # undefined when the original scores 0
-    assert [effect_size_label(h) for h in (0.1, -0.3, 0.6, -1.2)] == [
-        "negligible", "small", "medium", "large"]
+    # the noise paper's Table 4
+    assert [effect_size_label(h) for h in (0.005, 0.1, -0.3, 0.6, -1.0, 1.5, -2.5)] == [
+        "essentially zero", "very small", "small", "medium", "large", "very large", "huge"]
 
 
 def test_noise_metrics_with_bca_interval():
@@ -183,4 +204,44 @@ def test_consistency_and_set_scores():
 def test_gibbs_m2_with_a_fixed_number_of_possible_answers():
     result = multiqa_metrics(np.ones((1, 4)), np.array([["a", "a", "b", "b"]]), k_possible=4,
                              permutations_count=0)
-    assert result["gibbs_m2"] == pytest.approx(4 / 3 * (1 - 0.5))
+    assert result["gibbs_m2"] == pytest.approx(1 - 4 / 3 * (1 - 0.5))
+
+
+def test_gibbs_m2_by_the_papers_formula():
+    """MultiQ&A §5.2: M2 = 1 − mean_j[K_j/(K_j − 1)(1 − Σ p²)], K_j the distinct answers.
+    q1: a a b c → p = (.5, .25, .25), K = 3: 1.5 · (1 − .375) = .9375; q2: x x x x → K = 1,
+    complete certainty, 0. M2 = 1 − (.9375 + 0)/2 = .53125."""
+    answers = np.array([["a", "a", "b", "c"], ["x", "x", "x", "x"]])
+    result = multiqa_metrics(np.ones((2, 4)), answers, permutations_count=0)
+    assert result["gibbs_m2"] == pytest.approx(0.53125)
+
+
+def test_noise_group_scores_by_the_papers_definition():
+    """Noise paper §3 and A.2, worked by hand on six groups (original; perturbations):
+    (1; 1 1) PDR 0, h 0            (1; 0 1) PDR .5, h = 2asin√.5 − π = −π/2
+    (1; 0 0) PDR 1, h = −π          (0; 0 0) PDR 0 (both wrong), h 0
+    (0; 1 0) PDR undefined, h = π/2 (1; 1 0) PDR .5, h = −π/2
+    mean PDR over the 5 defined groups = 2/5; mean h = −π/4; mean |h| = 5π/12."""
+    from scipy.stats import bootstrap
+
+    from fbi.metrics import noise_group_metrics
+
+    original = np.array([1, 1, 1, 0, 0, 1])
+    perturbed = np.array([[1, 1], [0, 1], [0, 0], [0, 0], [1, 0], [1, 0]])
+    result = noise_group_metrics(original, perturbed)
+    assert result["groups"] == 6 and result["pdr_undefined_groups"] == 1
+    assert result["pdr"] == pytest.approx(0.4)
+    assert result["cohens_h"] == pytest.approx(-math.pi / 4)
+    assert result["h_over_pi"] == pytest.approx(-0.25)
+    assert result["abs_h"] == pytest.approx(5 * math.pi / 12)  # (π/2 + π + π/2 + π/2) / 6
+    # the interval is scipy's BCa bootstrap over the six group scores (h by the paper's
+    # formula, so ties with the mean are the same floats), seed 0
+    p_o, p_p = original.astype(float), perturbed.mean(axis=1)
+    h = 2 * np.arcsin(np.sqrt(p_p)) - 2 * np.arcsin(np.sqrt(p_o))
+    expected = bootstrap((h,), np.mean, n_resamples=2000, method="BCa",
+                         random_state=0).confidence_interval
+    assert (result["cohens_h_ci_low"], result["cohens_h_ci_high"]) == pytest.approx(
+        (expected.low, expected.high))
+    # an unanswered perturbation is left out of its group's mean, not counted wrong
+    gappy = noise_group_metrics(np.array([1.0]), np.array([[1.0, np.nan]]))
+    assert gappy["pdr"] == 0.0 and gappy["cohens_h"] == 0.0

@@ -147,9 +147,11 @@ def test_all_suites_end_to_end_and_resume(tmp_path):
     assert multiqa["questions"] == 16 and multiqa["variants"] == 4
     assert multiqa["base_accuracy"] == pytest.approx(8 / 16)  # 5 known + 3 of 4 MC right
     assert multiqa["certainty"] == 1.0  # the scripted model never changes its mind
-    noise = suites["noise"]
+    noise = suites["noise"]["by_noise"]
     assert {"noise-typos", "paraphrase", "distractor-before"} <= set(noise)
     assert noise["distractor-before"]["questions"] == 4  # the extractive questions
+    groups = suites["noise"]["groups"]
+    assert groups["groups"] == 16 and groups["accuracy_original"] == pytest.approx(8 / 16)
     shuffle = suites["shuffle"]
     assert shuffle["questions"] == 4 and shuffle["shuffles"] == 3
     assert shuffle["accuracy"] == 0.75  # it knows the answer whatever the order

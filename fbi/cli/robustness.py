@@ -112,49 +112,20 @@ def score(answers, correctness, possible_answers, output) -> None:
         console.print(f"wrote {output}")
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
 def print_summary(summary: dict) -> None:
-    suites = summary.get("suites", {})
+    """The report's robustness tables, for this one run (or answers table)."""
+    from fbi.report import robustness_tables
+
     for suite, reason in summary.get("failed_suites", {}).items():
         console.print(f"[red]suite {suite} failed:[/] {reason}")
     for suite, reason in summary.get("skipped_suites", {}).items():
         console.print(f"suite {suite} skipped: {reason}")
-    if "multiqa" in suites:
-        m = suites["multiqa"]
-        table = Table(title="MultiQ&A: rephrasings")
-        keys = ["questions", "variants", "base_accuracy", "mode_accuracy", "worst_case",
-                "best_case", "item_difficulty", "certainty", "gibbs_m2", "fleiss_kappa",
-                "cronbach_alpha", "fleiss_kappa_permuted_mean",
-                "cronbach_alpha_permuted_mean"]
-        for key in keys:
-            table.add_column(key.replace("_", " "), justify="right")
-        table.add_row(*(_fmt(m.get(k)) for k in keys))
+    run = {"model": summary.get("model", "–"),
+           "dataset": summary.get("dataset", summary.get("source", "–")), **summary}
+    for title, header, rows in robustness_tables({"robustness": [run]}):
+        table = Table(title=title)
+        for column in header:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
         console.print(table)
-    if "noise" in suites:
-        table = Table(title="Natural noise: accuracy before → after, Cohen's h [95% CI]")
-        for column in ("noise", "questions", "original", "perturbed", "PDR", "h", "h/π",
-                       "effect", "interval"):
-            table.add_column(column, justify="left" if column in ("noise", "effect")
-                             else "right")
-        for name, row in suites["noise"].items():
-            interval = "–" if row.get("h_ci_low") is None else \
-                f"[{row['h_ci_low']:.2f}, {row['h_ci_high']:.2f}] {row['ci_method']}"
-            table.add_row(name, str(row["questions"]), _fmt(row["accuracy_original"]),
-                          _fmt(row["accuracy_perturbed"]), _fmt(row["pdr"]),
-                          _fmt(row["cohens_h"]), _fmt(row["h_over_pi"]), row["effect"],
-                          interval)
-        console.print(table)
-    if "shuffle" in suites:
-        s = suites["shuffle"]
-        console.print(f"Answer order: {s.get('questions', 0)} questions × "
-                      f"{s.get('shuffles', 0)} shuffles; accuracy {_fmt(s.get('accuracy'))}, "
-                      f"test-retest {_fmt(s.get('test_retest_accuracy'))}, drop "
-                      f"{_fmt(s.get('percent_drop'))}%")
-    if "maqa" in suites:
-        q = suites["maqa"]
-        console.print("MAQA: " + ", ".join(f"{k} {_fmt(v)}" for k, v in q.items()))

@@ -9,31 +9,48 @@ MultiQ&A (rephrasings; variants act as raters)
     mode accuracy      correctness of each question's plurality answer, averaged; a tie
                        between answers is broken towards the answer seen first.
     worst / best case  share of questions answered correctly under every / some variant.
-    item difficulty μ_D  mean over questions of the share of variants answered wrongly.
+    item difficulty μ_D  the average correctness over all questions and variants (paper
+                       §5.1, after Lord 1952): higher means easier.
     certainty H_η      per question 1 − H/log K, H the entropy of the distribution of its
                        distinct answers and K the number of possible answers (default: the
                        distinct answers observed); a question with one distinct answer
                        has certainty 1. Averaged over questions.
-    Gibbs' M2          per question K/(K−1)·(1 − Σ p²) (index of qualitative variation),
-                       K as for H_η; 0 when K is 1. Averaged over questions.
-    Fleiss' κ          answers as categories, variants as raters, labels remapped per
-                       question in order of first appearance (so categories are
-                       comparable across questions); None when P̄_e = 1.
+    Gibbs' M2          1 − mean over questions of K/(K−1)·(1 − Σ p²) (paper §5.2): 1 is
+                       complete certainty, 0 a uniform spread; K as for H_η; a question
+                       with K = 1 adds 0 to the mean (complete certainty).
+    Fleiss' κ          paper §5.2: the answers themselves are the categories (the chosen
+                       option's text for multiple choice, the normalised answer for free
+                       text), variants are the raters, and P̄_e pools each answer's
+                       frequency across all questions: P̄_e = Σ_i (Σ_j f_ij / n(v+1))²;
+                       None when P̄_e = 1.
+    Fleiss' κ, relabelled  fbi's second figure: the same with each question's answers
+                       relabelled in order of first appearance (so "the first answer
+                       given" is a category shared by all questions).
     Cronbach's α       KR-20 on correctness, variants as test items:
                        α = k/(k−1)·(1 − Σ_v p_v q_v / σ²), σ² the (population) variance of
                        the per-question totals; None when σ² = 0 or k < 2.
-    permutations       the two statistics above depend on which variant plays which
-                       rater; their mean and spread over random permutations of the
-                       variants within each question (labels remapped each time) are
-                       computed exactly by grouping questions with the same pattern.
+    permutations       Cronbach's α and the relabelled κ depend on which variant plays
+                       which rater (the paper's κ does not); their mean and spread over
+                       random permutations of the variants within each question (labels
+                       remapped each time) are computed exactly by grouping questions
+                       with the same pattern.
 
-Natural noise
-    performance drop rate  PDR = (p_orig − p_pert)/p_orig; 0 when both are 0; None
-                       (undefined) when p_orig = 0 and p_pert > 0.
-    Cohen's h          h = 2·asin√p_pert − 2·asin√p_orig; also h/π and |h|; labels
-                       |h| < 0.2 negligible, < 0.5 small, < 0.8 medium, else large.
-    intervals          95% BCa bootstrap over questions (paired); percentile when BCa is
-                       degenerate (all resamples equal); None for one question.
+Natural noise (non-adversarial-robustness-cohens-h, §3 and Appendix A.2)
+    groups             a group is one original question and its perturbations; p_orig is
+                       its score (0/1) and p_pert the mean score of its perturbations.
+    performance drop rate  per group PDR = (p_orig − p_pert)/p_orig; 0 when both are 0;
+                       undefined when p_orig = 0 and p_pert > 0: such groups are counted
+                       and left out of the mean.
+    Cohen's h          per group h = 2·asin√p_pert − 2·asin√p_orig; also h/π and |h|.
+    headline           the mean of each group score over the groups, with a 95% BCa
+                       bootstrap over the group scores (percentile when BCa is
+                       degenerate; "degenerate" when every group scores the same).
+    effect labels      the paper's Table 4 on |h|: essentially zero < 0.01, very small
+                       < 0.2, small < 0.5, medium < 0.8, large < 1.2, very large < 2,
+                       huge.
+    per noise type     a second table: the same formulas on the accuracies pooled over
+                       the questions, original vs one kind of noise, with a paired
+                       bootstrap over questions.
 
 Answer order (MMLU shuffles)
     test-retest        mean over shuffles of mean over questions of
@@ -58,7 +75,9 @@ import pandas as pd
 
 from fbi.metrics._agreement import fleiss_kappa
 
-EFFECT_SIZE_LABELS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"))
+#: Cohen's h rule-of-thumb thresholds on |h| (the noise paper's Table 4).
+EFFECT_SIZE_LABELS = ((0.01, "essentially zero"), (0.2, "very small"), (0.5, "small"),
+                      (0.8, "medium"), (1.2, "large"), (2.0, "very large"))
 
 
 # ------------------------------------------------------------------ helpers
@@ -76,6 +95,17 @@ def remap_by_first_appearance(answers: np.ndarray) -> np.ndarray:
     is_new = first == np.arange(k)[None, :]
     label_of_column = np.cumsum(is_new, axis=1) - 1
     return np.take_along_axis(label_of_column, first, axis=1)
+
+
+def answer_table(answers: np.ndarray) -> np.ndarray:
+    """(N × k) answers → (N × C) counts of each distinct answer, the categories shared by
+    every question (Fleiss' table with the answers themselves as categories)."""
+    answers = np.asarray(answers)
+    n, k = answers.shape
+    codes, uniques = pd.factorize(answers.ravel())
+    table = np.zeros((n, len(uniques)), dtype=np.int64)
+    np.add.at(table, (np.repeat(np.arange(n), k), codes), 1)
+    return table
 
 
 def cluster_sizes(labels: np.ndarray) -> np.ndarray:
@@ -103,8 +133,8 @@ def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | 
         entropy = -np.where(shares > 0, shares * np.log(shares), 0.0).sum(axis=1)
         k_for_h = np.full(n, k_possible, dtype=np.float64) if k_possible else distinct
         certainty = np.where(k_for_h > 1, 1 - entropy / np.log(np.maximum(k_for_h, 2)), 1.0)
-        m2 = np.where(k_for_h > 1, k_for_h / (k_for_h - 1) * (1 - (shares ** 2).sum(axis=1)),
-                      0.0)
+        variation = np.where(k_for_h > 1,
+                             k_for_h / (k_for_h - 1) * (1 - (shares ** 2).sum(axis=1)), 0.0)
     result = {
         "questions": n, "variants": k,
         "base_accuracy": float(correct[:, 0].mean()),
@@ -112,10 +142,11 @@ def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | 
         "mode_accuracy": float(mode_correct.mean()),
         "worst_case": float(correct.min(axis=1).mean()),
         "best_case": float(correct.max(axis=1).mean()),
-        "item_difficulty": float((1 - correct.mean(axis=1)).mean()),
+        "item_difficulty": float(correct.mean(axis=1).mean()),
         "certainty": float(certainty.mean()),
-        "gibbs_m2": float(m2.mean()),
-        "fleiss_kappa": fleiss_kappa(sizes),
+        "gibbs_m2": float(1 - variation.mean()),
+        "fleiss_kappa": fleiss_kappa(answer_table(answers)),
+        "fleiss_kappa_relabelled": fleiss_kappa(sizes),
         "cronbach_alpha": kr20(correct),
     }
     if permutations_count and k >= 2:
@@ -216,13 +247,70 @@ def effect_size_label(h: float) -> str:
     for limit, label in EFFECT_SIZE_LABELS:
         if abs(h) < limit:
             return label
-    return "large"
+    return "huge"
 
 
 def performance_drop_rate(p_original: float, p_perturbed: float) -> float | None:
     if p_original == 0:
         return 0.0 if p_perturbed == 0 else None
     return (p_original - p_perturbed) / p_original
+
+
+def noise_group_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,
+                        resamples: int = 2000) -> dict:
+    """The noise paper's group scores (see the module docstring).
+
+    ``original``: (N,) 0/1 score of each original question; ``perturbed``: (N × m) 0/1
+    scores of its perturbations, NaN where one was not answered. Groups whose original
+    or every perturbation is unanswered are left out (counted in ``groups_incomplete``).
+    """
+    original = np.asarray(original, dtype=np.float64)
+    perturbed = np.asarray(perturbed, dtype=np.float64).reshape(len(original), -1)
+    complete = ~np.isnan(original) & ~np.isnan(perturbed).all(axis=1)
+    p_o = original[complete]
+    with np.errstate(invalid="ignore"):
+        p_p = np.nanmean(perturbed[complete], axis=1) if complete.any() else p_o
+        h = 2 * np.arcsin(np.sqrt(p_p)) - 2 * np.arcsin(np.sqrt(p_o))
+        pdr = np.where(p_o > 0, (p_o - p_p) / np.where(p_o > 0, p_o, 1),
+                       np.where(p_p == 0, 0.0, np.nan))
+    defined = ~np.isnan(pdr)
+    result: dict = {"groups": int(complete.sum()),
+                    "groups_incomplete": int((~complete).sum()),
+                    "pdr_undefined_groups": int((~defined).sum())}
+    if not complete.any():
+        return result
+    result.update(accuracy_original=float(p_o.mean()), accuracy_perturbed=float(p_p.mean()))
+    for name, values in (("pdr", pdr[defined]), ("cohens_h", h), ("h_over_pi", h / math.pi),
+                         ("abs_h", np.abs(h))):
+        result[name] = float(values.mean()) if values.size else None
+        low, high, method = bootstrap_mean(values, seed, resamples)
+        result.update({f"{name}_ci_low": low, f"{name}_ci_high": high,
+                       f"{name}_ci_method": method})
+    result["effect"] = effect_size_label(result["cohens_h"])
+    return result
+
+
+def bootstrap_mean(values: np.ndarray, seed: int = 0, resamples: int = 2000
+                   ) -> tuple[float | None, float | None, str | None]:
+    """95% BCa bootstrap interval of the mean of group scores; percentile when BCa is
+    degenerate; the value itself, marked "degenerate", when every score is equal."""
+    from scipy.stats import bootstrap
+
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        return None, None, None
+    if np.all(values == values[0]):
+        return float(values[0]), float(values[0]), "degenerate"
+    import warnings
+
+    for method in ("BCa", "percentile"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            interval = bootstrap((values,), np.mean, vectorized=True, n_resamples=resamples,
+                                 method=method, random_state=seed).confidence_interval
+        if np.isfinite(interval.low) and np.isfinite(interval.high):
+            return float(interval.low), float(interval.high), method
+    return None, None, None
 
 
 def noise_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,

@@ -137,7 +137,7 @@ def noise_charts(summary: dict) -> list[dict]:
     for run in summary.get("robustness", []):
         noise = run.get("suites", {}).get("noise", {})
         bars = [{"label": kind, "h": m["cohens_h"], "low": m.get("h_ci_low"),
-                 "high": m.get("h_ci_high")} for kind, m in noise.items()]
+                 "high": m.get("h_ci_high")} for kind, m in noise.get("by_noise", {}).items()]
         if bars:
             charts.append({"title": f"{run['model']} · {run['dataset']}", "bars": bars})
     return charts

@@ -406,7 +406,7 @@ def _f(value) -> str:
 MULTIQA_COLUMNS = [("base_accuracy", "base acc."), ("mode_accuracy", "mode acc."),
                    ("worst_case", "worst"), ("best_case", "best"),
                    ("item_difficulty", "μ_D"), ("certainty", "H_η"), ("gibbs_m2", "M2"),
-                   ("fleiss_kappa_permuted_mean", "Fleiss' κ"),
+                   ("fleiss_kappa", "Fleiss' κ"),
                    ("cronbach_alpha_permuted_mean", "Cronbach's α")]
 
 
@@ -421,16 +421,35 @@ def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str
                        ["model", "dataset", "questions", *[c[1] for c in MULTIQA_COLUMNS]],
                        [[r["model"], r["dataset"], _f(m.get("questions")),
                          *[_f(m.get(k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa]))
-    noise_rows = []
+    group_rows, noise_rows = [], []
+
+    def interval(m: dict, name: str) -> str:
+        return "–" if m.get(f"{name}_ci_low") is None else \
+            f"[{m[f'{name}_ci_low']:.2f}, {m[f'{name}_ci_high']:.2f}]"
+
     for r in runs:
-        for kind, m in r.get("suites", {}).get("noise", {}).items():
-            interval = "–" if m.get("h_ci_low") is None else \
-                f"[{m['h_ci_low']:.2f}, {m['h_ci_high']:.2f}]"
+        noise = r.get("suites", {}).get("noise", {})
+        g = noise.get("groups")
+        if g and g.get("groups"):
+            group_rows.append([r["model"], r["dataset"], str(g["groups"]),
+                               _f(g.get("accuracy_original")), _f(g.get("accuracy_perturbed")),
+                               _f(g.get("pdr")) + " " + interval(g, "pdr"),
+                               str(g["pdr_undefined_groups"]),
+                               _f(g.get("cohens_h")) + " " + interval(g, "cohens_h"),
+                               _f(g.get("h_over_pi")), g.get("effect", "–")])
+        for kind, m in noise.get("by_noise", {}).items():
             noise_rows.append([r["model"], r["dataset"], kind, _f(m["accuracy_original"]),
                                _f(m["accuracy_perturbed"]), _f(m["pdr"]), _f(m["cohens_h"]),
-                               interval, m["effect"]])
+                               interval(m, "h"), m["effect"]])
+    if group_rows:
+        tables.append(("Natural noise: PDR and Cohen's h per question group (an original "
+                       "and its perturbations), means over groups with 95% BCa intervals",
+                       ["model", "dataset", "groups", "acc. original", "acc. perturbed",
+                        "PDR [95% CI]", "PDR undefined", "h [95% CI]", "h/π", "effect"],
+                       group_rows))
     if noise_rows:
-        tables.append(("Natural noise: Cohen's h with 95% BCa intervals",
+        tables.append(("Natural noise by kind: pooled accuracies, Cohen's h with 95% BCa "
+                       "intervals over questions",
                        ["model", "dataset", "noise", "acc. original", "acc. perturbed",
                         "PDR", "h", "95% CI", "effect"], noise_rows))
     shuffle = [(r, r["suites"]["shuffle"]) for r in runs if "shuffle" in r.get("suites", {})]

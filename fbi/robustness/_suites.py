@@ -43,6 +43,7 @@ from fbi.llm import (
 from fbi.metrics import (
     auroc,
     multiqa_metrics,
+    noise_group_metrics,
     noise_metrics,
     response_consistency,
     retest_metrics,
@@ -498,13 +499,18 @@ def _noise(group: pd.DataFrame, seed: int) -> dict:
         index="item_id", columns="variant", values="correct", aggfunc="first")
     if "original" not in table:
         return {}
-    result = {}
-    for variant in sorted(c for c in table.columns if c != "original"):
+    noises = sorted(c for c in table.columns if c != "original")
+    by_noise = {}
+    for variant in noises:
         pair = table[["original", variant]].dropna()
         if len(pair):
-            result[variant] = _clean(noise_metrics(pair["original"].to_numpy(),
-                                                   pair[variant].to_numpy(), seed=seed))
-    return result
+            by_noise[variant] = _clean(noise_metrics(pair["original"].to_numpy(),
+                                                     pair[variant].to_numpy(), seed=seed))
+    if not by_noise:
+        return {}
+    groups = noise_group_metrics(table["original"].to_numpy(), table[noises].to_numpy(),
+                                 seed=seed)
+    return {"groups": _clean(groups), "by_noise": by_noise}
 
 
 def _shuffle(group: pd.DataFrame) -> dict:
