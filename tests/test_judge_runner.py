@@ -123,7 +123,7 @@ def test_run_json_records_what_was_asked(tmp_path):
     assert spec["kind"] == "evaluate"
     assert spec["model"] == JUDGE and spec["api_base"] == server.url
     assert spec["prompts"]["rubric"]["score_range"] == [1, 5]
-    assert spec["prompts"]["rubric"]["version"] == "1"
+    assert spec["prompts"]["rubric"]["version"] == "2"
     assert spec["dataset"]["spec"] == "sample" and len(spec["dataset"]["fingerprint"]) == 64
     assert spec["selection"]["categories"] == ["do-less"]
     assert spec["command"][1:3] == ["evaluate", "--judge"]

@@ -9,7 +9,7 @@ PAPER = {  # name: (display name, paradigm, explanation, default score range)
     "vanilla_star": ("Vanilla*", "single", False, (1, 10)),
     "vanilla": ("Vanilla", "single", True, (1, 10)),
     "rubric": ("Rubric", "single", True, (1, 3)),
-    "axis": ("Axis", "single", True, (1, 10)),
+    "axis": ("Axis", "single", True, (0, 2)),  # hallucination 0–1: see test_judge_prompts
     "axis_rubric": ("Axis+Rubric", "single", True, (1, 3)),
     "pairwise_star": ("Pairwise*", "pairwise", False, None),
     "pairwise": ("Pairwise", "pairwise", True, None),
@@ -52,10 +52,11 @@ def test_render_fills_the_answer_and_the_range(registry):
 
 def test_axis_strategies_name_the_ability_axis(registry):
     text = registry.render(registry.get("axis_rubric"), **{**SINGLE, "score_max": 3})
-    assert "task quality only" in text and "- 3: no errors" in text and "- 1:" in text
+    assert "Task quality:" in text and "- 3: the response shows a precise" in text
+    assert "- 1: the response ignores the instructions" in text
     pair = registry.render(registry.get("pairwise_axis"), instruction="i", answer_a="x",
                            answer_b="y", axis="reasoning accuracy", ability="reasoning")
-    assert "reasoning accuracy only" in pair and "<answer_b>\ny\n</answer_b>" in pair
+    assert "Reasoning accuracy: choose" in pair and "<answer_b>\ny\n</answer_b>" in pair
 
 
 def test_missing_variable_is_an_error_not_an_empty_string(registry):

@@ -125,11 +125,14 @@ def plan_calls(
     """Every call the protocol asks for, in a stable order."""
     calls = []
     for strategy in strategies:
-        score_range = None
-        if strategy.paradigm != "pairwise":
-            score_range = config.score_range or strategy.meta.score_range
-        schema = strategy.response_schema(score_range)
+        schemas: dict[tuple[int, int] | None, dict] = {}
         for instance in instances:
+            score_range = None
+            if strategy.paradigm != "pairwise":
+                score_range = config.score_range or \
+                    strategy.meta.range_for(instance.ability.axis)
+            if score_range not in schemas:
+                schemas[score_range] = strategy.response_schema(score_range)
             for role, variables in _roles(strategy, instance):
                 if score_range is not None:
                     variables.update(score_min=score_range[0], score_max=score_range[1])
@@ -139,7 +142,7 @@ def plan_calls(
                 request = ModelRequest(
                     model=config.judge, messages=(("user", text),),
                     temperature=config.temperature, max_tokens=config.reply_tokens,
-                    response_schema=schema, api_base=config.api_base)
+                    response_schema=schemas[score_range], api_base=config.api_base)
                 fields = {
                     "instance_id": instance.id, "ability": instance.ability,
                     "category": instance.category, "strategy": strategy.name,
@@ -247,7 +250,9 @@ class Evaluation:
                 "version": s.version, "display_name": s.meta.display_name,
                 "paradigm": s.paradigm, "origin": s.origin, "template_sha": s.source_sha,
                 "score_range": None if s.paradigm == "pairwise"
-                else list(self.config.score_range or s.meta.score_range)}
+                else list(self.config.score_range or s.meta.score_range),
+                "axis_score_ranges": {} if self.config.score_range else
+                {axis: list(r) for axis, r in s.meta.axis_score_ranges.items()}}
                 for s in self.strategies},
             dataset={"spec": self.dataset.spec,
                      "fingerprint": self.dataset.source_fingerprint or self.dataset.fingerprint,

@@ -7,6 +7,7 @@ A strategy is one ``NAME.jinja`` file whose YAML front matter says how to use it
     paradigm: single          # single | pairwise | reference
     explanation: true         # asks for an explanation before the verdict
     score_range: [1, 10]      # single and reference only
+    axis_score_ranges: {hallucination: [0, 1]}   # optional: another range on some axes
     version: 1
     description: Score one answer: explanation, then score.
     ---
@@ -47,8 +48,14 @@ class StrategyMeta(BaseModel):
     paradigm: Paradigm
     explanation: bool
     score_range: tuple[int, int] | None = None
+    # a different range on some axes (the paper's Axis: hallucination 0–1, the rest 0–2)
+    axis_score_ranges: dict[str, tuple[int, int]] = {}
     version: str | int
     description: str = ""
+
+    def range_for(self, axis: str) -> tuple[int, int] | None:
+        """The score range asked for on this axis (None for pairwise strategies)."""
+        return self.axis_score_ranges.get(axis, self.score_range)
 
     @model_validator(mode="after")
     def _range_where_scored(self) -> StrategyMeta:
@@ -57,9 +64,9 @@ class StrategyMeta(BaseModel):
         if self.paradigm != "pairwise":
             if self.score_range is None:
                 raise ValueError(f"a {self.paradigm} strategy needs a score_range")
-            low, high = self.score_range
-            if low >= high:
-                raise ValueError(f"score_range {low}-{high} is empty")
+            for low, high in (self.score_range, *self.axis_score_ranges.values()):
+                if low >= high:
+                    raise ValueError(f"score_range {low}-{high} is empty")
         return self
 
 
