@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
@@ -198,3 +199,34 @@ def test_embedding_correctness_with_the_shipped_model():
     judge = Judge("embedding")
     assert judge.free_text("It is the Pacific Ocean", ("the Pacific Ocean",))
     assert not judge.free_text("bananas", ("the Pacific Ocean",))
+
+
+def test_score_gives_the_papers_values_on_worked_examples(tmp_path):
+    """`fbi robustness score` on two answers tables worked by hand from the papers'
+    formulas (see tests/test_qa_metrics.py for the working):
+    noise, six groups: mean PDR 2/5 (one group undefined), mean h = −π/4;
+    MultiQ&A, q1 a a b / q2 c c c: Fleiss' κ over the answers = 10/22, M2 = 1 − (3/4)/2,
+    μ_D = the average correctness."""
+    rows = ["question_id,variant,answer,gold,suite,correct"]
+    groups = [(1, [1, 1]), (1, [0, 1]), (1, [0, 0]), (0, [0, 0]), (0, [1, 0]), (1, [1, 0])]
+    for n, (original, perturbed) in enumerate(groups):
+        rows.append(f"g{n},original,x,x,noise,{bool(original)}")
+        rows += [f"g{n},noise-{k},x,x,noise,{bool(v)}" for k, v in enumerate(perturbed)]
+    for question, answers, right in (("q1", "aab", (1, 1, 0)), ("q2", "ccc", (1, 0, 1))):
+        rows += [f"{question},{k},{a},{a},multiqa,{bool(r)}"
+                 for k, (a, r) in enumerate(zip(answers, right, strict=True))]
+    table = tmp_path / "answers.csv"
+    table.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "metrics.json"
+    result = CliRunner().invoke(main, ["robustness", "score", str(table), "--output",
+                                       str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    suites = json.loads(out.read_text())["suites"]
+    groups_ = suites["noise"]["groups"]
+    assert groups_["pdr"] == pytest.approx(0.4) and groups_["pdr_undefined_groups"] == 1
+    assert groups_["cohens_h"] == pytest.approx(-math.pi / 4)
+    multiqa = suites["multiqa"]
+    assert multiqa["fleiss_kappa"] == pytest.approx(10 / 22)
+    # q1: p = (2/3, 1/3), K = 2: 2·(1 − 5/9) = 8/9; q2: K = 1 → 0
+    assert multiqa["gibbs_m2"] == pytest.approx(1 - (8 / 9) / 2)
+    assert multiqa["item_difficulty"] == pytest.approx(4 / 6)
