@@ -226,8 +226,8 @@ def write_dataset(instances: Iterable[Instance], path: str | Path) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     if suffix == ".jsonl":
         with open(tmp, "w", encoding="utf-8") as out:
-            for row in rows:
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            for row in rows:  # ASCII: any reader, splitting lines however, reads it back
+                out.write(json.dumps(row, ensure_ascii=True) + "\n")
     elif suffix == ".csv":
         with open(tmp, "w", encoding="utf-8", newline="") as out:
             writer = csv.DictWriter(out, fieldnames=ROW_COLUMNS)
@@ -407,7 +407,10 @@ def _read_utf8(path: Path) -> str:
 
 
 def _read_jsonl(path: Path, text: str, defaults: dict[str, Any]) -> Iterator[RawRow]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only (and drop a "\r" before it): texts may hold U+2028, U+0085 and
+    # the other characters str.splitlines would wrongly break a record on.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:

@@ -222,3 +222,20 @@ def test_unreadable_parquet(tmp_path):
     path = tmp_path / "broken.parquet"
     path.write_bytes(b"PAR1 not really")
     assert "not a readable Parquet file" in problems_of(path)[0]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1e"])
+def test_line_separators_inside_texts_survive_a_round_trip(tmp_path, separator):
+    """A CSV answer holding U+2028 (or another character str.splitlines breaks on)
+    converts to JSONL and reads back as one record, the text intact."""
+    from fbi import load_dataset, write_dataset
+
+    instance = load_dataset("sample").instances[0]
+    odd = instance.model_copy(update={"perturbed_answer": f"one{separator}two"})
+    for name in ("x.jsonl", "x.csv"):
+        write_dataset([odd], tmp_path / name)
+        back = load_dataset(str(tmp_path / name)).instances
+        assert [i.perturbed_answer for i in back] == [f"one{separator}two"], name
+    raw = tmp_path / "raw.jsonl"  # written by another tool, not escaped
+    raw.write_text(json.dumps(odd.to_row(), ensure_ascii=False) + "\n", encoding="utf-8")
+    assert load_dataset(str(raw)).instances[0].perturbed_answer == f"one{separator}two"

@@ -69,11 +69,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from itertools import combinations, permutations
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fbi.metrics._agreement import fleiss_kappa
+
+if TYPE_CHECKING:  # pandas is imported where it is used: it costs every command 0.3 s
+    import pandas as pd
 
 #: Cohen's h rule-of-thumb thresholds on |h| (the noise paper's Table 4).
 EFFECT_SIZE_LABELS = ((0.01, "essentially zero"), (0.2, "very small"), (0.5, "small"),
@@ -89,6 +92,8 @@ def remap_by_first_appearance(answers: np.ndarray) -> np.ndarray:
     answers = np.asarray(answers)
     n, k = answers.shape
     # Compare integer codes, not strings: the same answers, far faster for large tables.
+    import pandas as pd
+
     codes = pd.factorize(answers.ravel())[0].reshape(n, k)
     equal = codes[:, :, None] == codes[:, None, :]  # (N, k, k): column j equals column l
     first = np.argmax(equal, axis=2)  # index of the first column holding the same answer
@@ -102,6 +107,8 @@ def answer_table(answers: np.ndarray) -> np.ndarray:
     every question (Fleiss' table with the answers themselves as categories)."""
     answers = np.asarray(answers)
     n, k = answers.shape
+    import pandas as pd
+
     codes, uniques = pd.factorize(answers.ravel())
     table = np.zeros((n, len(uniques)), dtype=np.int64)
     np.add.at(table, (np.repeat(np.arange(n), k), codes), 1)
@@ -389,6 +396,8 @@ def auroc(confidence: np.ndarray, correct: np.ndarray) -> float | None:
     positives, negatives = correct.sum(), (~correct).sum()
     if positives == 0 or negatives == 0:
         return None
+    import pandas as pd
+
     ranks = pd.Series(confidence).rank(method="average").to_numpy()
     return float((ranks[correct].sum() - positives * (positives + 1) / 2) /
                  (positives * negatives))
