@@ -18,7 +18,6 @@ from fbi.llm import ModelClient, ModelRequest, ModelResponse, json_object_in, li
 from fbi.metrics import instance_outcomes
 from fbi.records import ExplanationCheck, Judgment, RunSpec
 from fbi.runs import (
-    AppendLog,
     Call,
     DryRun,
     Parsed,
@@ -26,10 +25,10 @@ from fbi.runs import (
     RunFolder,
     RunTotals,
     dry_run,
-    execute,
+    execute_into,
+    finished_ids,
     load_run,
     now,
-    read_log,
 )
 from fbi.taxonomy import get_category
 
@@ -125,20 +124,15 @@ class ExplanationChecks:
                        totals={} if totals is None else totals.as_dict())
 
     def dry_run(self, client: ModelClient) -> DryRun:
-        done = [k for k, r in read_log(self.run_dir / LOG_NAME, ExplanationCheck)
-                .latest().items() if r.status != "error"]
-        return dry_run(self.calls, client, done)
+        return dry_run(self.calls, client, finished_ids(self.run_dir / LOG_NAME,
+                                                         ExplanationCheck))
 
     def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
         from fbi.local_judge import check_available
 
         check_available(self.checker)
         with RunFolder.open(self.spec(), self.run_dir / SPEC_NAME) as folder:
-            log = AppendLog(self.run_dir / LOG_NAME, ExplanationCheck)
-            try:
-                totals = execute(self.calls, client, log, self.concurrency, progress,
-                                 self.max_cost)
-            finally:
-                log.close()
+            totals, _ = execute_into(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,
+                                     client, self.concurrency, progress, self.max_cost)
             folder.write(self.spec(totals))
         return totals

@@ -29,7 +29,6 @@ from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
 from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
 from fbi.records import CallRecord, Instance, Provenance, RunSpec
 from fbi.runs import (
-    AppendLog,
     Call,
     DryRun,
     Parsed,
@@ -37,9 +36,9 @@ from fbi.runs import (
     RunFolder,
     RunTotals,
     dry_run,
-    execute,
+    execute_into,
+    finished_ids,
     now,
-    read_log,
 )
 from fbi.sources import write_dataset
 from fbi.taxonomy import SCORE_INVARIANT, get_category
@@ -209,9 +208,7 @@ class Perturber:
             totals={} if totals is None else totals.as_dict())
 
     def dry_run(self, client: ModelClient) -> DryRun:
-        done = [k for k, r in read_log(self.calls_path, PerturbationCall).latest().items()
-                if r.status != "error"]
-        return dry_run(self.calls(), client, done)
+        return dry_run(self.calls(), client, finished_ids(self.calls_path, PerturbationCall))
 
     def run(self, client: ModelClient | None, progress: Progress | None = None) -> PerturbResult:
         tally: dict[str, CategoryTally] = {}
@@ -279,14 +276,10 @@ class Perturber:
         check_available(self.config.model)
         with RunFolder.open(self.spec(), self.spec_path,
                             self.output.with_name(self.output.stem + ".lock")) as folder:
-            log = AppendLog(self.calls_path, PerturbationCall)
-            try:
-                totals = execute(self.calls(), client, log, self.config.concurrency, progress,
-                                 self.config.max_cost)
-            finally:
-                log.close()
+            totals, records = execute_into(self.calls_path, PerturbationCall, self.calls(),
+                                           client, self.config.concurrency, progress,
+                                           self.config.max_cost)
             folder.write(self.spec(totals))
-            records = log.records
         return [records[j.call_id] for j in self.llm_jobs if j.call_id in records], totals
 
 

@@ -67,7 +67,6 @@ from fbi.robustness._variants import (
     shuffle_variants,
 )
 from fbi.runs import (
-    AppendLog,
     Call,
     DryRun,
     Parsed,
@@ -75,7 +74,8 @@ from fbi.runs import (
     RunFolder,
     RunTotals,
     dry_run,
-    execute,
+    execute_into,
+    finished_ids,
     now,
     read_log,
     write_atomically,
@@ -282,9 +282,8 @@ class RobustnessRun:
                                                     RewriteCall).latest())
         calls = (self.rewrite_calls() if self.needs_rewrites() else []) + \
             self.answer_calls(self.plan_answers(rewrites))
-        done = [k for path, model in ((self.output_dir / "rewrites.jsonl", RewriteCall),
-                                      (self.output_dir / "answers.jsonl", QAAnswer))
-                for k, r in read_log(path, model).latest().items() if r.status != "error"]
+        done = finished_ids(self.output_dir / "rewrites.jsonl", RewriteCall) + \
+            finished_ids(self.output_dir / "answers.jsonl", QAAnswer)
         return dry_run(calls, client, done)
 
     def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
@@ -295,24 +294,19 @@ class RobustnessRun:
             totals = RunTotals()
             rewrites: dict[str, list[str]] = {}
             if self.needs_rewrites():
-                log = AppendLog(self.output_dir / "rewrites.jsonl", RewriteCall)
-                try:
-                    totals.merge(execute(self.rewrite_calls(), client, log,
-                                         self.config.concurrency, None, self.config.max_cost))
-                finally:
-                    log.close()
-                rewrites = self._finished_rewrites(log.records)
+                phase, records = execute_into(
+                    self.output_dir / "rewrites.jsonl", RewriteCall, self.rewrite_calls(),
+                    client, self.config.concurrency, None, self.config.max_cost)
+                totals.merge(phase)
+                rewrites = self._finished_rewrites(records)
             jobs = self.plan_answers(rewrites)
             if not (totals.interrupted or totals.stopped_by_budget):
-                log = AppendLog(self.output_dir / "answers.jsonl", QAAnswer)
-                try:
-                    totals.merge(execute(self.answer_calls(jobs), client, log,
-                                         self.config.concurrency, progress,
-                                         self.config.max_cost))
-                finally:
-                    log.close()
+                phase, records = execute_into(
+                    self.output_dir / "answers.jsonl", QAAnswer, self.answer_calls(jobs),
+                    client, self.config.concurrency, progress, self.config.max_cost)
+                totals.merge(phase)
                 wanted = {job.call_id for job in jobs}
-                answers = [a for k, a in log.records.items() if k in wanted]
+                answers = [a for k, a in records.items() if k in wanted]
                 summary = summarise(answers, self.config.seed, self.config.possible_answers,
                                     self.config.suites, planned_suites(jobs))
                 summary["model"] = self.config.model

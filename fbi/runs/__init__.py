@@ -18,6 +18,8 @@ from fbi.runs._execute import (
     RunTotals,
     dry_run,
     execute,
+    execute_into,
+    finished_ids,
     perform,
     record_of,
 )
@@ -48,6 +50,8 @@ __all__ = [
     "dry_run",
     "dumps",
     "execute",
+    "execute_into",
+    "finished_ids",
     "identity_differences",
     "load_run",
     "now",

@@ -36,7 +36,7 @@ from fbi.llm import (
     estimate_cost,
 )
 from fbi.records import CallRecord
-from fbi.runs._log import AppendLog
+from fbi.runs._log import AppendLog, read_log
 
 #: Seconds the calls in flight get to finish after the first Ctrl-C.
 GRACE_S = 3.0
@@ -292,6 +292,25 @@ class DryRun:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+
+
+def execute_into(path, record_type: type[CallRecord], calls: Iterable[Call],
+                 client: ModelClient, concurrency: int = 8, progress: Progress | None = None,
+                 max_cost: float | None = None) -> tuple[RunTotals, dict[str, CallRecord]]:
+    """:func:`execute` into the log at ``path`` (opened and closed here); returns the
+    totals and the log's records by call id. The caller holds the run's lock."""
+    log = AppendLog(path, record_type)
+    try:
+        totals = execute(calls, client, log, concurrency, progress, max_cost)
+    finally:
+        log.close()
+    return totals, log.records
+
+
+def finished_ids(path, record_type: type[CallRecord]) -> list[str]:
+    """Call ids of a log that need no new try (read only: for --dry-run)."""
+    return [call_id for call_id, record in read_log(path, record_type).latest().items()
+            if record.status != "error"]
 
 
 def dry_run(calls: list[Call], client: ModelClient, finished: Iterable[str]) -> DryRun:
