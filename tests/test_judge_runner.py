@@ -145,8 +145,11 @@ def test_a_different_run_in_the_same_folder_is_refused(tmp_path):
                    env).returncode == 0
         other = run(evaluate_args(server, tmp_path / "run", "--category", "entity",
                                   "--temperature", "0.5"), env)
+        dry = run(evaluate_args(server, tmp_path / "run", "--category", "entity",
+                                "--temperature", "0.5", "--dry-run"), env)
     assert other.returncode == 2 and "temperature: 0.0 → 0.5" in other.stderr
     assert "Traceback" not in other.stderr
+    assert dry.returncode == 2 and "temperature: 0.0 → 0.5" in dry.stderr  # reads only
 
 
 def test_dry_run_counts_and_calls_nothing(tmp_path):

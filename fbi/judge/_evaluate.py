@@ -270,7 +270,9 @@ class Evaluation:
             totals={} if totals is None else totals.as_dict())
 
     def dry_run(self, cache: ResponseCache | None) -> DryRun:
-        """Calls still to make, and their estimated tokens and cost; writes nothing."""
+        """Calls still to make, and their estimated tokens and cost; writes nothing. A folder
+        holding another run is refused here too."""
+        RunFolder.check(self.run_spec(), self.output_dir / "run.json")
         finished = read_log(self.judgments_path, Judgment).latest()
         done = [k for k, r in finished.items() if r.status != "error"]
         return dry_run(self.calls, ModelClient(cache=cache), done)

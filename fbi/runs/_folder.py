@@ -113,20 +113,27 @@ class RunFolder:
                              f"({error.strerror}). Fix: choose another --output") from None
         folder._lock()
         try:
-            previous = read_spec(spec_path)
-            if previous is not None:
-                differences = identity_differences(previous, spec)
-                if differences:
-                    raise InputError(
-                        f"{spec_path.parent} holds another run ({'; '.join(differences)}). "
-                        "Fix: pass a new --output folder for this run, or the same options as "
-                        "before to resume it")
-                folder.created_at = previous.created_at
+            folder.created_at = cls.check(spec, spec_path)
             folder.write(spec)
         except BaseException:
             folder.close()
             raise
         return folder
+
+    @staticmethod
+    def check(spec: RunSpec, spec_path: str | Path) -> str | None:
+        """Refuse a folder whose spec is unreadable or has another identity; returns the
+        existing run's ``created_at`` (None for a new folder). Reads only (--dry-run)."""
+        previous = read_spec(spec_path)
+        if previous is None:
+            return None
+        differences = identity_differences(previous, spec)
+        if differences:
+            raise InputError(
+                f"{Path(spec_path).parent} holds another run ({'; '.join(differences)}). "
+                "Fix: pass a new --output folder for this run, or the same options as "
+                "before to resume it")
+        return previous.created_at
 
     def write(self, spec: RunSpec) -> None:
         spec = spec.model_copy(update={"created_at": self.created_at or spec.created_at,
