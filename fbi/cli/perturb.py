@@ -35,7 +35,11 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--n-per-item", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--api-base")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N gold answers.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
+              help="Seconds per call.")
+@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True)
 @click.option("--temperature", type=float, default=0.7, show_default=True)
 @click.option("--length-threshold", type=click.FloatRange(min=0), default=0.3,
               show_default=True, help="Flag a relative length change above this.")
@@ -44,13 +48,13 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               help="Stop the LLM engine before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
-def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base,
-            concurrency, temperature, length_threshold, dry_run, max_cost, no_cache,
-            cache_path) -> None:
+def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base, limit,
+            concurrency, timeout, retries, temperature, length_threshold, dry_run, max_cost,
+            no_cache, cache_path) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
     from fbi.cache import ResponseCache
     from fbi.cli._run import RichProgress, err_console, exit_for, print_dry_run
-    from fbi.llm import ModelClient
+    from fbi.llm import ModelClient, RetryPolicy
     from fbi.perturb import PerturbConfig, Perturber
     from fbi.sources import load_gold_items, source_name
 
@@ -58,14 +62,15 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
     config = PerturbConfig(categories=categories, engine=engine, model=model,
                            n_per_item=n_per_item, seed=seed, api_base=api_base,
                            concurrency=concurrency, temperature=temperature,
-                           length_threshold=length_threshold, max_cost=max_cost)
+                           length_threshold=length_threshold, max_cost=max_cost, limit=limit)
     perturber = Perturber(items, config, output, source=source_name(input_spec))
-    console.print(f"Read {rows} rows from {input_spec}: {len(items)} distinct gold answers; "
+    console.print(f"Read {rows} rows from {input_spec}: {len(items)} distinct gold answers"
+                  + (f", the first {len(perturber.items)} used" if limit else "") + "; "
                   f"{len(perturber.rule_jobs)} rule candidates, {len(perturber.llm_jobs)} "
                   f"LLM calls planned" + (f" ({perturber.skipped} item × category pairs of "
                                           "another ability skipped)" if perturber.skipped else ""))
     cache = None if no_cache else ResponseCache(cache_path)
-    client = ModelClient(cache=cache)
+    client = ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
     if dry_run:
         console.print(f"{len(perturber.rule_jobs)} rule candidates (no model call).")
         print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))

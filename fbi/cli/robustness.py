@@ -61,16 +61,17 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
     from fbi.robustness import SUITES, RobustnessConfig, RobustnessRun, load_qa_items
 
     items, rows = load_qa_items(dataset_spec)
-    items = items[:limit] if limit else items
     chosen = SUITES if not suites or "all" in suites else tuple(suites)
     config = RobustnessConfig(model=model, suites=chosen, rephrasings=rephrasings,
                               shuffles=shuffles, samples=samples, seed=seed,
                               api_base=api_base, concurrency=concurrency,
                               correctness=correctness, threshold=threshold,
-                              possible_answers=possible_answers, max_cost=max_cost)
-    console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions; suites "
-                  f"{', '.join(chosen)}")
+                              possible_answers=possible_answers, max_cost=max_cost,
+                              limit=limit)
     robustness_run = RobustnessRun(items, config, output, dataset_spec)
+    console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions"
+                  + (f", the first {len(robustness_run.items)} asked" if limit else "")
+                  + f"; suites {', '.join(chosen)}")
     client = ModelClient(cache=None if no_cache else ResponseCache(cache_path),
                          timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
     if dry_run:

@@ -77,6 +77,7 @@ class PerturbConfig:
     max_tokens: int | None = None
     length_threshold: float = DEFAULT_LENGTH_THRESHOLD
     max_cost: float | None = None  # USD; the LLM engine stops before passing it
+    limit: int | None = None  # only the first N gold answers
 
 
 @dataclass
@@ -142,6 +143,8 @@ class Perturber:
 
     def __init__(self, items: list[GoldItem], config: PerturbConfig, output: str | Path,
                  source: str = ""):
+        self.all_items = items  # what the input holds: its fingerprint is the dataset's
+        items = items[:config.limit] if config.limit else items
         self.items, self.config, self.output, self.source = items, config, Path(output), source
         if self.output.suffix.lower() != ".jsonl":
             raise InputError(f"{self.output}: the vetting queue is a .jsonl file. "
@@ -194,10 +197,11 @@ class Perturber:
                                         .get("version", "")),
                          "template_sha": self.templates.sha(f"{c}.jinja")}
                      for c in categories},
-            dataset={"spec": self.source, "fingerprint": _items_fingerprint(self.items),
+            dataset={"spec": self.source, "fingerprint": _items_fingerprint(self.all_items),
                      "items": len(self.items)},
             selection={"categories": list(self.config.categories),
-                       "engine": self.config.engine, "n_per_item": self.config.n_per_item},
+                       "engine": self.config.engine, "n_per_item": self.config.n_per_item,
+                       "limit": self.config.limit},
             parameters={"temperature": self.config.temperature,
                         "max_tokens": self.config.max_tokens, "seed": self.config.seed,
                         "rules_version": RULES_VERSION},

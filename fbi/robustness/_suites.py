@@ -140,6 +140,7 @@ class RobustnessConfig:
     possible_answers: int | None = None  # K for certainty and M2; None: observed answers
     max_tokens: int | None = None
     max_cost: float | None = None
+    limit: int | None = None  # only the first N questions
 
     @property
     def reply_tokens(self) -> int:
@@ -167,6 +168,8 @@ class RobustnessRun:
             from fbi.taxonomy import unknown_name_message
 
             raise InputError(unknown_name_message("suite", sorted(unknown)[0], list(SUITES)))
+        self.all_items = items  # what the dataset holds: its fingerprint is the dataset's
+        items = items[:config.limit] if config.limit else items
         self.items, self.config, self.dataset_spec = items, config, dataset_spec
         self.output_dir = Path(output_dir)
         self.templates = TemplateFolder("prompts")
@@ -258,7 +261,8 @@ class RobustnessRun:
         stamp = now()
         templates = ("_qa_answer.jinja", "_qa_rewrite.jinja")
         parameters = {k: v for k, v in self.config.__dict__.items()
-                      if k not in ("model", "suites", "api_base", "concurrency", "max_cost")}
+                      if k not in ("model", "suites", "api_base", "concurrency", "max_cost",
+                                   "limit")}
         return RunSpec(
             kind="robustness", fbi_version=__version__, litellm_version=litellm_version(),
             model=self.config.model, api_base=self.config.api_base,
@@ -266,8 +270,9 @@ class RobustnessRun:
                      for t in templates},
             dataset={"spec": self.dataset_spec, "questions": len(self.items),
                      "fingerprint": hashlib.sha256("\n".join(
-                         i.model_dump_json() for i in self.items).encode()).hexdigest()},
-            selection={"suites": list(self.config.suites)}, parameters=parameters,
+                         i.model_dump_json() for i in self.all_items).encode()).hexdigest()},
+            selection={"suites": list(self.config.suites), "limit": self.config.limit},
+            parameters=parameters,
             settings={"concurrency": self.config.concurrency,
                       "max_cost": self.config.max_cost},
             command=list(sys.argv), created_at=stamp, updated_at=stamp,
