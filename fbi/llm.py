@@ -298,8 +298,46 @@ def _retry_after(error: Exception) -> float | None:
 
 
 def _describe(error: Exception) -> str:
+    """The provider's error in one line, secrets removed: what records and the console
+    may hold. This is the one place provider error text enters fbi."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text[:300]}"
+    return redact(f"{type(error).__name__}: {text}")[:400]
+
+
+_SECRET_PATTERNS = (
+    (re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{6,}"), r"\1 [redacted]"),
+    (re.compile(r"(?i)((?:authorization|x-api-key|api[-_ ]?key|token)[\"']?\s*[:=]\s*[\"']?)"
+                r"(?:(?:basic|bearer|token)\s+)?[^\s\"',}]+"), r"\1[redacted]"),
+    (re.compile(r"\bsk-[\w-]{6,}"), "sk-[redacted]"),
+    (re.compile(r"\bhf_[A-Za-z0-9]{6,}"), "hf_[redacted]"),
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@"), r"\1[redacted]@"),
+)
+
+
+def redact(text: str) -> str:
+    """``text`` without API keys, bearer tokens, ``Authorization`` values and URL
+    credentials — and without the value of any secret-looking environment variable
+    (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``), wherever a provider echoed it."""
+    for name, value in os.environ.items():
+        if len(value) >= 8 and name.upper().endswith(("_KEY", "_TOKEN", "_SECRET")):
+            text = text.replace(value, "[redacted]")
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def public_url(url: str | None) -> str | None:
+    """A URL without its user:password part, fit to be written down."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

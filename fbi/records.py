@@ -251,6 +251,22 @@ class RunSpec(BaseModel):
             data["parameters"], data["settings"] = parameters, settings
         return data
 
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        """A run spec never keeps the user:password of an api_base URL."""
+        from fbi.llm import public_url
+
+        return public_url(value)
+
+    @field_validator("command")
+    @classmethod
+    def _no_secrets_in_command(cls, value: list[str]) -> list[str]:
+        """The command line as typed, with keys and URL credentials taken out."""
+        from fbi.llm import redact
+
+        return [redact(argument) for argument in value]
+
     @property
     def judge(self) -> str:
         return self.model

@@ -62,6 +62,7 @@ class ChatServer:
         timeout_delay_s: float = 3.0,
         retry_after: str = "0",
         seed: int = 0,
+        echo_credentials: bool = False,
     ):
         self.script = script
         self.fault_rate = fault_rate
@@ -70,6 +71,9 @@ class ChatServer:
         self.timeout_delay_s = timeout_delay_s
         self.retry_after = retry_after
         self.rng = random.Random(seed)
+        # a careless provider: every request is refused with 401 and a body that repeats
+        # the Authorization header it received
+        self.echo_credentials = echo_credentials
         self.lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # "ok", "429", "500", "timeout", "garbage"
         self.authorization_seen: set[str] = set()
@@ -93,6 +97,11 @@ class ChatServer:
                     server.counts[fault or "ok"] += 1
                     if fault is None:
                         server.requests.append(request)
+                if server.echo_credentials:
+                    header = self.headers.get("Authorization", "")
+                    return self._send(401, {"error": {
+                        "message": f"Incorrect API key provided: {header}. Authorization: "
+                                   f"{header}", "type": "invalid_request_error"}})
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 if fault == "timeout":

@@ -361,3 +361,32 @@ def test_the_lock_is_released_when_the_run_ends(tmp_path):
     with RunFolder.open(spec, tmp_path / "run.json"), pytest.raises(RunBusy):
         RunFolder.open(spec, tmp_path / "run.json")
     RunFolder.open(spec, tmp_path / "run.json").close()  # free again
+
+
+# ----------------------------------------------------------------- secrets (issue 12.4)
+
+
+def test_no_secret_from_an_error_body_reaches_a_file_or_the_console(tmp_path):
+    secret = "sk-echoed-by-a-careless-provider-9f3e"
+    env = {**env_for(tmp_path), "OPENAI_API_KEY": secret}
+    common = ("--judge", JUDGE, "--category", "entity", "--limit", "1", "--strategy",
+              "vanilla_star", "--retries", "0")
+    with ChatServer(echo_credentials=True) as server:
+        echoed = fbi("evaluate", *common, "--api-base", server.url, "--output",
+                     str(tmp_path / "echoed"), env=env)
+        credentials = server.url.replace("http://", "http://alice:pa55word@")
+        with_userinfo = fbi("evaluate", *common, "--api-base", credentials, "--output",
+                            str(tmp_path / "userinfo"), env=env)
+    assert echoed.returncode == 1, echoed.stdout + echoed.stderr
+    records = lines(tmp_path / "echoed" / "judgments.jsonl")
+    assert records and all("Authentication" in r["reason"] and "[redacted]" in r["reason"]
+                           for r in records)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert secret.encode() not in data and b"pa55word" not in data, path
+    for result in (echoed, with_userinfo):
+        assert secret not in result.stdout + result.stderr
+        assert "pa55word" not in result.stdout + result.stderr
+    spec = json.loads((tmp_path / "userinfo" / "run.json").read_text())
+    assert spec["api_base"] == server.url  # the user:password part is never written
