@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fbi.errors import ConfigError
+
 CACHE_ENV = "FBI_CACHE"
 
 
@@ -30,27 +32,54 @@ class ResponseCache:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,"
-            " created REAL NOT NULL)"
-        )
+        self.broken: str | None = None  # why the cache stopped being used mid-run
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,"
+                " created REAL NOT NULL)"
+            )
+        except (sqlite3.Error, OSError) as error:
+            raise ConfigError(
+                f"{self.path}: not a usable response cache ({error}). Fix: delete it, pass "
+                "another --cache FILE, or run with --no-cache") from None
 
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        if self.broken:
+            return None
+        try:
+            row = self._db.execute("SELECT response FROM responses WHERE key = ?",
+                                   (key,)).fetchone()
+            return json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError) as error:
+            self._give_up(error)
+            return None
 
     def put(self, key: str, model: str, response: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, model, response, created) "
-            "VALUES (?, ?, ?, ?)",
-            (key, model, json.dumps(response, ensure_ascii=False), time.time()),
-        )
+        if self.broken:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, model, response, created) "
+                "VALUES (?, ?, ?, ?)",
+                (key, model, json.dumps(response, ensure_ascii=False), time.time()),
+            )
+        except sqlite3.Error as error:
+            self._give_up(error)
+
+    def _give_up(self, error: Exception) -> None:
+        """Corruption found mid-run: the run goes on without the cache, said once."""
+        import warnings
+
+        self.broken = str(error)
+        warnings.warn(f"{self.path}: the response cache failed ({error}); this run goes on "
+                      "without it. Fix: delete the file, or pass another --cache FILE",
+                      RuntimeWarning, stacklevel=3)
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -320,6 +320,9 @@ def read_rows(spec: str, files: list[str], problems: list[Problem]) -> Iterator[
         raise DatasetError([Problem(spec, "", "no such file or directory", SPEC_HELP)])
     if path.is_dir():
         yield from _read_folder(path, files, problems)
+    elif not path.is_file():  # a FIFO or a device would hang or never end
+        raise DatasetError([Problem(spec, "", "not a regular file (a pipe, socket or "
+                                    "device)", "save the data to a file and pass that")])
     else:
         yield from _read_file(path, files, defaults={})
 
@@ -415,6 +418,10 @@ def _read_jsonl(path: Path, text: str, defaults: dict[str, Any]) -> Iterator[Raw
             continue
         try:
             data = json.loads(line)
+        except RecursionError:
+            yield RawRow(str(path), f"line {number}", {"__error__": (
+                "JSON nested too deeply to read", "flatten the record")})
+            continue
         except json.JSONDecodeError as error:
             yield RawRow(str(path), f"line {number}", {"__error__": (
                 f"not valid JSON ({error.msg} at column {error.colno}); "

@@ -34,6 +34,17 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
     return meta, body.lstrip("\n")
 
 
+def _read_template(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[: error.start].count(b"\n") + 1
+        raise InputError(f"{path}, line {line}: bytes that are not UTF-8. Fix: save the "
+                         "template as UTF-8") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot be read ({error.strerror})") from None
+
+
 class TemplateFolder:
     """The ``*.jinja`` files of a built-in folder (``prompts``, ``perturbations``) and an
     optional user folder that overrides or adds to them."""
@@ -52,7 +63,7 @@ class TemplateFolder:
                 self.sources[entry.name] = (entry.read_text(encoding="utf-8"), "built-in")
         if self.user_dir is not None:
             for path in sorted(self.user_dir.glob("*.jinja")):
-                self.sources[path.name] = (path.read_text(encoding="utf-8"), str(self.user_dir))
+                self.sources[path.name] = (_read_template(path), str(self.user_dir))
 
         def load(name: str):
             if name not in self.sources:
@@ -83,8 +94,16 @@ class TemplateFolder:
     def sha(self, file_name: str) -> str:
         return hashlib.sha256(self.sources[file_name][0].encode()).hexdigest()[:16]
 
+    def front_matter_lines(self, file_name: str) -> int:
+        """How many lines the front matter takes: template line numbers count from the
+        body, file line numbers from the top."""
+        text = self.sources[file_name][0]
+        return text[: len(text) - len(self.body(file_name))].count("\n")
+
     def render(self, file_name: str, **variables: Any) -> str:
-        """Render one template; a missing variable or a sandbox breach is an InputError."""
+        """Render one template. A missing variable, a syntax error (with its file and
+        line), a template that extends itself, a sandbox breach or a range too large for
+        the sandbox is an InputError."""
         import jinja2
 
         where = f"{self.origin(file_name)}/{file_name}"
@@ -93,6 +112,18 @@ class TemplateFolder:
         except jinja2.UndefinedError as error:
             raise InputError(f"{where}: {error}. Fix: use only the variables documented "
                              "for this kind of template") from None
+        except jinja2.TemplateSyntaxError as error:
+            name = error.name or file_name
+            line = (error.lineno or 0) + (self.front_matter_lines(name)
+                                         if name in self.sources else 0)
+            raise InputError(f"{self.origin(name)}/{name}, line {line}: {error.message}. "
+                             "Fix: correct the template's jinja syntax") from None
         except jinja2.TemplateError as error:
             raise InputError(f"{where}: {error}") from None
+        except RecursionError:
+            raise InputError(f"{where}: the template includes or extends itself, directly "
+                             "or through another. Fix: break the cycle") from None
+        except OverflowError as error:
+            raise InputError(f"{where}: {str(error).rstrip('.')}. Fix: loop over less") \
+                from None
         return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

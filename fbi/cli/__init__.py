@@ -30,6 +30,13 @@ class FbiGroup(click.Group):
         except FbiError as error:
             err_console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
             sys.exit(1)
+        except OSError as error:  # the environment: a full disk, a read-only folder, ...
+            where = f"{error.filename}: " if error.filename else ""
+            reason = escape(where + (error.strerror or str(error)))
+            err_console.print(f"[bold red]error:[/] {reason}. Fix: check the disk space and "
+                              "the permissions of that path; finished work is saved",
+                              soft_wrap=True)
+            sys.exit(2)
         except KeyboardInterrupt:
             err_console.print("interrupted; finished work is saved, run the same command to "
                               "resume")
