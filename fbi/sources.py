@@ -40,6 +40,7 @@ from fbi.records import (
     VettingLabel,
     content_id,
 )
+from fbi.runs._log import write_atomically
 from fbi.taxonomy import (
     SCORE_INVARIANT,
     Ability,
@@ -223,25 +224,25 @@ def write_dataset(instances: Iterable[Instance], path: str | Path) -> Path:
         raise DatasetError([Problem(str(path), "", f"cannot write '{suffix or 'no suffix'}'",
                                     "name the output .jsonl, .csv or .parquet")])
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    if suffix == ".jsonl":
-        with open(tmp, "w", encoding="utf-8") as out:
-            for row in rows:  # ASCII: any reader, splitting lines however, reads it back
-                out.write(json.dumps(row, ensure_ascii=True) + "\n")
+    if suffix == ".jsonl":  # ASCII: any reader, splitting lines however, reads it back
+        write_atomically(path, "".join(json.dumps(row, ensure_ascii=True) + "\n"
+                                       for row in rows))
     elif suffix == ".csv":
-        with open(tmp, "w", encoding="utf-8", newline="") as out:
-            writer = csv.DictWriter(out, fieldnames=ROW_COLUMNS)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({**row, "flags": json.dumps(row["flags"]),
-                                 "rationale": row["rationale"] or "",
-                                 "seed": "" if row["seed"] is None else row["seed"]})
+        out = io.StringIO(newline="")
+        writer = csv.DictWriter(out, fieldnames=ROW_COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "flags": json.dumps(row["flags"]),
+                             "rationale": row["rationale"] or "",
+                             "seed": "" if row["seed"] is None else row["seed"]})
+        write_atomically(path, out.getvalue())
     else:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema()), tmp)
-    tmp.replace(path)  # never leave a half-written file under the real name
+        buffer = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema()), buffer)
+        write_atomically(path, buffer.getvalue().to_pybytes())
     return path
 
 

@@ -42,9 +42,8 @@ from fbi.runs import (
     execute,
     now,
     read_log,
-    write_atomically,
 )
-from fbi.sources import Dataset
+from fbi.sources import Dataset, write_dataset
 
 DEFAULT_STRATEGIES = ("vanilla",)
 # What a reply usually costs in tokens, for --dry-run estimates.
@@ -288,8 +287,7 @@ class Evaluation:
         check_available(self.config.judge)
         with RunFolder.open(self.run_spec(), self.output_dir / "run.json") as folder:
             # The instances judged, beside the judgments, so reports need nothing else.
-            write_atomically(self.output_dir / "instances.jsonl", "".join(
-                _instance_line(i) for i in self.dataset.instances))
+            write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
             log = AppendLog(self.judgments_path, Judgment)
             try:
                 self._reparse_stale(log)
@@ -308,12 +306,6 @@ class Evaluation:
         instances = {i.id: i for i in self.dataset.instances}
         log.rewrite([reparse(j, instances.get(j.instance_id))
                      if j.parser_version != PARSER_VERSION else j for j in records])
-
-
-def _instance_line(instance: Instance) -> str:
-    import json
-
-    return json.dumps(instance.to_row(), ensure_ascii=True) + "\n"
 
 
 def read_judgments(run_dir: str | Path) -> list[Judgment]:
