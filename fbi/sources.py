@@ -193,6 +193,8 @@ def validate_dataset(spec: str) -> Validation:
     except DatasetError as error:  # the whole source is unreadable
         return Validation(spec, 0, [], problems + error.problems, files)
     instances, row_problems = build_instances(rows)
+    if not rows and not problems:  # a header-only CSV, a Parquet file of zero rows
+        problems.append(Problem(spec, "", "holds no rows", "add at least one instance"))
     return Validation(spec, len(rows), instances, problems + row_problems, files)
 
 

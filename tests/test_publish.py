@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from conftest import OUTSIDE_CHECKOUT
 from hub_server import HubServer
 
-from fbi import load_dataset
+from fbi import load_dataset, write_dataset
 from fbi.cli import main
 
 TOKEN = "hf_fbi_test_TOKEN_never_on_disk"
@@ -125,3 +125,27 @@ def test_bad_repo_id(tmp_path, repo_id):
                              repo_id, "--output", str(tmp_path / "hub")], env=env,
                             capture_output=True, text=True, cwd=OUTSIDE_CHECKOUT)
     assert result.returncode == 2 and "ORG/NAME" in result.stderr
+
+
+@pytest.mark.parametrize("license_id", ["mit\nconfigs: []", "MIT License", ""])
+def test_bad_licence_is_refused_before_anything_is_written(tmp_path, license_id):
+    result = CliRunner().invoke(main, ["publish", "sample", "--repo-id", "org/x", "--dry-run",
+                                       "--license", license_id, "--output",
+                                       str(tmp_path / "hub")])
+    assert result.exit_code == 2 and "not a licence identifier" in result.output
+    assert not (tmp_path / "hub").exists()
+
+
+def test_a_reused_output_folder_holds_only_the_new_publish(tmp_path):
+    folder = tmp_path / "hub"
+    assert CliRunner().invoke(main, ["publish", "sample", "--repo-id", "org/x", "--dry-run",
+                                     "--output", str(folder)]).exit_code == 0
+    assert len(list(folder.glob("data/*/*.parquet"))) == 23
+    one = tmp_path / "one.jsonl"
+    write_dataset([i for i in load_dataset("sample") if i.category == "entity"], one)
+    result = CliRunner().invoke(main, ["publish", str(one), "--repo-id", "org/x", "--dry-run",
+                                       "--output", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert [p.relative_to(folder).as_posix() for p in folder.glob("data/*/*.parquet")] == \
+        ["data/factual/entity.parquet"]
+    assert len(load_dataset(str(folder)).instances) == 3  # what the card says, no more

@@ -239,3 +239,15 @@ def test_line_separators_inside_texts_survive_a_round_trip(tmp_path, separator):
     raw = tmp_path / "raw.jsonl"  # written by another tool, not escaped
     raw.write_text(json.dumps(odd.to_row(), ensure_ascii=False) + "\n", encoding="utf-8")
     assert load_dataset(str(raw)).instances[0].perturbed_answer == f"one{separator}two"
+
+
+def test_a_header_only_csv_or_an_empty_parquet_is_refused(tmp_path):
+    from fbi import DatasetError, load_dataset, write_dataset
+
+    header = tmp_path / "h.csv"
+    header.write_text("category,instruction,gold_answer,perturbed_answer\n")
+    empty = tmp_path / "e.parquet"
+    write_dataset([], empty)
+    for path in (header, empty):
+        with pytest.raises(DatasetError, match="holds no rows"):
+            load_dataset(str(path))

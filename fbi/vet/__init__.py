@@ -24,6 +24,8 @@ from fbi.vet._events import (
 )
 from fbi.vet._hub import (
     COLUMN_DOCS,
+    check_license,
+    check_repo_id,
     config_of,
     dataset_card,
     split_name,
@@ -44,6 +46,8 @@ __all__ = [
     "adjudications_path",
     "all_annotator_logs",
     "check_annotator",
+    "check_license",
+    "check_repo_id",
     "config_of",
     "dataset_card",
     "fold",

@@ -47,14 +47,41 @@ def config_of(instance: Instance) -> str:
     return SCORE_INVARIANT if instance.is_score_invariant else instance.ability.value
 
 
+def check_repo_id(repo_id: str) -> str:
+    """A Hub repo id: ORG/NAME of letters, digits, '-', '_' and '.' (96 characters at
+    most, no '--' or '..', not starting or ending with '-' or '.')."""
+    ok = re.fullmatch(r"[A-Za-z0-9][\w.-]{0,94}/[A-Za-z0-9][\w.-]{0,94}", repo_id) and \
+        len(repo_id) <= 96 and "--" not in repo_id and ".." not in repo_id and \
+        not repo_id.endswith(("-", "."))
+    if not ok:
+        raise InputError(f"{repo_id!r} is not a Hub repo id. Fix: give ORG/NAME, letters, "
+                         "digits, '-', '_' and '.' only")
+    return repo_id
+
+
+def check_license(license_id: str) -> str:
+    """A licence identifier as the Hub's card metadata takes it (e.g. cc-by-4.0, mit,
+    apache-2.0, other): lower-case letters, digits, '.', '-' and '+'."""
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.+-]{0,63}", license_id):
+        raise InputError(f"{license_id!r} is not a licence identifier. Fix: give one such as "
+                         "cc-by-4.0, mit, apache-2.0 or other")
+    return license_id
+
+
 def write_hub_folder(instances: list[Instance], folder: str | Path, repo_id: str,
                      license_id: str = "cc-by-4.0", agreement: dict | None = None,
                      vetting: dict | None = None) -> list[Path]:
-    """Write the Parquet files and the dataset card; returns the files written."""
+    """Write the Parquet files and the dataset card; returns the files written. Parquet
+    files of an earlier publish in the same folder are removed first, so the folder holds
+    exactly what the card lists."""
+    check_repo_id(repo_id)
+    check_license(license_id)
     if not instances:
         raise InputError("the dataset is empty: nothing to publish. Fix: export a vetted "
                          "dataset with `fbi annotate export` first")
     folder = Path(folder)
+    for stale in sorted((folder / "data").glob("*/*.parquet")):
+        stale.unlink()
     groups: dict[tuple[str, str], list[Instance]] = {}
     for instance in instances:
         groups.setdefault((config_of(instance), instance.category), []).append(instance)
@@ -157,8 +184,7 @@ def upload(folder: str | Path, repo_id: str, private: bool = False,
     """Create the dataset repo if needed and upload the folder; returns the commit URL."""
     from huggingface_hub import HfApi, get_token
 
-    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id):
-        raise InputError(f"'{repo_id}' is not a Hub repo id. Fix: give ORG/NAME")
+    check_repo_id(repo_id)
     if get_token() is None:
         raise ConfigError("no Hugging Face token: set HF_TOKEN or run `hf auth login`; "
                           "use --dry-run to write the folder without uploading")
