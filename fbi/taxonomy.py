@@ -134,6 +134,12 @@ _BY_NAME = {c.name: c for c in CATEGORIES}
 #: The paper's 22 perturbation categories, in Table 2 order.
 PERTURBATION_CATEGORIES = tuple(c for c in CATEGORIES if c.lowers_score and not c.extra)
 
+#: The paper's eleven evaluation strategies (§4), by their template names, in the order
+#: of its tables: single answer, pairwise, reference-guided.
+PAPER_STRATEGIES = ("vanilla_star", "vanilla", "rubric", "axis", "axis_rubric",
+                    "pairwise_star", "pairwise", "pairwise_rules", "pairwise_axis",
+                    "pairwise_axis_rules", "reference")
+
 
 def category_names(include_extra: bool = False) -> list[str]:
     return [c.name for c in CATEGORIES if include_extra or not c.extra]

@@ -119,3 +119,26 @@ def test_every_module_of_the_source_tree_is_installed():
             if path.is_file() and path.suffix in (".py", ".jinja", ".md", ".tcss", ".yaml"):
                 expected = f"{package}/{path.relative_to(root / folder).as_posix()}"
                 assert expected in installed, f"{expected} is not in the wheel"
+
+
+def test_strategies_and_categories_are_listed_by_the_names_the_options_take():
+    from fbi.taxonomy import CATEGORIES, PAPER_STRATEGIES
+
+    listed = CliRunner().invoke(main, ["strategies"], terminal_width=160)
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert max(len(line) for line in lines) <= 80  # fits a terminal, nothing folded
+    rows = [line.split()[0] for line in lines if line.split() and
+            line.split()[0] in PAPER_STRATEGIES]
+    assert rows == list(PAPER_STRATEGIES)
+    assert "0–2*" in listed.output and "* axis: hallucination 0–1" in listed.output
+    assert "A/B/tie/both bad" in listed.output
+    shown = CliRunner().invoke(main, ["categories"], terminal_width=200)
+    assert shown.exit_code == 0
+    for category in CATEGORIES:
+        assert f" {category.name} " in shown.output
+    helped = CliRunner().invoke(main, ["evaluate", "--help"], terminal_width=200)
+    assert all(name in helped.output for name in PAPER_STRATEGIES)
+    assert "fbi strategies" in helped.output and "fbi categories" in helped.output
+    counts = CliRunner().invoke(main, ["datasets", "show"], terminal_width=160)
+    assert "Entity (entity)" in counts.output and "Do Less (do-less)" in counts.output

@@ -50,10 +50,21 @@ def main() -> None:
 
 
 def _register() -> None:
-    from fbi.cli import annotate, datasets, evaluate, perturb, publish, report, robustness
+    from fbi.cli import (
+        annotate,
+        catalog,
+        datasets,
+        evaluate,
+        perturb,
+        publish,
+        report,
+        robustness,
+    )
 
     main.add_command(datasets.datasets)
     main.add_command(evaluate.evaluate)
+    main.add_command(catalog.strategies)
+    main.add_command(catalog.categories)
     main.add_command(report.report)
     main.add_command(report.explain_check)
     main.add_command(perturb.perturb)

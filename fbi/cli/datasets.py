@@ -37,20 +37,20 @@ def counts_table(instances, title: str) -> Table:
     by_si_ability = Counter(i.ability for i in instances if i.category == SCORE_INVARIANT)
     table = Table(title=title)
     table.add_column("ability")
-    table.add_column("category")
+    table.add_column("category (id)")
     table.add_column("instances", justify="right")
     main_total = 0
     for ability in Ability:
         for category in CATEGORIES:
             if category.ability is ability and by_category[category.name]:
-                name = category.display_name
+                name = f"{category.display_name} ({category.name})"
                 table.add_row(ability.value, name, str(by_category[category.name]))
                 if not category.extra:
                     main_total += by_category[category.name]
     if by_category[SCORE_INVARIANT]:
         for ability in Ability:
             if by_si_ability[ability]:
-                table.add_row("score-invariant", f"on {ability.value} prompts",
+                table.add_row(SCORE_INVARIANT, f"on {ability.value} prompts",
                               str(by_si_ability[ability]))
         main_total += by_category[SCORE_INVARIANT]
     table.add_section()

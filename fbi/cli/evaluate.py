@@ -12,6 +12,7 @@ from fbi.cli._run import RichProgress, console, exit_for, print_dry_run, print_t
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
+from fbi.taxonomy import PAPER_STRATEGIES
 
 
 def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
@@ -35,9 +36,13 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.option("--dataset", "dataset_spec", default=SAMPLE, show_default=True,
               help="sample, a .jsonl/.csv/.parquet file, an FBI TSV folder, hf:ORG/NAME.")
 @click.option("--strategy", "strategies", multiple=True,
-              help="Strategy name or 'all' (repeatable). Default: vanilla.")
-@click.option("--ability", "abilities", multiple=True, help="Only these abilities.")
-@click.option("--category", "categories", multiple=True, help="Only these categories.")
+              help="Strategy name or 'all' (repeatable). Default: vanilla. The paper's: "
+                   f"{', '.join(PAPER_STRATEGIES)}; `fbi strategies` describes them.")
+@click.option("--ability", "abilities", multiple=True,
+              help="Only these abilities: factual, instruction-following, long-form, "
+                   "reasoning.")
+@click.option("--category", "categories", multiple=True,
+              help="Only these category ids (repeatable); `fbi categories` lists them.")
 @click.option("--include-extra", is_flag=True,
               help="Also judge the release's extra categories (formatting, superficial).")
 @click.option("--limit", type=click.IntRange(min=1), help="At most N instances per category.")

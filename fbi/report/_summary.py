@@ -27,7 +27,7 @@ from fbi.metrics import (
 )
 from fbi.records import ExplanationCheck, RunSpec
 from fbi.runs import Run
-from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category
+from fbi.taxonomy import PAPER_STRATEGIES, PERTURBATION_CATEGORIES, Ability, get_category
 
 SUMMARY_SCHEMA_VERSION = 1
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
@@ -300,9 +300,8 @@ def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str],
 
 
 def _strategy_order(strategies) -> list[str]:
-    paper = ["vanilla_star", "vanilla", "rubric", "axis", "axis_rubric", "pairwise_star",
-             "pairwise", "pairwise_rules", "pairwise_axis", "pairwise_axis_rules",
-             "reference"]
+    """The paper's order, then any other strategy by name."""
+    paper = PAPER_STRATEGIES
     return sorted(strategies, key=lambda s: (paper.index(s) if s in paper else len(paper), s))
 
 
