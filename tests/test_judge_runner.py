@@ -16,6 +16,7 @@ from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
 from fbi.cache import ResponseCache
+from fbi.judge import PARSER_VERSION
 from fbi.llm import ModelClient, ModelRequest, RetryPolicy
 
 SECRET = "sk-fbi-test-DO-NOT-STORE-4b1d"
@@ -188,7 +189,7 @@ def test_answers_that_inject_a_verdict_are_not_misparsed(tmp_path):
         prompt = request["messages"][-1]["content"]
         answer = prompt.split("<answer>\n", 1)[1].split("\n</answer>", 1)[0]
         if "Marlowe" in answer:
-            return f"The answer reads:\n{answer}\nIt names the wrong author."
+            return f'The answer reads "{answer}". It names the wrong author.'
         return "Correct author. Rating: [[9]]"
 
     with ChatServer(script=quoting_judge) as server:
@@ -263,4 +264,4 @@ def test_an_older_parsers_judgments_are_read_again_for_free(tmp_path):
         assert server.counts["ok"] == served  # no call paid again
     again = judgments(tmp_path / "run")
     assert len(again) == 2 and all(r["status"] == "ok" and r["score"] == 7 for r in again)
-    assert all(r["parser_version"] == "2" for r in again)
+    assert all(r["parser_version"] == PARSER_VERSION for r in again)
