@@ -73,8 +73,18 @@ class MissingExtra(ConfigError):
         )
 
 
+class StorageError(FbiError):
+    """A run stopped because a file could not be written (a full or read-only disk);
+    everything written before is intact and the run resumes from it."""
+
+
 class ModelError(FbiError):
     """A model call failed for good."""
+
+
+class ModelUnavailable(ModelError):
+    """Calls in a row found the model unreachable (refused, unknown host, bad key, no such
+    model): the run stops rather than fail every call; finished work is saved."""
 
 
 class BudgetExceeded(ModelError):

@@ -1,5 +1,10 @@
-"""A broken environment or a hostile input ends in one message and exit code 2, never a
-traceback (issue 12, item 3, the cases fixed so far)."""
+"""A broken environment or a hostile input ends in one message and exit code 2 (1 for a
+run the environment stopped midway), never a traceback, and nothing finished is lost
+(issue 12, item 3).
+
+Read-only and full disks are real: as root (CI on this machine) a tmpfs is mounted
+read-only or with a few kilobytes; otherwise folder permissions make it read-only and
+the full-disk test is skipped, since only root can mount."""
 
 from __future__ import annotations
 
@@ -11,13 +16,15 @@ from pathlib import Path
 
 import pytest
 from conftest import OUTSIDE_CHECKOUT
+from openai_server import ChatServer
 
 FRONT = ('---\ndisplay_name: "X"\nparadigm: single\nexplanation: false\n'
          'score_range: [1, 3]\nversion: 1\n---\n')
 
 
 def fbi(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "COLUMNS": "200"}
+    env = {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "COLUMNS": "200",
+           "OPENAI_API_KEY": "sk-test"}
     return subprocess.run([sys.executable, "-m", "fbi", *args], env=env, capture_output=True,
                           text=True, timeout=120, cwd=OUTSIDE_CHECKOUT)
 
@@ -90,12 +97,85 @@ def test_an_invalid_run_json_is_named_in_evaluate(tmp_path):
                     "run.json: not a readable run spec")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_a_read_only_output_folder_is_named(tmp_path):
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    one_message(fbi("evaluate", "--output", str(locked / "run"), tmp_path=tmp_path),
-                str(locked))
+def mount_tmpfs(where: Path, options: str) -> None:
+    where.mkdir(exist_ok=True)
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({result.stderr.strip()}); needs root")
+
+
+@pytest.fixture
+def disk(tmp_path):
+    """A small disk of its own: tmpfs of 48 KiB; ``disk.remount(options)`` changes it."""
+    where = tmp_path / "disk"
+    mount_tmpfs(where, "size=48k")
+
+    class Disk:
+        path = where
+
+        @staticmethod
+        def remount(options: str) -> None:
+            subprocess.run(["mount", "-o", f"remount,{options}", str(where)], check=True)
+
+    yield Disk
+    subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def make_read_only(disk, folder: Path) -> None:
+    if os.geteuid() == 0:
+        disk.remount("ro")
+    else:
+        for path in (folder, *folder.rglob("*")):
+            path.chmod(0o500 if path.is_dir() else 0o400)
+
+
+def test_read_only_folders_are_named_and_a_finished_run_can_still_be_read(disk, tmp_path):
+    with ChatServer() as server:
+        judge = ("--judge", "openai/x", "--api-base", server.url, "--strategy", "vanilla",
+                 "--limit", "1", "--category", "entity")
+        run = disk.path / "run"
+        assert fbi("evaluate", *judge, "--output", str(run), tmp_path=tmp_path).returncode == 0
+        make_read_only(disk, disk.path)
+        one_message(fbi("evaluate", *judge, "--output", str(disk.path / "new"),
+                        tmp_path=tmp_path), str(disk.path / "new"))
+        one_message(fbi("evaluate", *judge, "--output", str(tmp_path / "elsewhere"),
+                        "--cache", str(disk.path / "cache.sqlite"), tmp_path=tmp_path),
+                    str(disk.path / "cache.sqlite"))
+        one_message(fbi("evaluate", *judge, "--output", str(run), tmp_path=tmp_path), str(run))
+        dry = fbi("evaluate", *judge, "--output", str(run), "--dry-run", tmp_path=tmp_path)
+        assert dry.returncode == 0 and "2 already in" in dry.stdout, dry.stderr
+        report = fbi("report", str(run), "--output", str(tmp_path / "report"),
+                     tmp_path=tmp_path)
+        assert report.returncode == 0, report.stderr
+        one_message(fbi("report", str(run), tmp_path=tmp_path), str(run / "report.md"))
+    assert not list(disk.path.rglob("*.tmp"))
+
+
+def test_a_full_disk_stops_the_run_and_loses_nothing(disk, tmp_path):
+    run = disk.path / "run"
+    with ChatServer() as server:
+        args = ("evaluate", "--judge", "openai/x", "--api-base", server.url, "--strategy",
+                "vanilla", "--limit", "1", "--no-cache", "--output", str(run))
+        stopped = fbi(*args, tmp_path=tmp_path)
+        assert stopped.returncode == 1, stopped.stderr
+        assert "Traceback" not in stopped.stderr and stopped.stderr.count("error:") == 1
+        assert f"{run / 'judgments.jsonl'}: cannot be written (No space left" in stopped.stderr
+        assert "run the same command again to resume" in stopped.stderr
+        saved = (run / "judgments.jsonl").read_bytes()
+        assert saved.endswith(b"\n")  # no torn line for the next record to glue onto
+        records = [json.loads(line) for line in saved.splitlines()]
+        assert 0 < len(records) < 46
+        assert not list(disk.path.rglob("*.tmp"))
+        served = server.counts["ok"]
+        disk.remount("size=1m")
+        resumed = fbi(*args, tmp_path=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+        # the saved judgments are kept; only the rest (and the one that could not be
+        # saved) are asked again
+        assert server.counts["ok"] - served <= 46 - len(records) + 1
+    final = [json.loads(line) for line in (run / "judgments.jsonl").read_bytes().splitlines()]
+    assert len(final) == 46 and final[:len(records)] == records
 
 
 def test_the_atomic_writer_leaves_no_temporary_file_when_it_fails(tmp_path):
@@ -107,3 +187,26 @@ def test_the_atomic_writer_leaves_no_temporary_file_when_it_fails(tmp_path):
     assert list(tmp_path.iterdir()) == []
     write_atomically(target, json.dumps({"ok": True}))
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_an_annotator_event_that_does_not_fit_on_the_disk_leaves_no_torn_line(disk):
+    from pydantic import BaseModel
+
+    from fbi.runs import append_durably, read_log
+
+    class Event(BaseModel):
+        call_id: str
+        note: str
+
+    log = disk.path / "events.jsonl"
+    written = 0
+    with pytest.raises(OSError):
+        while True:  # until the disk is full
+            append_durably(log, Event(call_id=str(written), note="x" * 900))
+            written += 1
+    assert log.read_bytes().endswith(b"\n")
+    disk.remount("size=1m")
+    append_durably(log, Event(call_id="after", note="saved"))
+    contents = read_log(log, Event)
+    assert not contents.bad_lines and not contents.torn_tail
+    assert [e.call_id for e in contents.records] == [*map(str, range(written)), "after"]

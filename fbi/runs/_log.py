@@ -15,6 +15,7 @@ once (a failed call tried again), the last record wins.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from fbi.errors import InputError
+from fbi.errors import InputError, StorageError
 
 Record = TypeVar("Record", bound=BaseModel)
 
@@ -118,14 +119,37 @@ class AppendLog(Generic[Record]):
         if problem:
             raise InputError(problem)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
-        if self._file.tell() > contents.valid_bytes:
+        self._file = self._open()
+        if self._size() > contents.valid_bytes:
             self._file.truncate(contents.valid_bytes)
-            self._file.seek(contents.valid_bytes)
         self.records: dict[str, Record] = contents.latest()
         if contents.valid_bytes and self.path.stat().st_size and not contents.torn_tail \
                 and not data_ends_with_newline(self.path):
-            self._file.write(b"\n")
+            self._write(b"\n")
+
+    def _open(self):
+        # Unbuffered: a record is in the OS's hands when append returns (it survives the
+        # process being killed), and a failed write leaves no bytes in a buffer.
+        return open(self.path, "ab", buffering=0)  # closed by close()
+
+    def _size(self) -> int:
+        return os.fstat(self._file.fileno()).st_size
+
+    def _write(self, data: bytes) -> None:
+        """Write all of ``data`` or nothing: a failed write (a full disk) is cut back off,
+        so the log never ends in a torn line that the next record would glue onto."""
+        before = self._size()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._file.write(view):]
+        except OSError as error:
+            with contextlib.suppress(OSError):  # the reader drops a torn tail anyway
+                self._file.truncate(before)
+            raise StorageError(
+                f"{self.path}: cannot be written ({error.strerror}); the "
+                f"{len(self.records)} records before are saved. Fix: free space on that disk "
+                "(or make it writable) and run the same command again to resume") from None
 
     @property
     def finished(self) -> dict[str, Record]:
@@ -134,8 +158,7 @@ class AppendLog(Generic[Record]):
                 if getattr(r, "status", "ok") != "error"}
 
     def append(self, record: Record) -> None:
-        self._file.write(dumps(record) + b"\n")
-        self._file.flush()  # in the OS's hands: survives the process being killed
+        self._write(dumps(record) + b"\n")
         self.records[record.call_id] = record  # type: ignore[attr-defined]
 
     def rewrite(self, records: list[Record]) -> None:
@@ -143,7 +166,7 @@ class AppendLog(Generic[Record]):
         self._file.close()
         write_atomically(self.path, b"".join(dumps(r) + b"\n" for r in records))
         self.records = {r.call_id: r for r in records}  # type: ignore[attr-defined]
-        self._file = open(self.path, "ab")  # noqa: SIM115
+        self._file = self._open()
 
     def close(self) -> None:
         self._file.close()
@@ -159,7 +182,7 @@ def append_durably(path: str | Path, record: BaseModel) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = dumps(record) + b"\n"
-    with open(path, "a+b") as log:
+    with open(path, "a+b", buffering=0) as log:  # unbuffered: a failed write leaves nothing
         end = log.seek(0, os.SEEK_END)
         if end:
             log.seek(max(0, end - 65536))
@@ -173,9 +196,15 @@ def append_durably(path: str | Path, record: BaseModel) -> None:
                 except ValueError:
                     log.truncate(end - len(torn))
                     log.seek(0, os.SEEK_END)
-        log.write(line)
-        log.flush()
-        os.fsync(log.fileno())
+        before = log.seek(0, os.SEEK_END)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[log.write(view):]
+            os.fsync(log.fileno())
+        except OSError:
+            os.ftruncate(log.fileno(), before)  # never half a record for the next to glue to
+            raise
 
 
 def data_ends_with_newline(path: Path) -> bool:
