@@ -81,6 +81,44 @@ class ResponseCache:
                       "without it. Fix: delete the file, or pass another --cache FILE",
                       RuntimeWarning, stacklevel=3)
 
+    def info(self) -> dict[str, Any]:
+        """Where the cache is, how big, and what it holds per model."""
+        rows = self._db.execute(
+            "SELECT model, COUNT(*), MIN(created), MAX(created) FROM responses "
+            "GROUP BY model ORDER BY COUNT(*) DESC, model").fetchall()
+        size = sum(p.stat().st_size for p in (self.path, self.path.with_name(
+            self.path.name + "-wal")) if p.exists())
+        return {"path": str(self.path), "bytes": size, "rows": sum(r[1] for r in rows),
+                "models": [{"model": model, "rows": count, "oldest": oldest,
+                            "newest": newest} for model, count, oldest, newest in rows]}
+
+    def prune(self, older_than_days: float | None = None, model: str | None = None) -> int:
+        """Delete the entries older than the given days and/or of one model (both: those
+        matching both); returns how many, and gives the space back to the disk."""
+        if older_than_days is None and model is None:
+            raise ValueError("prune needs older_than_days or model")
+        where, args = [], []
+        if older_than_days is not None:
+            where.append("created < ?")
+            args.append(time.time() - older_than_days * 86400)
+        if model is not None:
+            where.append("model = ?")
+            args.append(model)
+        deleted = self._db.execute(f"DELETE FROM responses WHERE {' AND '.join(where)}",
+                                   args).rowcount
+        self._compact()
+        return deleted
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many."""
+        deleted = self._db.execute("DELETE FROM responses").rowcount
+        self._compact()
+        return deleted
+
+    def _compact(self) -> None:
+        self._db.execute("VACUUM")
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 

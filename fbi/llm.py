@@ -16,18 +16,38 @@ import os
 import random
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fbi.cache import ResponseCache
-from fbi.errors import ModelError
+from fbi.errors import ConfigError, ModelError, ModelUnavailable
 
 #: The embedded offline judge, registered as a litellm custom provider "local".
 LOCAL_JUDGE = "local/smollm2-135m"
 
-# Errors worth another try: rate limits, server trouble, time-outs, dropped connections.
-_RETRYABLE_NAMES = ("RateLimitError", "InternalServerError", "ServiceUnavailableError",
-                    "Timeout", "APIConnectionError", "APIError", "BadGatewayError")
+#: What went wrong with a call, as fbi sees it. litellm's classes blur the difference
+#: that matters (a refused connection and a missing key both arrive as
+#: InternalServerError), so :func:`error_kind` reads the exception chain itself.
+ErrorKind = Literal["rate_limit", "server", "timeout", "dropped", "unreachable", "auth",
+                    "not_found", "rejected", "interrupted"]
+#: Worth another try: the model is there but busy, slow or flaky.
+RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "dropped"})
+#: The model cannot be reached at all: no other call will fare better.
+CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found"})
+#: Consecutive configuration failures that stop a run (the circuit breaker).
+BREAKER_THRESHOLD = 5
+
+_UNREACHABLE = {"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
+                "ClientConnectorDNSError", "gaierror", "ConnectTimeout"}
+_DROPPED = {"ReadError", "WriteError", "ServerDisconnectedError", "RemoteProtocolError",
+            "ConnectionResetError", "ClientOSError", "ClientPayloadError",
+            "APIConnectionError", "IncompleteRead"}
+_TIMEOUT = {"Timeout", "APITimeoutError", "ReadTimeout", "TimeoutError", "PoolTimeout"}
+_SERVER = {"InternalServerError", "ServiceUnavailableError", "APIError", "BadGatewayError"}
+_MISSING_KEY = re.compile(r"missing credentials|api_key client option must be set|"
+                          r"no api key|missing \w+ api key|api key (?:is )?(?:not set|missing)",
+                          re.IGNORECASE)
 
 
 def import_litellm():
@@ -57,6 +77,9 @@ class ModelRequest:
     response_schema: dict[str, Any] | None = None  # JSON schema for structured output
     api_base: str | None = None
     top_logprobs: int = 0  # ask for the top-k token log-probabilities (0: none)
+    seed: int | None = None
+    # further litellm parameters (--model-arg top_p=0.9), sorted by name
+    model_args: tuple[tuple[str, Any], ...] = ()
 
     def cache_key(self) -> str:
         """sha256 of the canonical JSON of the fields that change the output.
@@ -69,6 +92,9 @@ class ModelRequest:
             "max_tokens": self.max_tokens, "response_schema": self.response_schema,
             "api_base": self.api_base, **({"top_logprobs": self.top_logprobs}
                                           if self.top_logprobs else {}),
+            # only when set, so the keys of requests without them stay as they were
+            **({"seed": self.seed} if self.seed is not None else {}),
+            **({"model_args": self.model_args} if self.model_args else {}),
         }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -105,6 +131,34 @@ class ModelResponse:
                 "finish_reason": self.finish_reason, "token_logprobs": self.token_logprobs}
 
 
+#: What to do about each configuration failure.
+FIXES = {
+    "unreachable": "check --api-base (host, port, /v1) and that the server is running",
+    "auth": "set the provider's key (e.g. OPENAI_API_KEY) or pass --api-key / FBI_API_KEY, "
+            "and check it is valid for this model",
+    "not_found": "check the model name (PROVIDER/MODEL, e.g. openai/gpt-4o) and that "
+                 "--api-base serves it",
+}
+
+
+class RequestRateLimiter:
+    """At most ``rpm`` requests a minute, as a token bucket holding one request: starts
+    are spaced 60/rpm seconds apart, whatever the concurrency."""
+
+    def __init__(self, rpm: float, clock=time.monotonic, sleep=asyncio.sleep):
+        self.interval = 60.0 / rpm
+        self._clock = clock
+        self._sleep = sleep
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        now = self._clock()
+        start = max(now, self._next)
+        self._next = start + self.interval  # reserved before sleeping: no two share a slot
+        if start > now:
+            await self._sleep(start - now)
+
+
 @dataclass
 class RetryPolicy:
     """Exponential backoff with full jitter; a server's Retry-After wins when given."""
@@ -132,11 +186,20 @@ class ModelClient:
         timeout_s: float = 120.0,
         retry: RetryPolicy | None = None,
         sleep=asyncio.sleep,
+        api_key: str | None = None,
+        rpm: float | None = None,
+        breaker: int = BREAKER_THRESHOLD,
+        probe_first: bool = True,
     ):
         self.cache = cache
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
+        self.api_key = api_key  # held in memory only: never in a request, record or cache
+        self._limiter = RequestRateLimiter(rpm) if rpm else None
+        self.breaker = breaker
+        self.probe_first = probe_first  # see preflight
+        self._configuration_failures = 0  # in a row, across concurrent calls
         self.calls_made = 0  # requests that reached a model (retries included)
 
     def cached(self, request: ModelRequest) -> ModelResponse | None:
@@ -156,18 +219,61 @@ class ModelClient:
         return response
 
     async def _call_with_retries(self, request: ModelRequest) -> ModelResponse:
+        """Retry only what another try can fix; stop the run (:class:`ModelUnavailable`)
+        once ``breaker`` calls in a row found the model unreachable."""
         attempt = 0
         while True:
             try:
-                return await self._call(request)
+                response = await self._call(request)
+                self._configuration_failures = 0
+                return response
             except Exception as error:
-                if not _is_retryable(error) or attempt >= self.retry.max_retries:
-                    raise ModelError(f"{request.model}: {_describe(error)}") from error
-                await self._sleep(self.retry.delay(attempt, _retry_after(error)))
-                attempt += 1
+                kind = error_kind(error)
+                if kind in RETRYABLE and attempt < self.retry.max_retries:
+                    await self._sleep(self.retry.delay(attempt, _retry_after(error)))
+                    attempt += 1
+                    continue
+                message = f"{request.model}: {_describe(error)}"
+                if kind in CONFIGURATION:
+                    self._configuration_failures += 1
+                    if self.breaker and self._configuration_failures >= self.breaker:
+                        raise ModelUnavailable(
+                            f"{self._configuration_failures} calls in a row failed ({kind}): "
+                            f"{message}. Fix: {FIXES[kind]}") from error
+                raise ModelError(message) from error
+
+    def preflight(self, model: str, api_base: str | None,
+                  requests: Iterable[ModelRequest] | None = None) -> None:
+        """Before a run: :func:`check_model`, then (unless ``probe_first`` is off, the model
+        is the embedded one, or every request is answered from the cache) one probe call.
+        ``requests`` None means the calls are not known yet: probe anyway. Once per client."""
+        check_model(model, api_base, self.api_key)
+        if not self.probe_first or model.startswith("local/"):
+            return
+        if requests is not None and all(self.cached(r) is not None for r in requests):
+            return
+        asyncio.run(self.probe(model, api_base))
+        self.probe_first = False
+
+    async def probe(self, model: str, api_base: str | None) -> None:
+        """One tiny uncached call, so a wrong model, key or server is a message before a
+        run starts rather than a thousand failed calls. Only a configuration failure
+        (:data:`CONFIGURATION`) is an error here; a busy or flaky server is the run's
+        retries' business."""
+        request = ModelRequest(model, (("user", "Reply with OK."),), max_tokens=5,
+                               api_base=api_base)
+        try:
+            await self._call(request)
+        except Exception as error:
+            kind = error_kind(error)
+            if kind in CONFIGURATION:
+                raise ConfigError(f"{model}: the probe call failed ({kind}): "
+                                  f"{_describe(error)}. Fix: {FIXES[kind]}") from None
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
         litellm = import_litellm()
+        if self._limiter is not None:
+            await self._limiter.wait()
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.message_dicts(),
@@ -180,6 +286,12 @@ class ModelClient:
             kwargs["max_tokens"] = request.max_tokens
         if request.api_base:
             kwargs["api_base"] = request.api_base
+        api_key = self.api_key or _placeholder_key(request.model, request.api_base)
+        if api_key:
+            kwargs["api_key"] = api_key
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        kwargs.update(request.model_args)
         if request.top_logprobs:
             kwargs.update(logprobs=True, top_logprobs=request.top_logprobs)
         if request.response_schema is not None:
@@ -200,6 +312,50 @@ class ModelClient:
             finish_reason=getattr(choice, "finish_reason", None),
             token_logprobs=_token_logprobs(choice) if request.top_logprobs else None,
         )
+
+
+def check_model(model: str, api_base: str | None = None, api_key: str | None = None) -> None:
+    """What can be checked without a call: litellm knows the model's provider, and a key
+    for it is set (or given, or a custom ``api_base`` may need none). ConfigError says
+    what to set."""
+    if model.startswith("local/"):
+        from fbi.local_judge import check_available
+
+        check_available(model)
+        return
+    litellm = import_litellm()
+    try:
+        provider = litellm.get_llm_provider(model, api_base=api_base)[1]
+    except Exception:
+        raise ConfigError(
+            f"unknown model {model!r}: litellm cannot tell which provider serves it. Fix: "
+            "write it as PROVIDER/MODEL, e.g. openai/gpt-4o, anthropic/claude-3-5-sonnet-"
+            "20240620 or openai/NAME with --api-base for an OpenAI-compatible server") from None
+    if api_key or api_base:
+        return
+    missing = _missing_keys(model)
+    if missing:
+        raise ConfigError(f"{model}: no API key for {provider}. Fix: set "
+                          f"{' or '.join(missing)}, or pass --api-key (or set FBI_API_KEY)")
+
+
+def _missing_keys(model: str) -> list[str]:
+    """The provider key variables litellm looks for and does not find ([] when set or
+    when litellm cannot say)."""
+    try:
+        found = import_litellm().validate_environment(model=model)
+    except Exception:
+        return []
+    return [] if found.get("keys_in_environment") else list(found.get("missing_keys") or [])
+
+
+def _placeholder_key(model: str, api_base: str | None) -> str | None:
+    """A stand-in key for a self-hosted server (vLLM, llama.cpp, Ollama) that wants none,
+    when the provider's key is not set: litellm's OpenAI client refuses to send a request
+    without one."""
+    if not api_base or model.startswith("local/") or not _missing_keys(model):
+        return None
+    return "fbi-no-key"
 
 
 def json_object_in(text: str) -> dict | None:
@@ -270,15 +426,33 @@ def _cost(litellm, reply) -> float | None:
         return None
 
 
-def _is_retryable(error: Exception) -> bool:
-    if "LocalCallAborted" in f"{type(error).__name__}: {error}":
-        return False  # the run is being interrupted
-    if isinstance(error, asyncio.TimeoutError | TimeoutError | ConnectionError):
-        return True
+def error_kind(error: BaseException) -> ErrorKind:
+    """Classify a failed call by its whole exception chain (see :data:`ErrorKind`)."""
+    names: set[str] = set()
+    link: BaseException | None = error
+    while link is not None and len(names) < 12:
+        names.add(type(link).__name__)
+        link = link.__cause__ or link.__context__
+    text = str(error)
     status = getattr(error, "status_code", None)
-    if status in (408, 409, 429) or (isinstance(status, int) and status >= 500):
-        return True
-    return type(error).__name__ in _RETRYABLE_NAMES and status not in (400, 401, 403, 404)
+    if "LocalCallAborted" in names or "LocalCallAborted" in text:
+        return "interrupted"
+    if (_MISSING_KEY.search(text) or status in (401, 403)
+            or names & {"AuthenticationError", "PermissionDeniedError"}):
+        return "auth"
+    if names & _UNREACHABLE:
+        return "unreachable"
+    if status == 404 or "NotFoundError" in names:
+        return "not_found"
+    if status == 429 or "RateLimitError" in names:
+        return "rate_limit"
+    if isinstance(error, TimeoutError) or names & _TIMEOUT or status == 408:
+        return "timeout"
+    if names & _DROPPED or isinstance(error, ConnectionError):
+        return "dropped"
+    if (isinstance(status, int) and (status >= 500 or status == 409)) or names & _SERVER:
+        return "server"
+    return "rejected"  # a 400, a context too long, a bug: asking again changes nothing
 
 
 def _retry_after(error: Exception) -> float | None:
@@ -301,7 +475,8 @@ def _describe(error: Exception) -> str:
     """The provider's error in one line, secrets removed: what records and the console
     may hold. This is the one place provider error text enters fbi."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return redact(f"{type(error).__name__}: {text}")[:400]
+    # trimmed of its final full stop: messages go on with ". Fix: ..."
+    return redact(f"{type(error).__name__}: {text}")[:400].rstrip(". ")
 
 
 _SECRET_PATTERNS = (

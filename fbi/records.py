@@ -265,7 +265,14 @@ class RunSpec(BaseModel):
         """The command line as typed, with keys and URL credentials taken out."""
         from fbi.llm import redact
 
-        return [redact(argument) for argument in value]
+        kept = []
+        for argument in value:
+            if kept and kept[-1] == "--api-key":
+                argument = "[redacted]"
+            elif argument.startswith("--api-key="):
+                argument = "--api-key=[redacted]"
+            kept.append(redact(argument))
+        return kept
 
     @property
     def judge(self) -> str:

@@ -29,7 +29,10 @@ def hashed_verdict_script(request: dict) -> str:
     if '"verdict"' in prompt:
         verdict = ("A", "B", "tie", "both_bad")[digest % 4]
         return json.dumps({"explanation": "Compared both answers.", "verdict": verdict})
-    low, high = (int(x) for x in re.findall(r"an integer from (\d+) to (\d+)", prompt)[-1])
+    ranges = re.findall(r"an integer from (\d+) to (\d+)", prompt)
+    if not ranges:  # not a judge prompt (fbi's probe call)
+        return "OK"
+    low, high = (int(x) for x in ranges[-1])
     score = low + digest % (high - low + 1)
     return json.dumps({"explanation": "Checked the answer.", "score": score})
 
@@ -63,6 +66,8 @@ class ChatServer:
         retry_after: str = "0",
         seed: int = 0,
         echo_credentials: bool = False,
+        api_key: str | None = None,
+        models: tuple[str, ...] | None = None,
     ):
         self.script = script
         self.fault_rate = fault_rate
@@ -74,6 +79,8 @@ class ChatServer:
         # a careless provider: every request is refused with 401 and a body that repeats
         # the Authorization header it received
         self.echo_credentials = echo_credentials
+        self.api_key = api_key  # when set, any other Authorization gets 401
+        self.models = models  # when set, any other model gets 404 model_not_found
         self.lock = threading.Lock()
         self.counts: Counter[str] = Counter()  # "ok", "429", "500", "timeout", "garbage"
         self.authorization_seen: set[str] = set()
@@ -102,6 +109,15 @@ class ChatServer:
                     return self._send(401, {"error": {
                         "message": f"Incorrect API key provided: {header}. Authorization: "
                                    f"{header}", "type": "invalid_request_error"}})
+                if server.api_key and self.headers.get("Authorization") != \
+                        f"Bearer {server.api_key}":
+                    return self._send(401, {"error": {"message": "Incorrect API key provided",
+                                                      "type": "invalid_request_error",
+                                                      "code": "invalid_api_key"}})
+                if server.models is not None and request.get("model") not in server.models:
+                    return self._send(404, {"error": {
+                        "message": f"The model `{request.get('model')}` does not exist",
+                        "type": "invalid_request_error", "code": "model_not_found"}})
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 if fault == "timeout":

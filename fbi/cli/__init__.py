@@ -52,6 +52,7 @@ def main() -> None:
 def _register() -> None:
     from fbi.cli import (
         annotate,
+        cache,
         catalog,
         datasets,
         evaluate,
@@ -71,6 +72,7 @@ def _register() -> None:
     main.add_command(annotate.annotate)
     main.add_command(publish.publish)
     main.add_command(robustness.robustness)
+    main.add_command(cache.cache)
 
 
 _register()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+import click
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -86,6 +87,12 @@ def exit_for(totals: RunTotals, rerun_hint: str = "run the same command again") 
                           f"{totals.total} calls are saved, {left} left; {rerun_hint} to "
                           "resume.[/]", soft_wrap=True)
         sys.exit(130)
+    if totals.stopped_by:
+        done = totals.already_done + totals.completed
+        err_console.print(f"[bold red]error:[/] stopped: {escape(totals.stopped_by)}. {done} of "
+                          f"{totals.total} calls are recorded ({totals.failed} of them failed "
+                          f"and are tried again); {rerun_hint} to resume.", soft_wrap=True)
+        sys.exit(1)
     if totals.stopped_by_budget:
         done = totals.already_done + totals.completed
         err_console.print(f"[yellow]stopped before passing --max-cost ${totals.budget:g}: "
@@ -96,3 +103,30 @@ def exit_for(totals: RunTotals, rerun_hint: str = "run the same command again") 
         err_console.print(f"[yellow]{totals.failed} calls failed; {rerun_hint} to retry "
                           "them.[/]")
         sys.exit(1)
+
+
+def model_access_options(command):
+    """--api-key, --rpm and --no-probe: how every command that calls a model reaches it."""
+    options = [
+        click.option("--api-key", envvar="FBI_API_KEY", show_envvar=True,
+                     help="The provider's API key for this run; never written anywhere. "
+                          "Default: the provider's own variable (e.g. OPENAI_API_KEY); a "
+                          "server given by --api-base needs none."),
+        click.option("--rpm", type=click.FloatRange(min=0, min_open=True),
+                     help="At most N requests a minute, beside --concurrency."),
+        click.option("--no-probe", is_flag=True,
+                     help="Skip the one tiny call that checks model, key and server before "
+                          "the run."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def model_client(cache, timeout: float, retries: int, api_key: str | None,
+                 rpm: float | None, no_probe: bool):
+    """The ModelClient of a command, from its harness and model-access options."""
+    from fbi.llm import ModelClient, RetryPolicy
+
+    return ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries),
+                       api_key=api_key, rpm=rpm, probe_first=not no_probe)

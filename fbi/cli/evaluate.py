@@ -8,7 +8,15 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from fbi.cli._run import RichProgress, console, exit_for, print_dry_run, print_totals
+from fbi.cli._run import (
+    RichProgress,
+    console,
+    exit_for,
+    model_access_options,
+    model_client,
+    print_dry_run,
+    print_totals,
+)
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
@@ -22,6 +30,48 @@ def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
     if not match or int(match.group(1)) >= int(match.group(2)):
         raise click.BadParameter(f"'{value}' is not a range like 1-10 (low below high)")
     return int(match.group(1)), int(match.group(2))
+
+
+#: litellm parameters that have an option of their own, or must never be set this way.
+RESERVED_MODEL_ARGS = {"model", "messages", "api_key", "api_base", "temperature",
+                       "max_tokens", "seed", "response_format", "timeout", "num_retries",
+                       "stream", "logprobs", "top_logprobs"}
+
+
+def parse_model_args(ctx, param, values: tuple[str, ...]) -> tuple[tuple[str, object], ...]:
+    """KEY=VALUE pairs, VALUE as JSON where it parses (0.9, true, {"a": 1}), sorted."""
+    import json
+
+    parsed: dict[str, object] = {}
+    for item in values:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE, e.g. top_p=0.9")
+        if key in RESERVED_MODEL_ARGS:
+            raise click.BadParameter(f"{key!r} is set by its own option or by fbi; "
+                                     f"--{key.replace('_', '-')} if there is one")
+        try:
+            parsed[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed[key] = raw
+    return tuple(sorted(parsed.items()))
+
+
+def read_system_prompt(path: Path | None) -> str | None:
+    from fbi.errors import InputError
+
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot be read as UTF-8 text ({error}). Fix: pass a "
+                         "UTF-8 text file to --system-prompt") from None
+    if not text.strip():
+        raise InputError(f"{path}: the system prompt is empty. Fix: write the prompt in it "
+                         "or leave out --system-prompt")
+    return text
 
 
 def default_output(judge: str, dataset: str) -> Path:
@@ -70,14 +120,22 @@ def default_output(judge: str, dataset: str) -> Path:
               help="Response cache file (default $FBI_CACHE or ~/.cache/fbi/responses.sqlite).")
 @click.option("--label", help="This run's name in comparison reports (default: the judge, "
                               "plus what differs from the other runs there).")
+@click.option("--seed", type=int, help="Sampling seed, for providers that take one.")
+@click.option("--model-arg", "model_args", multiple=True, callback=parse_model_args,
+              metavar="KEY=VALUE",
+              help="Another litellm parameter (repeatable), e.g. top_p=0.9, "
+                   "reasoning_effort=low, api_version=2024-06-01; VALUE is read as JSON "
+                   "when it parses. Recorded in run.json and the cache key.")
+@click.option("--system-prompt", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A file whose text is sent as the system message of every call.")
+@model_access_options
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
              api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
-             label) -> None:
+             label, seed, model_args, system_prompt, api_key, rpm, no_probe) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
     from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_judgments
-    from fbi.llm import ModelClient, RetryPolicy
     from fbi.sources import load_dataset
 
     dataset = load_dataset(dataset_spec)
@@ -91,16 +149,16 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         judge=judge, strategies=tuple(strategies) or DEFAULT_STRATEGIES, score_range=score_range,
         temperature=temperature, max_tokens=max_tokens, api_base=api_base,
         concurrency=concurrency, timeout_s=timeout, retries=retries, repair=repair,
-        max_cost=max_cost, prompts_dir=prompts_dir, label=label)
+        max_cost=max_cost, prompts_dir=prompts_dir, label=label, seed=seed,
+        model_args=model_args, system_prompt=read_system_prompt(system_prompt))
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output)
     cache = None if no_cache else ResponseCache(cache_path)
-
+    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
     if dry_run:
-        print_dry_run(evaluation.dry_run(cache), judge, str(output))
+        print_dry_run(evaluation.dry_run(client), judge, str(output))
         return
 
-    client = ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
     totals = evaluation.run(client, RichProgress("judging"))
     print_totals(totals)
     console.print(headline_table(read_judgments(output), evaluation.registry))

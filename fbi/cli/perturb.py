@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from fbi.cli._run import model_access_options
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
 
@@ -48,13 +49,19 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               help="Stop the LLM engine before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@model_access_options
 def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base, limit,
             concurrency, timeout, retries, temperature, length_threshold, dry_run, max_cost,
-            no_cache, cache_path) -> None:
+            no_cache, cache_path, api_key, rpm, no_probe) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
     from fbi.cache import ResponseCache
-    from fbi.cli._run import RichProgress, err_console, exit_for, print_dry_run
-    from fbi.llm import ModelClient, RetryPolicy
+    from fbi.cli._run import (
+        RichProgress,
+        err_console,
+        exit_for,
+        model_client,
+        print_dry_run,
+    )
     from fbi.perturb import PerturbConfig, Perturber
     from fbi.sources import load_gold_items, source_name
 
@@ -70,7 +77,7 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
                   f"LLM calls planned" + (f" ({perturber.skipped} item × category pairs of "
                                           "another ability skipped)" if perturber.skipped else ""))
     cache = None if no_cache else ResponseCache(cache_path)
-    client = ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
+    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
     if dry_run:
         console.print(f"{len(perturber.rule_jobs)} rule candidates (no model call).")
         print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from fbi.cli._run import model_access_options
 from fbi.report import FORMATS
 
 console = Console(highlight=False)
@@ -78,21 +79,27 @@ def report(run_dirs, formats, output, convention, strict) -> None:
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@model_access_options
 def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, limit, dry_run,
-                  max_cost, no_cache, cache_path) -> None:
+                  max_cost, no_cache, cache_path, api_key, rpm, no_probe) -> None:
     """Ask a checker model whether the judge's explanation named an error it did not score.
 
     For each undetected instance whose judge gave an explanation (paper §5.3); results go
     to RUN_DIR/explanation_checks.jsonl and show in `fbi report`. Resumable and cached.
     """
     from fbi.cache import ResponseCache
-    from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
+    from fbi.cli._run import (
+        RichProgress,
+        exit_for,
+        model_client,
+        print_dry_run,
+        print_totals,
+    )
     from fbi.judge import ExplanationChecks
-    from fbi.llm import ModelClient, RetryPolicy
 
     checks = ExplanationChecks(run_dir, checker, api_base, concurrency, max_cost, limit)
     cache = None if no_cache else ResponseCache(cache_path)
-    client = ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
+    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
     if dry_run:
         print_dry_run(checks.dry_run(client), checker, str(run_dir))
         return

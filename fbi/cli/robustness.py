@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from fbi.cli._run import model_access_options
 from fbi.llm import LOCAL_JUDGE
 
 console = Console(highlight=False)
@@ -48,16 +49,22 @@ def robustness() -> None:
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@model_access_options
 def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, correctness,
         threshold, possible_answers, seed, api_base, limit, concurrency, timeout, retries,
-        dry_run, max_cost, no_cache, cache_path) -> None:
+        dry_run, max_cost, no_cache, cache_path, api_key, rpm, no_probe) -> None:
     """Answer every question variant with MODEL and compute the robustness metrics.
 
     Exit code 1 when calls failed or a suite gave no metric (named in the summary).
     """
     from fbi.cache import ResponseCache
-    from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
-    from fbi.llm import ModelClient, RetryPolicy
+    from fbi.cli._run import (
+        RichProgress,
+        exit_for,
+        model_client,
+        print_dry_run,
+        print_totals,
+    )
     from fbi.robustness import SUITES, RobustnessConfig, RobustnessRun, load_qa_items
 
     items, rows = load_qa_items(dataset_spec)
@@ -72,8 +79,8 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
     console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions"
                   + (f", the first {len(robustness_run.items)} asked" if limit else "")
                   + f"; suites {', '.join(chosen)}")
-    client = ModelClient(cache=None if no_cache else ResponseCache(cache_path),
-                         timeout_s=timeout, retry=RetryPolicy(max_retries=retries))
+    cache = None if no_cache else ResponseCache(cache_path)
+    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
     if dry_run:
         print_dry_run(robustness_run.dry_run(client), model, str(output))
         return

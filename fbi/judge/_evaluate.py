@@ -12,12 +12,13 @@ records what was asked. Running the same evaluation again resumes it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from fbi.cache import ResponseCache
 from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
 from fbi.judge._strategies import Strategy, StrategyRegistry
@@ -67,6 +68,9 @@ class EvaluationConfig:
     max_cost: float | None = None
     prompts_dir: Path | None = None
     label: str | None = None
+    seed: int | None = None
+    model_args: tuple[tuple[str, Any], ...] = ()  # further litellm parameters, sorted
+    system_prompt: str | None = None  # sent as the system message of every call
 
     @property
     def reply_tokens(self) -> int:
@@ -138,10 +142,12 @@ def plan_calls(
                 text = registry.render(strategy, instruction=instance.instruction,
                                        axis=instance.ability.axis,
                                        ability=instance.ability.value, **variables)
+                system = (("system", config.system_prompt),) if config.system_prompt else ()
                 request = ModelRequest(
-                    model=config.judge, messages=(("user", text),),
+                    model=config.judge, messages=(*system, ("user", text)),
                     temperature=config.temperature, max_tokens=config.reply_tokens,
-                    response_schema=schemas[score_range], api_base=config.api_base)
+                    response_schema=schemas[score_range], api_base=config.api_base,
+                    seed=config.seed, model_args=config.model_args)
                 fields = {
                     "instance_id": instance.id, "ability": instance.ability,
                     "category": instance.category, "strategy": strategy.name,
@@ -185,7 +191,7 @@ def _repair(registry: StrategyRegistry, strategy: Strategy, request: ModelReques
             model=request.model, messages=(*request.messages, ("assistant", reply),
                                            ("user", ask)),
             temperature=request.temperature, max_tokens=64, response_schema=schema,
-            api_base=request.api_base)
+            api_base=request.api_base, seed=request.seed, model_args=request.model_args)
 
     return follow_up
 
@@ -258,7 +264,14 @@ class Evaluation:
                      "instances": len(self.dataset), "rows_read": self.dataset.rows_read},
             selection=self.dataset.selection,
             parameters={"temperature": self.config.temperature,
-                        "max_tokens": self.config.reply_tokens},
+                        "max_tokens": self.config.reply_tokens,
+                        # only when set, so folders written before still match
+                        **({"seed": self.config.seed} if self.config.seed is not None else {}),
+                        **({"model_args": dict(self.config.model_args)}
+                           if self.config.model_args else {}),
+                        **({"system_prompt_sha256": hashlib.sha256(
+                            self.config.system_prompt.encode()).hexdigest()}
+                           if self.config.system_prompt else {})},
             settings={"timeout_s": self.config.timeout_s, "retries": self.config.retries,
                       "concurrency": self.config.concurrency, "repair": self.config.repair,
                       "max_cost": self.config.max_cost},
@@ -268,13 +281,13 @@ class Evaluation:
             parser_version=PARSER_VERSION, created_at=stamp, updated_at=stamp,
             totals={} if totals is None else totals.as_dict())
 
-    def dry_run(self, cache: ResponseCache | None) -> DryRun:
+    def dry_run(self, client: ModelClient) -> DryRun:
         """Calls still to make, and their estimated tokens and cost; writes nothing. A folder
         holding another run is refused here too."""
         RunFolder.check(self.run_spec(), self.output_dir / "run.json")
         finished = read_log(self.judgments_path, Judgment).latest()
         done = [k for k, r in finished.items() if r.status != "error"]
-        return dry_run(self.calls, ModelClient(cache=cache), done)
+        return dry_run(self.calls, client, done)
 
     def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
         """Run (or resume) the evaluation; returns the totals of this invocation.
@@ -282,9 +295,8 @@ class Evaluation:
         A budget stop (``stopped_by_budget``) and an interruption (``interrupted``) are
         reported in the totals, with everything finished saved.
         """
-        from fbi.local_judge import check_available
-
-        check_available(self.config.judge)
+        client.preflight(self.config.judge, self.config.api_base,
+                         [c.request for c in self.calls])
         with RunFolder.open(self.run_spec(), self.output_dir / "run.json") as folder:
             # The instances judged, beside the judgments, so reports need nothing else.
             write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")

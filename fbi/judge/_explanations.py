@@ -128,9 +128,7 @@ class ExplanationChecks:
                                                          ExplanationCheck))
 
     def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
-        from fbi.local_judge import check_available
-
-        check_available(self.checker)
+        client.preflight(self.checker, self.api_base, [c.request for c in self.calls])
         with RunFolder.open(self.spec(), self.run_dir / SPEC_NAME) as folder:
             totals, _ = execute_into(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,
                                      client, self.concurrency, progress, self.max_cost)

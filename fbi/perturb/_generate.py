@@ -275,12 +275,11 @@ class Perturber:
 
     def _run_llm(self, client: ModelClient, progress: Progress | None
                  ) -> tuple[list[PerturbationCall], RunTotals]:
-        from fbi.local_judge import check_available
-
-        check_available(self.config.model)
+        calls = self.calls()
+        client.preflight(self.config.model, self.config.api_base, [c.request for c in calls])
         with RunFolder.open(self.spec(), self.spec_path,
                             self.output.with_name(self.output.stem + ".lock")) as folder:
-            totals, records = execute_into(self.calls_path, PerturbationCall, self.calls(),
+            totals, records = execute_into(self.calls_path, PerturbationCall, calls,
                                            client, self.config.concurrency, progress,
                                            self.config.max_cost)
             folder.write(self.spec(totals))

@@ -292,9 +292,7 @@ class RobustnessRun:
         return dry_run(calls, client, done)
 
     def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
-        from fbi.local_judge import check_available
-
-        check_available(self.config.model)
+        client.preflight(self.config.model, self.config.api_base)
         with RunFolder.open(self.spec(), self.output_dir / "run.json") as folder:
             totals = RunTotals()
             rewrites: dict[str, list[str]] = {}

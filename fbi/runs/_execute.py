@@ -25,13 +25,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from fbi.errors import ModelError
+from fbi.errors import ModelError, ModelUnavailable
 from fbi.llm import (
     ModelClient,
     ModelRequest,
     ModelResponse,
     abort_local_calls,
     allow_local_calls,
+    check_model,
     count_tokens,
     estimate_cost,
 )
@@ -92,6 +93,8 @@ async def perform(call: Call, client: ModelClient) -> CallRecord:
     """Make ``call`` (and its follow-ups, if its reply is unreadable) and record it."""
     try:
         responses = [await client.complete(call.request)]
+    except ModelUnavailable:
+        raise  # stops the run (see execute); this call is made again on the next run
     except ModelError as error:
         return record_of(call, [], error)
     if call.repair is not None:
@@ -140,6 +143,7 @@ class RunTotals:
     requests: int = 0  # requests that reached a model (retries included)
     stopped_by_budget: bool = False
     interrupted: bool = False
+    stopped_by: str | None = None  # why the model became unavailable midway
     budget: float | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -162,6 +166,7 @@ class RunTotals:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stopped_by_budget |= other.stopped_by_budget
         self.interrupted |= other.interrupted
+        self.stopped_by = self.stopped_by or other.stopped_by
         self.errors = (self.errors + other.errors)[:5]
         return self
 
@@ -172,7 +177,8 @@ class RunTotals:
                 "requests": self.requests, "unparseable": self.unparseable,
                 "failed": self.failed, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost, 6),
-                "stopped_by_budget": self.stopped_by_budget, "interrupted": self.interrupted}
+                "stopped_by_budget": self.stopped_by_budget, "interrupted": self.interrupted,
+                "stopped_by": self.stopped_by}
 
 
 def estimated_cost(request: ModelRequest) -> float | None:
@@ -224,6 +230,10 @@ async def _run(pending: list[Call], client: ModelClient, log: AppendLog, totals:
             reserved += estimate
             try:
                 record = await perform(call, client)
+            except ModelUnavailable as error:
+                totals.stopped_by = totals.stopped_by or str(error)
+                stop.set()  # the circuit breaker: no new call starts
+                return
             finally:
                 reserved -= estimate
             if stop.is_set() and record.status == "error":
@@ -315,6 +325,8 @@ def finished_ids(path, record_type: type[CallRecord]) -> list[str]:
 
 def dry_run(calls: list[Call], client: ModelClient, finished: Iterable[str]) -> DryRun:
     """Calls still to make, their tokens and cost; calls nothing and writes nothing."""
+    if calls:  # what can be checked without a call: provider known, key set
+        check_model(calls[0].request.model, calls[0].request.api_base, client.api_key)
     finished = set(finished)
     open_calls = [c for c in calls if c.call_id not in finished]
     to_call = [c for c in open_calls if client.cached(c.request) is None]

@@ -1,0 +1,173 @@
+"""Issue 13: fail fast and clearly, any server, any parameter (against 127.0.0.1)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import OUTSIDE_CHECKOUT
+from openai_server import ChatServer
+
+from fbi.llm import RequestRateLimiter
+
+KEY = "sk-fbi-access-test-7f3a9c"
+
+
+def env_without_keys(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and k != "FBI_API_KEY"}
+    return {**env, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "COLUMNS": "200", **extra}
+
+
+def fbi(tmp_path: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, float]:
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "fbi", *args], capture_output=True,
+                            text=True, timeout=300, cwd=OUTSIDE_CHECKOUT,
+                            env=env_without_keys(tmp_path, **env))
+    return result, time.monotonic() - started
+
+
+def configuration_error(result, seconds: float, *words: str) -> None:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert seconds < 10 and "Traceback" not in result.stderr
+    assert result.stderr.count("error:") == 1
+    for word in words:
+        assert word in result.stderr, (word, result.stderr)
+
+
+def test_a_refused_server_is_one_message_before_anything_is_written(tmp_path):
+    out = tmp_path / "run"
+    result, seconds = fbi(tmp_path, "evaluate", "--judge", "openai/x", "--api-base",
+                          "http://127.0.0.1:9/v1", "--output", str(out))
+    configuration_error(result, seconds, "unreachable", "check --api-base")
+    assert not out.exists()
+
+
+def test_a_missing_key_is_named_statically_even_in_a_dry_run(tmp_path):
+    for extra in ((), ("--dry-run",)):
+        result, seconds = fbi(tmp_path, "evaluate", "--judge", "gpt-4-turbo", "--output",
+                              str(tmp_path / "run"), *extra)
+        configuration_error(result, seconds, "OPENAI_API_KEY", "--api-key")
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unknown_model_is_named(tmp_path):
+    result, seconds = fbi(tmp_path, "evaluate", "--judge", "gpt-5-nonexistent", "--output",
+                          str(tmp_path / "run"))
+    configuration_error(result, seconds, "unknown model 'gpt-5-nonexistent'", "PROVIDER/MODEL")
+
+
+def test_a_model_the_server_does_not_have_and_a_wrong_key_fail_at_the_probe(tmp_path):
+    with ChatServer(api_key=KEY, models=("judge",)) as server:
+        base = ("evaluate", "--api-base", server.url, "--output", str(tmp_path / "run"))
+        result, seconds = fbi(tmp_path, *base, "--judge", "openai/other", "--api-key", KEY)
+        configuration_error(result, seconds, "not_found", "does not exist")
+        result, seconds = fbi(tmp_path, *base, "--judge", "openai/judge", "--api-key", "wrong")
+        configuration_error(result, seconds, "auth", "--api-key")
+        assert server.counts["ok"] == 2  # one probe each, no retries
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_circuit_breaker_stops_a_run_whose_model_disappears(tmp_path):
+    """With the probe skipped, calls that all fail for want of the model stop the run
+    after five in a row — not after retrying every call."""
+    with ChatServer(models=("judge",)) as server:
+        out = tmp_path / "run"
+        result, seconds = fbi(tmp_path, "evaluate", "--judge", "openai/gone", "--api-base",
+                              server.url, "--output", str(out), "--no-probe",
+                              "--concurrency", "2")
+        requests = server.counts["ok"]
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "calls in a row failed (not_found)" in result.stderr
+    assert requests <= 5 + 2 and seconds < 20  # no retries, no call after the breaker
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert records and all(r["status"] == "error" for r in records)
+    assert json.loads((out / "run.json").read_text())["totals"]["stopped_by"]
+
+
+def test_a_compatible_server_needs_no_key_and_takes_any_parameter(tmp_path):
+    system = tmp_path / "system.txt"
+    system.write_text("You are a strict grader.", encoding="utf-8")
+    out = tmp_path / "run"
+    with ChatServer() as server:
+        result, _ = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
+                        server.url, "--output", str(out), "--category", "entity",
+                        "--limit", "1", "--seed", "7", "--model-arg", "top_p=0.5",
+                        "--model-arg", 'extra_body={"min_p": 0.1}', "--system-prompt",
+                        str(system))
+        requests = list(server.requests)
+    assert result.returncode == 0, result.stderr
+    judged = [r for r in requests if len(r["messages"]) == 2]
+    assert len(judged) == 2  # gold and perturbed; the probe has no system message
+    for request in judged:
+        assert request["seed"] == 7 and request["top_p"] == 0.5 and request["min_p"] == 0.1
+        assert request["messages"][0] == {"role": "system",
+                                           "content": "You are a strict grader."}
+    parameters = json.loads((out / "run.json").read_text())["parameters"]
+    assert parameters["seed"] == 7
+    assert parameters["model_args"] == {"extra_body": {"min_p": 0.1}, "top_p": 0.5}
+    assert len(parameters["system_prompt_sha256"]) == 64
+
+
+def test_the_api_key_reaches_the_server_and_is_written_nowhere(tmp_path):
+    out = tmp_path / "run"
+    with ChatServer(api_key=KEY) as server:
+        by_option, _ = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
+                           server.url, "--output", str(out), "--category", "entity",
+                           "--limit", "1", "--api-key", KEY, "--no-cache")
+        by_env, _ = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
+                        server.url, "--output", str(tmp_path / "run2"), "--category",
+                        "entity", "--limit", "1", "--no-cache", FBI_API_KEY=KEY)
+    assert by_option.returncode == 0, by_option.stderr
+    assert by_env.returncode == 0, by_env.stderr
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert KEY.encode() not in written
+    assert "[redacted]" in json.loads((out / "run.json").read_text())["command"]
+
+
+def test_a_changed_model_arg_is_a_different_run_and_cache_entry(tmp_path):
+    with ChatServer() as server:
+        args = ("evaluate", "--judge", "openai/judge", "--api-base", server.url, "--output",
+                str(tmp_path / "run"), "--category", "entity", "--limit", "1")
+        assert fbi(tmp_path, *args, "--model-arg", "top_p=0.5")[0].returncode == 0
+        refused, _ = fbi(tmp_path, *args, "--model-arg", "top_p=0.9")
+        assert refused.returncode == 2 and "model_args" in refused.stderr
+        served = server.counts["ok"]
+        elsewhere = (*args[:-5], str(tmp_path / "run2"), "--category", "entity", "--limit", "1")
+        again, _ = fbi(tmp_path, *elsewhere, "--model-arg", "top_p=0.5")
+        assert again.returncode == 0 and server.counts["ok"] == served  # all from the cache
+        other, _ = fbi(tmp_path, *elsewhere[:-5], str(tmp_path / "run3"), *elsewhere[-4:],
+                       "--model-arg", "top_p=0.9")
+        assert other.returncode == 0 and server.counts["ok"] == served + 1 + 2  # probe, 2
+
+
+def test_bad_model_args_are_refused_with_the_option_to_use(tmp_path):
+    result, _ = fbi(tmp_path, "evaluate", "--model-arg", "temperature=1", "--dry-run")
+    assert result.returncode == 2 and "--temperature" in result.stderr
+    result, _ = fbi(tmp_path, "evaluate", "--model-arg", "top_p", "--dry-run")
+    assert result.returncode == 2 and "KEY=VALUE" in result.stderr
+
+
+def test_the_rate_limiter_spaces_request_starts():
+    now = [0.0]
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    limiter = RequestRateLimiter(rpm=30, clock=lambda: now[0], sleep=sleep)
+
+    async def burst() -> None:
+        await asyncio.gather(*(limiter.wait() for _ in range(4)))
+
+    asyncio.run(burst())
+    assert slept == [2.0, 4.0, 6.0]  # 30 a minute: one every 2 s, the first at once
+    now[0] = 100.0  # after a quiet spell, no debt
+    slept.clear()
+    asyncio.run(limiter.wait())
+    assert slept == []
