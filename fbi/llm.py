@@ -252,28 +252,27 @@ class ModelClient:
             return
         if requests is not None and all(self.cached(r) is not None for r in requests):
             return
-        asyncio.run(self.probe(model, api_base))
+        self.probe(model, api_base)
         self.probe_first = False
 
-    async def probe(self, model: str, api_base: str | None) -> None:
+    def probe(self, model: str, api_base: str | None) -> None:
         """One tiny uncached call, so a wrong model, key or server is a message before a
         run starts rather than a thousand failed calls. Only a configuration failure
         (:data:`CONFIGURATION`) is an error here; a busy or flaky server is the run's
-        retries' business."""
+        retries' business. Synchronous: no event loop outlives it, and Ctrl-C stops it."""
         request = ModelRequest(model, (("user", "Reply with OK."),), max_tokens=5,
                                api_base=api_base)
+        self.calls_made += 1
         try:
-            await self._call(request)
+            import_litellm().completion(**self._arguments(request))
         except Exception as error:
             kind = error_kind(error)
             if kind in CONFIGURATION:
                 raise ConfigError(f"{model}: the probe call failed ({kind}): "
                                   f"{_describe(error)}. Fix: {FIXES[kind]}") from None
 
-    async def _call(self, request: ModelRequest) -> ModelResponse:
-        litellm = import_litellm()
-        if self._limiter is not None:
-            await self._limiter.wait()
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        """litellm's arguments for ``request``: the one place a request meets the key."""
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.message_dicts(),
@@ -297,6 +296,13 @@ class ModelClient:
         if request.response_schema is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "verdict", "schema": request.response_schema, "strict": False}}
+        return kwargs
+
+    async def _call(self, request: ModelRequest) -> ModelResponse:
+        litellm = import_litellm()
+        if self._limiter is not None:
+            await self._limiter.wait()
+        kwargs = self._arguments(request)
         started = time.perf_counter()
         self.calls_made += 1
         reply = await litellm.acompletion(**kwargs)

@@ -93,7 +93,7 @@ def test_second_run_makes_no_call_and_cache_is_shared_across_runs(tmp_path):
         args = ("--category", "entity", "--strategy", "vanilla", "--strategy", "reference")
         assert run(evaluate_args(server, tmp_path / "a", *args), env).returncode == 0
         served = server.counts["ok"]
-        assert served == 3 * 3
+        assert served == 3 * 3 + 1  # and the probe
         again = run(evaluate_args(server, tmp_path / "a", *args), env)
         assert again.returncode == 0 and "0 calls this time" in again.stdout
         other_dir = run(evaluate_args(server, tmp_path / "b", *args), env)

@@ -174,7 +174,7 @@ def test_llm_engine_through_the_loopback_server(tmp_path):
         result = perturber.run(client)
         served = server.counts["ok"]
         Perturber(items, config, queue).run(client)  # resumes: no call paid twice
-        assert server.counts["ok"] == served == 3 * 2 * 2
+        assert server.counts["ok"] == served == 3 * 2 * 2 + 1  # and the probe
     records = [json.loads(line) for line in queue.read_text().splitlines()]
     by_category = {}
     for record in records:

@@ -155,7 +155,7 @@ def test_explain_check_through_the_runner(tmp_path):
         assert totals.total == 6 and totals.completed == 6
         again = ExplanationChecks(run, "openai/checker", server.url).run(client)
         assert again.completed == 0 and again.already_done == 6  # resumed, nothing redone
-        assert server.counts["ok"] == 6
+        assert server.counts["ok"] == 6 + 1  # and the probe
         other = ExplanationChecks(run, "openai/other-checker", server.url)
         with pytest.raises(InputError, match="model: \"openai/checker\" → "):
             other.run(client)  # another checker never relabels the stored checks

@@ -224,17 +224,22 @@ def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path):
 def test_a_second_ctrl_c_exits_at_once(tmp_path):
     env = env_for(tmp_path)
     with ChatServer(latency_s=20) as server:
-        process = start("evaluate", "--judge", JUDGE, "--api-base", server.url, "--output",
-                        str(tmp_path / "run"), "--strategy", "vanilla_star", env=env)
-        deadline = time.monotonic() + 60
-        while not server.counts and time.monotonic() < deadline:
-            time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
-        time.sleep(0.3)
-        process.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        process.communicate(timeout=30)
-        assert process.returncode == 130 and time.monotonic() - sent < 1.5
+        for stage, extra in (("probe", ()), ("run", ("--no-probe",))):
+            out = tmp_path / stage
+            process = start("evaluate", "--judge", JUDGE, "--api-base", server.url, "--output",
+                            str(out), "--strategy", "vanilla_star", *extra, env=env)
+            deadline = time.monotonic() + 60
+            seen = sum(server.counts.values())
+            while sum(server.counts.values()) == seen and time.monotonic() < deadline:
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.3)
+            process.send_signal(signal.SIGINT)
+            sent = time.monotonic()
+            _, stderr = process.communicate(timeout=30)
+            assert process.returncode == 130 and time.monotonic() - sent < 1.5, (stage, stderr)
+            assert "Traceback" not in stderr
+        assert not (tmp_path / "probe").exists()  # stopped before the run began
 
 
 @pytest.mark.slow
@@ -351,7 +356,8 @@ def test_a_second_process_on_a_busy_folder_is_refused_and_loses_nothing(tmp_path
     final = lines(out / "judgments.jsonl")
     assert len(final) == len({r["call_id"] for r in final}) == 144
     # nothing was paid twice: one request per reply not taken from the cache
-    assert server.counts["ok"] == sum(not r["cached"] for r in final)
+    # (and one probe call per process: the second probes before it meets the lock)
+    assert server.counts["ok"] == sum(not r["cached"] for r in final) + 2
 
 
 def test_the_lock_is_released_when_the_run_ends(tmp_path):
@@ -372,11 +378,15 @@ def test_no_secret_from_an_error_body_reaches_a_file_or_the_console(tmp_path):
     common = ("--judge", JUDGE, "--category", "entity", "--limit", "1", "--strategy",
               "vanilla_star", "--retries", "0")
     with ChatServer(echo_credentials=True) as server:
+        probed = fbi("evaluate", *common, "--api-base", server.url, "--output",
+                     str(tmp_path / "probed"), env=env)
+        # without the probe, the calls themselves meet the 401 and are recorded
         echoed = fbi("evaluate", *common, "--api-base", server.url, "--output",
-                     str(tmp_path / "echoed"), env=env)
+                     str(tmp_path / "echoed"), "--no-probe", env=env)
         credentials = server.url.replace("http://", "http://alice:pa55word@")
         with_userinfo = fbi("evaluate", *common, "--api-base", credentials, "--output",
-                            str(tmp_path / "userinfo"), env=env)
+                            str(tmp_path / "userinfo"), "--no-probe", env=env)
+    assert probed.returncode == 2 and "[redacted]" in probed.stderr, probed.stderr
     assert echoed.returncode == 1, echoed.stdout + echoed.stderr
     records = lines(tmp_path / "echoed" / "judgments.jsonl")
     assert records and all("Authentication" in r["reason"] and "[redacted]" in r["reason"]
@@ -385,7 +395,7 @@ def test_no_secret_from_an_error_body_reaches_a_file_or_the_console(tmp_path):
         if path.is_file():
             data = path.read_bytes()
             assert secret.encode() not in data and b"pa55word" not in data, path
-    for result in (echoed, with_userinfo):
+    for result in (probed, echoed, with_userinfo):
         assert secret not in result.stdout + result.stderr
         assert "pa55word" not in result.stdout + result.stderr
     spec = json.loads((tmp_path / "userinfo" / "run.json").read_text())

@@ -6,6 +6,7 @@ and configuration errors); nothing prints a traceback to a user.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -38,6 +39,7 @@ class FbiGroup(click.Group):
                               soft_wrap=True)
             sys.exit(2)
         except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing
             err_console.print("interrupted; finished work is saved, run the same command to "
                               "resume")
             sys.exit(130)

@@ -280,19 +280,23 @@ class RobustnessRun:
 
     # -- running -------------------------------------------------------------------
 
-    def dry_run(self, client: ModelClient) -> DryRun:
+    def _known_calls(self) -> list[Call]:
         """Rewrite calls and the answer calls known so far (answers to rephrasings are
-        counted once the rewrites exist)."""
+        known once the rewrites exist)."""
         rewrites = self._finished_rewrites(read_log(self.output_dir / "rewrites.jsonl",
                                                     RewriteCall).latest())
-        calls = (self.rewrite_calls() if self.needs_rewrites() else []) + \
+        return (self.rewrite_calls() if self.needs_rewrites() else []) + \
             self.answer_calls(self.plan_answers(rewrites))
+
+    def dry_run(self, client: ModelClient) -> DryRun:
+        calls = self._known_calls()
         done = finished_ids(self.output_dir / "rewrites.jsonl", RewriteCall) + \
             finished_ids(self.output_dir / "answers.jsonl", QAAnswer)
         return dry_run(calls, client, done)
 
     def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
-        client.preflight(self.config.model, self.config.api_base)
+        client.preflight(self.config.model, self.config.api_base,
+                         [c.request for c in self._known_calls()] or None)
         with RunFolder.open(self.spec(), self.output_dir / "run.json") as folder:
             totals = RunTotals()
             rewrites: dict[str, list[str]] = {}
