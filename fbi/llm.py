@@ -233,7 +233,7 @@ class ModelClient:
                     await self._sleep(self.retry.delay(attempt, _retry_after(error)))
                     attempt += 1
                     continue
-                message = f"{request.model}: {_describe(error)}"
+                message = f"{request.model}: {describe_error(error)}"
                 if kind in CONFIGURATION:
                     self._configuration_failures += 1
                     if self.breaker and self._configuration_failures >= self.breaker:
@@ -269,7 +269,20 @@ class ModelClient:
             kind = error_kind(error)
             if kind in CONFIGURATION:
                 raise ConfigError(f"{model}: the probe call failed ({kind}): "
-                                  f"{_describe(error)}. Fix: {FIXES[kind]}") from None
+                                  f"{describe_error(error)}. Fix: {FIXES[kind]}") from None
+
+    def api_key_for(self, model: str, api_base: str | None) -> str | None:
+        """The key to send: --api-key, else a stand-in for a keyless compatible server,
+        else None (litellm reads the provider's variable)."""
+        return self.api_key or _placeholder_key(model, api_base)
+
+    def batch_body(self, request: ModelRequest, model_name: str) -> dict[str, Any]:
+        """The body of ``request`` in an OpenAI-format batch file: what a live call would
+        send, under the provider's own model name, without connection settings."""
+        body = self._arguments(request)
+        for connection in ("timeout", "num_retries", "max_retries", "api_key", "api_base"):
+            body.pop(connection, None)
+        return {**body, "model": model_name}
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         """litellm's arguments for ``request``: the one place a request meets the key."""
@@ -285,7 +298,7 @@ class ModelClient:
             kwargs["max_tokens"] = request.max_tokens
         if request.api_base:
             kwargs["api_base"] = request.api_base
-        api_key = self.api_key or _placeholder_key(request.model, request.api_base)
+        api_key = self.api_key_for(request.model, request.api_base)
         if api_key:
             kwargs["api_key"] = api_key
         if request.seed is not None:
@@ -477,7 +490,7 @@ def _retry_after(error: Exception) -> float | None:
     return None
 
 
-def _describe(error: Exception) -> str:
+def describe_error(error: Exception) -> str:
     """The provider's error in one line, secrets removed: what records and the console
     may hold. This is the one place provider error text enters fbi."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""

@@ -2,7 +2,10 @@
 
 Replies come from a script (a function of the request); faults can be injected: 429
 with Retry-After, 500, time-outs (the reply comes too late), and garbage (HTTP 200 with
-a body that is not JSON). Used by the tests and by benchmarks/; run it alone with
+a body that is not JSON). It also serves the OpenAI Files and Batches endpoints
+(:class:`BatchService`): upload, create, retrieve with the status moving validating →
+in_progress → completed one retrieve at a time, output and error files, expiry, cancel.
+Used by the tests and by benchmarks/; run it alone with
 ``python tests/openai_server.py --latency 0.2`` to point fbi at it by hand.
 """
 
@@ -53,6 +56,128 @@ def qa_script(request: dict) -> str:
 SCRIPTS = {"judge": hashed_verdict_script, "qa": qa_script}
 
 
+def chat_completion(text: str, request: dict) -> dict:
+    prompt_tokens = sum(len((m.get("content") or "").split())
+                        for m in request.get("messages", []))
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+        "model": request.get("model", "test"),
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                  "total_tokens": prompt_tokens + len(text.split())},
+    }
+
+
+class BatchService:
+    """The OpenAI Files and Batches API, in memory. Each retrieve moves a batch one step:
+    validating → in_progress → completed, when its requests are answered by the chat
+    script. ``fail_once`` custom ids get a per-request error the first time they are
+    seen; ``expire_next`` makes the next batch to finish expire with half its requests
+    done; a cancelled batch keeps nothing."""
+
+    STEPS = ("validating", "in_progress", "completed")
+
+    def __init__(self, chat: ChatServer):
+        self.chat = chat
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.fail_once: set[str] = set()
+        self.expire_next = False
+        self.retrieves = 0
+        self.lock = threading.Lock()
+
+    def post(self, path: str, body: bytes, content_type: str) -> tuple[int, dict]:
+        with self.lock:
+            if path.endswith("/files"):
+                return 200, self._upload(body, content_type)
+            if path.endswith("/batches"):
+                request = json.loads(body)
+                if request["input_file_id"] not in self.files:
+                    return 404, {"error": {"message": "no such file"}}
+                batch_id = f"batch_{len(self.batches) + 1}"
+                lines = self.files[request["input_file_id"]].decode().splitlines()
+                self.batches[batch_id] = {
+                    "id": batch_id, "object": "batch", "endpoint": request["endpoint"],
+                    "input_file_id": request["input_file_id"],
+                    "completion_window": request["completion_window"],
+                    "status": "validating", "created_at": int(time.time()),
+                    "output_file_id": None, "error_file_id": None, "errors": None,
+                    "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                    "metadata": request.get("metadata")}
+                return 200, self.batches[batch_id]
+            match = re.search(r"/batches/([^/]+)/cancel$", path)
+            if match and match.group(1) in self.batches:
+                batch = self.batches[match.group(1)]
+                if batch["status"] not in ("completed", "expired", "failed"):
+                    batch["status"] = "cancelled"
+                return 200, batch
+            return 404, {"error": {"message": f"no route {path}"}}
+
+    def get(self, path: str) -> tuple[int, dict | bytes]:
+        with self.lock:
+            match = re.search(r"/files/([^/]+)/content$", path)
+            if match and match.group(1) in self.files:
+                return 200, self.files[match.group(1)]
+            match = re.search(r"/batches/([^/?]+)$", path)
+            if match and match.group(1) in self.batches:
+                self.retrieves += 1
+                return 200, self._advance(self.batches[match.group(1)])
+            return 404, {"error": {"message": f"no route {path}"}}
+
+    def _upload(self, body: bytes, content_type: str) -> dict:
+        from email.parser import BytesParser
+
+        message = BytesParser().parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+        data = next(part.get_payload(decode=True) for part in message.get_payload()
+                    if part.get_filename())
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = data
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": 0,
+                "filename": "input.jsonl", "purpose": "batch", "status": "processed"}
+
+    def _advance(self, batch: dict) -> dict:
+        if batch["status"] in ("validating", "in_progress"):
+            batch["status"] = self.STEPS[self.STEPS.index(batch["status"]) + 1]
+            if batch["status"] == "completed":
+                self._answer(batch)
+        return batch
+
+    def _answer(self, batch: dict) -> None:
+        lines = [json.loads(line) for line in
+                 self.files[batch["input_file_id"]].decode().splitlines()]
+        expire, self.expire_next = self.expire_next, False
+        outputs, errors = [], []
+        for number, line in enumerate(lines):
+            custom_id = line["custom_id"]
+            if expire and number >= len(lines) // 2:
+                errors.append({"id": f"req_{number}", "custom_id": custom_id,
+                               "response": None, "error": {
+                                   "code": "batch_expired",
+                                   "message": "not done within the completion window"}})
+            elif custom_id in self.fail_once:
+                self.fail_once.discard(custom_id)
+                errors.append({"id": f"req_{number}", "custom_id": custom_id, "response": {
+                    "status_code": 500, "request_id": f"r{number}",
+                    "body": {"error": {"message": "boom", "type": "server_error"}}},
+                    "error": None})
+            else:
+                self.chat.counts["batch"] += 1
+                outputs.append({"id": f"req_{number}", "custom_id": custom_id, "response": {
+                    "status_code": 200, "request_id": f"r{number}",
+                    "body": chat_completion(self.chat.script(line["body"]), line["body"])},
+                    "error": None})
+        for kind, rows in (("output_file_id", outputs), ("error_file_id", errors)):
+            if rows:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                batch[kind] = file_id
+        batch["status"] = "expired" if expire else "completed"
+        batch["request_counts"] = {"total": len(lines), "completed": len(outputs),
+                                   "failed": len(errors)}
+
+
 class ChatServer:
     """Start with ``with ChatServer(...) as server:``; ``server.url`` is the api_base."""
 
@@ -85,6 +210,7 @@ class ChatServer:
         self.counts: Counter[str] = Counter()  # "ok", "429", "500", "timeout", "garbage"
         self.authorization_seen: set[str] = set()
         self.requests: list[dict] = []
+        self.batches = BatchService(self)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -93,8 +219,17 @@ class ChatServer:
             def log_message(self, *args) -> None:  # keep test output clean
                 pass
 
+            def do_GET(self) -> None:
+                status, payload = server.batches.get(self.path)
+                if isinstance(payload, bytes):
+                    return self._send_raw(status, payload, "application/octet-stream")
+                return self._send(status, payload)
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if not self.path.endswith("/chat/completions"):
+                    return self._send(*server.batches.post(
+                        self.path, body, self.headers.get("Content-Type", "")))
                 request = json.loads(body or b"{}")
                 with server.lock:
                     server.authorization_seen.add(self.headers.get("Authorization", ""))
@@ -130,18 +265,7 @@ class ChatServer:
                     return self._send(500, {"error": {"message": "boom", "type": "server"}})
                 if fault == "garbage":
                     return self._send_raw(200, b"<html>not json at all", "text/html")
-                text = server.script(request)
-                prompt_tokens = sum(len((m.get("content") or "").split())
-                                    for m in request.get("messages", []))
-                return self._send(200, {
-                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
-                    "model": request.get("model", "test"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": prompt_tokens,
-                              "completion_tokens": len(text.split()),
-                              "total_tokens": prompt_tokens + len(text.split())},
-                })
+                return self._send(200, chat_completion(server.script(request), request))
 
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 self._send_raw(status, json.dumps(payload).encode(), "application/json",

@@ -54,6 +54,7 @@ def main() -> None:
 def _register() -> None:
     from fbi.cli import (
         annotate,
+        batch,
         cache,
         catalog,
         datasets,
@@ -75,6 +76,7 @@ def _register() -> None:
     main.add_command(publish.publish)
     main.add_command(robustness.robustness)
     main.add_command(cache.cache)
+    main.add_command(batch.batch)
 
 
 _register()

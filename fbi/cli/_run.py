@@ -99,6 +99,12 @@ def exit_for(totals: RunTotals, rerun_hint: str = "run the same command again") 
                           f"{done} of {totals.total} calls are done. {rerun_hint.capitalize()}"
                           " with a higher --max-cost to continue.[/]", soft_wrap=True)
         sys.exit(1)
+    if totals.in_batches:
+        console.print(f"{totals.in_batches} calls are in provider batches; {rerun_hint} to "
+                      "collect them (add --wait to poll until they are back), `fbi batch "
+                      "status RUN` to see them, `fbi batch cancel RUN` to cancel.",
+                      soft_wrap=True)
+        return
     if totals.failed:
         err_console.print(f"[yellow]{totals.failed} calls failed; {rerun_hint} to retry "
                           "them.[/]")

@@ -33,6 +33,8 @@ from fbi.records import (
 )
 from fbi.runs import (
     AppendLog,
+    BatchOptions,
+    BatchRunner,
     Call,
     DryRun,
     Parsed,
@@ -289,12 +291,21 @@ class Evaluation:
         done = [k for k, r in finished.items() if r.status != "error"]
         return dry_run(self.calls, client, done)
 
-    def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
+    def run(self, client: ModelClient, progress: Progress | None = None,
+            batch: BatchOptions | None = None) -> RunTotals:
         """Run (or resume) the evaluation; returns the totals of this invocation.
 
         A budget stop (``stopped_by_budget``) and an interruption (``interrupted``) are
-        reported in the totals, with everything finished saved.
+        reported in the totals, with everything finished saved. With ``batch``, the calls
+        go through the provider's batch API (:class:`fbi.runs.BatchRunner`); calls still
+        at the provider are counted in ``in_batches``.
         """
+        if batch is not None and self.config.max_cost is not None:
+            raise InputError("--max-cost cannot be kept in batch mode: a batch's cost is "
+                             "known only when it returns. Fix: price the run with --dry-run "
+                             "and leave out --max-cost, or run without --batch")
+        runner = None if batch is None else BatchRunner(
+            self.output_dir, client, self.config.judge, self.config.api_base, batch)
         client.preflight(self.config.judge, self.config.api_base,
                          [c.request for c in self.calls])
         with RunFolder.open(self.run_spec(), self.output_dir / "run.json") as folder:
@@ -303,8 +314,11 @@ class Evaluation:
             log = AppendLog(self.judgments_path, Judgment)
             try:
                 self._reparse_stale(log)
-                totals = execute(self.calls, client, log, self.config.concurrency, progress,
-                                 self.config.max_cost)
+                if runner is not None:
+                    totals = runner.run(self.calls, log, progress)
+                else:
+                    totals = execute(self.calls, client, log, self.config.concurrency,
+                                     progress, self.config.max_cost)
             finally:
                 log.close()
             folder.write(self.run_spec(totals))

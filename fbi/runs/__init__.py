@@ -6,9 +6,17 @@ perturb, robustness).
 * :mod:`fbi.runs._execute` — where a model reply becomes a record (:func:`record_of`),
   and how calls run: concurrency, budget, dry run, progress, interruption;
 * :mod:`fbi.runs._log` — the one JSONL policy every log is written and read with;
-* :mod:`fbi.runs._read` — reading a judge run folder back for analysis.
+* :mod:`fbi.runs._read` — reading a judge run folder back for analysis;
+* :mod:`fbi.runs._batch` — the same calls through a provider's batch API.
 """
 
+from fbi.runs._batch import (
+    BATCHES_LOG,
+    BatchOptions,
+    BatchRecord,
+    BatchRunner,
+    read_batches,
+)
 from fbi.runs._execute import (
     Call,
     DryRun,
@@ -35,7 +43,11 @@ from fbi.runs._log import (
 from fbi.runs._read import Run, load_run
 
 __all__ = [
+    "BATCHES_LOG",
     "AppendLog",
+    "BatchOptions",
+    "BatchRecord",
+    "BatchRunner",
     "Call",
     "DryRun",
     "LogContents",
@@ -56,6 +68,7 @@ __all__ = [
     "load_run",
     "now",
     "perform",
+    "read_batches",
     "read_log",
     "read_spec",
     "record_of",

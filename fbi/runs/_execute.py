@@ -144,6 +144,7 @@ class RunTotals:
     stopped_by_budget: bool = False
     interrupted: bool = False
     stopped_by: str | None = None  # why the model became unavailable midway
+    in_batches: int = 0  # calls submitted to a provider batch and not yet collected
     budget: float | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -178,7 +179,7 @@ class RunTotals:
                 "failed": self.failed, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost, 6),
                 "stopped_by_budget": self.stopped_by_budget, "interrupted": self.interrupted,
-                "stopped_by": self.stopped_by}
+                "stopped_by": self.stopped_by, "in_batches": self.in_batches}
 
 
 def estimated_cost(request: ModelRequest) -> float | None:

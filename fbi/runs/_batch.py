@@ -1,0 +1,313 @@
+"""Provider batch APIs: the calls of a run sent as batch files, at half price.
+
+A full FBI run is tens of thousands of calls; the providers' batch services (the FBI
+authors ran theirs through OpenAI's) take them as files, answer within 24 hours at about
+half the price, and are not bound by per-minute rate limits. This engine does what
+:func:`fbi.runs.execute` does, through batches:
+
+1. **collect**: every batch recorded in the run folder's ``batches.jsonl`` and not yet
+   collected is retrieved; a finished one (completed, expired, failed, cancelled) has
+   its output read into the run log and the response cache exactly as live replies,
+   and is marked collected. Requests that failed inside it go back to pending;
+2. **submit**: the calls neither finished, cached nor inside an open batch are written
+   as batch input files (split at the provider's limits), uploaded and submitted; each
+   batch is recorded *before* anything else happens, so the command can be stopped at
+   any moment and run again to poll, collect and resume;
+3. with ``wait``, 1 and 2 repeat every ``poll_s`` seconds until nothing is open.
+
+A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an error
+(tried again by the next run), or made live with ``fallback="live"``.
+
+Providers: those whose batch input is OpenAI's chat-completions JSONL (``openai`` and
+``azure``) through litellm's files and batches API; others are refused with a message.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from fbi.errors import ConfigError, ModelError
+from fbi.llm import ModelClient, ModelResponse, describe_error, import_litellm, public_url
+from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
+from fbi.runs._log import AppendLog, append_durably, read_log
+
+BATCH_PROVIDERS = ("openai", "azure")
+#: OpenAI's limits per batch input file.
+MAX_REQUESTS_PER_FILE = 50_000
+MAX_BYTES_PER_FILE = 200 * 1024 * 1024
+FINISHED_STATES = ("completed", "expired", "failed", "cancelled")
+MAX_BATCH_TRIES = 3
+BATCHES_LOG = "batches.jsonl"
+BATCH_RECORD_VERSION = 1
+ENDPOINT = "/v1/chat/completions"
+
+
+class BatchRecord(BaseModel):
+    """One line of ``batches.jsonl``: a batch's state when last seen (last line wins)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = BATCH_RECORD_VERSION
+    batch_id: str
+    provider: str
+    model: str
+    api_base: str | None = None  # without credentials
+    input_file_id: str
+    custom_ids: list[str]  # the call ids in this batch
+    status: str
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    collected: bool = False
+    failed_ids: list[str] = []  # requests that came back with an error
+    created_at: float
+    updated_at: float
+
+
+@dataclass
+class BatchOptions:
+    wait: bool = False
+    poll_s: float = 30.0
+    fallback: Literal["batch", "live"] = "batch"
+    concurrency: int = 8  # for live fallback calls
+
+
+def read_batches(folder: Path) -> dict[str, BatchRecord]:
+    """batch id → its latest record."""
+    contents = read_log(Path(folder) / BATCHES_LOG, BatchRecord)
+    return {record.batch_id: record for record in contents.records}
+
+
+def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
+    """(provider, the provider's own model name); ConfigError for a provider whose batch
+    API fbi does not drive."""
+    model_name, provider = import_litellm().get_llm_provider(model, api_base=api_base)[:2]
+    if provider not in BATCH_PROVIDERS:
+        raise ConfigError(f"{model}: batch mode drives the batch APIs of "
+                          f"{' and '.join(BATCH_PROVIDERS)} (OpenAI-format batch files), "
+                          f"not {provider}. Fix: run without --batch")
+    return provider, model_name
+
+
+class BatchRunner:
+    """Runs ``calls`` through the provider's batch API into ``log`` (see module doc)."""
+
+    def __init__(self, folder: Path, client: ModelClient, model: str, api_base: str | None,
+                 options: BatchOptions, sleep: Callable[[float], None] = time.sleep):
+        self.folder = Path(folder)
+        self.client = client
+        self.model, self.api_base = model, api_base
+        self.provider, self.model_name = provider_of(model, api_base)
+        self.options = options
+        self._sleep = sleep
+        # failures per call in this invocation: a new run retries them afresh
+        self.failures: dict[str, int] = {}
+        self.given_up: set[str] = set()
+
+    # -- the provider, through litellm's files and batches API ---------------------
+
+    def _access(self) -> dict[str, Any]:
+        access: dict[str, Any] = {"custom_llm_provider": self.provider}
+        if self.api_base:
+            access["api_base"] = self.api_base
+        key = self.client.api_key_for(self.model, self.api_base)
+        if key:
+            access["api_key"] = key
+        return access
+
+    def _provider(self, what: str, action: Callable[[], Any]) -> Any:
+        """One call to the batch API; its failures become a ModelError saying what."""
+        try:
+            return action()
+        except Exception as error:
+            raise ModelError(f"{self.model}: the batch API failed to {what}: "
+                             f"{describe_error(error)}") from error
+
+    def retrieve(self, batch_id: str):
+        litellm = import_litellm()
+        return self._provider(f"retrieve batch {batch_id}", lambda: litellm.retrieve_batch(
+            batch_id=batch_id, **self._access()))
+
+    def cancel(self, batch_id: str):
+        litellm = import_litellm()
+        return self._provider(f"cancel batch {batch_id}", lambda: litellm.cancel_batch(
+            batch_id=batch_id, **self._access()))
+
+    def _content(self, file_id: str) -> list[dict]:
+        litellm = import_litellm()
+        reply = self._provider(f"read file {file_id}", lambda: litellm.file_content(
+            file_id=file_id, **self._access()))
+        return [json.loads(line) for line in reply.content.decode("utf-8").splitlines()
+                if line.strip()]
+
+    # -- one pass --------------------------------------------------------------------
+
+    def run(self, calls: list[Call], log: AppendLog, progress: Progress | None = None
+            ) -> RunTotals:
+        progress = progress or NoProgress()
+        by_id = {call.call_id: call for call in calls}
+        totals = RunTotals(total=len(calls),
+                           already_done=sum(1 for c in calls if c.call_id in log.finished))
+        progress.start(len(calls), totals.already_done)
+        try:
+            while True:
+                self._collect(by_id, log, totals, progress)
+                submitted = self._submit(by_id, log, totals, progress)
+                open_batches = [b for b in read_batches(self.folder).values()
+                                if not b.collected]
+                totals.in_batches = sum(len(b.custom_ids) for b in open_batches)
+                if not open_batches or not self.options.wait:
+                    break
+                if not submitted:
+                    self._sleep(self.options.poll_s)
+        finally:
+            progress.finish()
+        return totals
+
+    def _record(self, batch: BatchRecord, **changes) -> BatchRecord:
+        updated = batch.model_copy(update={**changes, "updated_at": time.time()})
+        append_durably(self.folder / BATCHES_LOG, updated)
+        return updated
+
+    def _collect(self, by_id: dict[str, Call], log: AppendLog, totals: RunTotals,
+                 progress: Progress) -> None:
+        """Read every finished batch into the log and the cache."""
+        for batch in read_batches(self.folder).values():
+            if batch.collected:
+                continue
+            state = self.retrieve(batch.batch_id)
+            if state.status not in FINISHED_STATES:
+                if state.status != batch.status:
+                    self._record(batch, status=state.status)
+                continue
+            answered: set[str] = set()
+            for file_id in (state.output_file_id, state.error_file_id):
+                for line in self._content(file_id) if file_id else []:
+                    call = by_id.get(line.get("custom_id", ""))
+                    response = _response_of(line, self.model)
+                    if call is None or response is None or call.call_id in log.finished:
+                        continue
+                    answered.add(call.call_id)
+                    self._save(call, response, log, totals, progress)
+            failed = [i for i in batch.custom_ids if i not in answered]
+            for call_id in failed:
+                self.failures[call_id] = self.failures.get(call_id, 0) + 1
+            self._record(batch, status=state.status, collected=True, failed_ids=failed,
+                         output_file_id=state.output_file_id,
+                         error_file_id=state.error_file_id)
+
+    def _save(self, call: Call, response: ModelResponse, log: AppendLog, totals: RunTotals,
+              progress: Progress) -> None:
+        """A reply, as a live one would be kept: the record, and the cache entry."""
+        if self.client.cache is not None and not response.cached:
+            self.client.cache.put(call.request.cache_key(), call.request.model,
+                                  response.to_cache())
+        record = record_of(call, [response])
+        log.append(record)
+        totals.add(record)
+        progress.advance(record)
+
+    def _submit(self, by_id: dict[str, Call], log: AppendLog, totals: RunTotals,
+                progress: Progress) -> bool:
+        """Submit what is neither finished, cached nor in an open batch; True when a
+        batch was submitted. A call that failed in MAX_BATCH_TRIES batches this time is
+        made live (``fallback="live"``) or recorded as an error, for the next run."""
+        in_open = {i for b in read_batches(self.folder).values() if not b.collected
+                   for i in b.custom_ids}
+        pending, live = [], []
+        for call in by_id.values():
+            if call.call_id in log.finished or call.call_id in in_open or \
+                    call.call_id in self.given_up:
+                continue
+            hit = self.client.cached(call.request)
+            if hit is not None:
+                self._save(call, hit, log, totals, progress)
+            elif self.failures.get(call.call_id, 0) < MAX_BATCH_TRIES:
+                pending.append(call)
+            elif self.options.fallback == "live":
+                live.append(call)
+            else:
+                self.given_up.add(call.call_id)
+                record = record_of(call, [], ModelError(
+                    f"{self.model}: the request failed in {MAX_BATCH_TRIES} batches"))
+                log.append(record)
+                totals.add(record)
+                progress.advance(record)
+        if live:
+            self.given_up.update(c.call_id for c in live)
+            phase = execute(live, self.client, log, self.options.concurrency)
+            phase.total = phase.already_done = 0  # counted in this run's totals already
+            totals.merge(phase)
+        for chunk in self._chunks(pending):
+            self._submit_chunk(chunk)
+        return bool(pending)
+
+    def _chunks(self, calls: list[Call]) -> list[list[tuple[Call, bytes]]]:
+        chunks: list[list[tuple[Call, bytes]]] = []
+        size = 0
+        for call in calls:
+            line = (json.dumps({"custom_id": call.call_id, "method": "POST", "url": ENDPOINT,
+                                "body": self.client.batch_body(call.request, self.model_name)},
+                               ensure_ascii=True) + "\n").encode()
+            if not chunks or len(chunks[-1]) >= MAX_REQUESTS_PER_FILE or \
+                    size + len(line) > MAX_BYTES_PER_FILE:
+                chunks.append([])
+                size = 0
+            chunks[-1].append((call, line))
+            size += len(line)
+        return chunks
+
+    def _submit_chunk(self, chunk: list[tuple[Call, bytes]]) -> None:
+        litellm = import_litellm()
+        data = b"".join(line for _, line in chunk)
+        uploaded = self._provider("upload a batch file", lambda: litellm.create_file(
+            file=("fbi-batch.jsonl", data), purpose="batch", **self._access()))
+        batch = self._provider("create a batch", lambda: litellm.create_batch(
+            completion_window="24h", endpoint=ENDPOINT, input_file_id=uploaded.id,
+            metadata={"fbi_run": self.folder.name[:64]}, **self._access()))
+        stamp = time.time()
+        append_durably(self.folder / BATCHES_LOG, BatchRecord(
+            batch_id=batch.id, provider=self.provider, model=self.model,
+            api_base=public_url(self.api_base), input_file_id=uploaded.id,
+            custom_ids=[call.call_id for call, _ in chunk], status=batch.status,
+            created_at=stamp, updated_at=stamp))
+
+
+def _response_of(line: dict, model: str) -> ModelResponse | None:
+    """A batch output line as a reply, or None when the request failed."""
+    response = line.get("response") or {}
+    body = response.get("body") or {}
+    if response.get("status_code") != 200 or not body.get("choices"):
+        return None
+    choice = body["choices"][0]
+    usage = body.get("usage") or {}
+    prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    completion_tokens = int(usage.get("completion_tokens") or 0)
+    return ModelResponse(
+        text=(choice.get("message") or {}).get("content") or "",
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+        cost=batch_cost(model, prompt_tokens, completion_tokens),
+        finish_reason=choice.get("finish_reason"))
+
+
+def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """USD at the provider's batch prices from litellm's cost data; the live price (an
+    upper bound) where litellm has no batch price; None for a model it does not know."""
+    litellm = import_litellm()
+    prices = litellm.model_cost.get(model) or litellm.model_cost.get(
+        model.split("/", 1)[-1])
+    if not prices:
+        return None
+    input_price = prices.get("input_cost_per_token_batches",
+                             prices.get("input_cost_per_token"))
+    output_price = prices.get("output_cost_per_token_batches",
+                              prices.get("output_cost_per_token"))
+    if input_price is None or output_price is None:
+        return None
+    return prompt_tokens * input_price + completion_tokens * output_price

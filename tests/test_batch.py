@@ -1,0 +1,181 @@
+"""Issue 13, item 3: provider batch APIs, against a loopback server that implements the
+OpenAI Files and Batches endpoints (tests/openai_server.py, BatchService)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import OUTSIDE_CHECKOUT
+from openai_server import ChatServer
+
+JUDGE = "openai/judge"
+SELECTION = ("--category", "entity", "--category", "grammar", "--strategy", "vanilla",
+             "--strategy", "pairwise_star")
+CALLS = 3 * 2 * 2 * 2  # instances × categories × strategies × roles
+
+
+def env(tmp_path: Path, cache: str = "cache.sqlite") -> dict[str, str]:
+    return {**os.environ, "FBI_CACHE": str(tmp_path / cache), "COLUMNS": "200",
+            "OPENAI_API_KEY": "sk-batch-test"}
+
+
+def evaluate(server: ChatServer, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "fbi", "evaluate", "--judge", JUDGE, "--api-base",
+            server.url, "--output", str(out), *SELECTION, *extra]
+
+
+def run(args: list[str], environment: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(args, env=environment, capture_output=True, text=True, timeout=300,
+                          cwd=OUTSIDE_CHECKOUT)
+
+
+def verdicts(out: Path) -> dict[str, tuple]:
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert len(records) == len({r["call_id"] for r in records})  # no duplicates
+    return {r["call_id"]: (r["status"], r["score"], r["verdict"]) for r in records}
+
+
+def batches(out: Path) -> dict[str, dict]:
+    latest = {}
+    for line in (out / "batches.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        latest[record["batch_id"]] = record
+    return latest
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """The same calls made live, for comparison."""
+    folder = tmp_path_factory.mktemp("live")
+    with ChatServer() as server:
+        result = run(evaluate(server, folder / "run"), env(folder))
+    assert result.returncode == 0, result.stderr
+    return verdicts(folder / "run")
+
+
+def test_a_batch_run_gives_the_live_judgments_and_fills_the_cache(tmp_path, live):
+    with ChatServer() as server:
+        server.batches.fail_once = {"sample-entity-1|vanilla|gold"}
+        out = tmp_path / "run"
+        result = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
+                     env(tmp_path))
+        assert result.returncode == 0, result.stderr
+        assert server.counts["ok"] == 1  # the probe: every judgment came through batches
+        assert verdicts(out) == live
+        recorded = batches(out)
+        assert len(recorded) == 2 and all(b["collected"] for b in recorded.values())
+        retried = [b for b in recorded.values() if len(b["custom_ids"]) == 1]
+        assert retried[0]["custom_ids"] == ["sample-entity-1|vanilla|gold"]
+        # a later live run of the same calls makes none: the batch filled the cache
+        again = run(evaluate(server, tmp_path / "again"), env(tmp_path))
+        assert again.returncode == 0 and server.counts["ok"] == 1
+        assert f"{CALLS} from the cache" in again.stdout
+
+
+def test_submit_then_stop_then_collect(tmp_path, live):
+    """Without --wait the command submits and exits 0; `fbi batch status` shows the batch;
+    the same command collects it later."""
+    with ChatServer() as server:
+        out = tmp_path / "run"
+        submitted = run(evaluate(server, out, "--batch"), env(tmp_path))
+        assert submitted.returncode == 0, submitted.stderr
+        assert f"{CALLS} calls are in provider batches" in submitted.stdout
+        status = run([sys.executable, "-m", "fbi", "batch", "status", str(out)],
+                     env(tmp_path))
+        assert status.returncode == 0 and "batch_1" in status.stdout, status.stderr
+        collected = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
+                        env(tmp_path))
+        assert collected.returncode == 0, collected.stderr
+        assert len(server.batches.batches) == 1  # collected, never submitted twice
+    assert verdicts(out) == live
+
+
+def test_a_kill_between_submit_and_collect_loses_nothing(tmp_path, live):
+    with ChatServer() as server:
+        out = tmp_path / "run"
+        process = subprocess.Popen(evaluate(server, out, "--batch", "--wait", "--poll", "30"),
+                                   env=env(tmp_path), cwd=OUTSIDE_CHECKOUT,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (out / "batches.jsonl").exists():
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert len(batches(out)) == 1
+        resumed = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
+                      env(tmp_path))
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(server.batches.batches) == 1
+    assert verdicts(out) == live
+
+
+def test_an_expired_batch_is_resubmitted_and_a_cancelled_one_too(tmp_path, live):
+    with ChatServer() as server:
+        server.batches.expire_next = True
+        out = tmp_path / "expired"
+        result = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
+                     env(tmp_path))
+        assert result.returncode == 0, result.stderr
+        states = [b["status"] for b in batches(out).values()]
+        assert states == ["expired", "completed"]
+        assert verdicts(out) == live
+
+        cancelled = tmp_path / "cancelled"
+        fresh = env(tmp_path, "other-cache.sqlite")
+        assert run(evaluate(server, cancelled, "--batch"), fresh).returncode == 0
+        cancel = run([sys.executable, "-m", "fbi", "batch", "cancel", str(cancelled)], fresh)
+        assert cancel.returncode == 0 and "cancelled" in cancel.stdout, cancel.stderr
+        result = run(evaluate(server, cancelled, "--batch", "--wait", "--poll", "0.01"), fresh)
+        assert result.returncode == 0, result.stderr
+        assert [b["status"] for b in batches(cancelled).values()] == ["cancelled", "completed"]
+    assert verdicts(cancelled) == live
+
+
+def test_batch_files_are_split_at_the_provider_limit(tmp_path, monkeypatch):
+    from fbi import load_dataset
+    from fbi.cache import ResponseCache
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.llm import ModelClient
+    from fbi.runs import BatchOptions, _batch
+
+    monkeypatch.setattr(_batch, "MAX_REQUESTS_PER_FILE", 5)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-batch-test")
+    dataset = load_dataset("sample").select((), ("entity",), False, None)
+    with ChatServer() as server:
+        config = EvaluationConfig(judge=JUDGE, strategies=("vanilla",), api_base=server.url)
+        evaluation = Evaluation(dataset, config, tmp_path / "run")
+        client = ModelClient(cache=ResponseCache(tmp_path / "cache.sqlite"))
+        totals = evaluation.run(client, batch=BatchOptions(wait=True, poll_s=0.01))
+        sizes = sorted(b["request_counts"]["total"] for b in server.batches.batches.values())
+    assert totals.completed == 6 and totals.in_batches == 0
+    assert sizes == [1, 5]
+
+
+def test_batch_mode_refuses_what_it_cannot_keep(tmp_path):
+    with ChatServer() as server:
+        budget = run(evaluate(server, tmp_path / "a", "--batch", "--max-cost", "1"),
+                     env(tmp_path))
+    assert budget.returncode == 2 and "--max-cost cannot be kept" in budget.stderr
+    other = run([sys.executable, "-m", "fbi", "evaluate", "--judge",
+                 "anthropic/claude-3-5-haiku-20241022", "--batch", "--output",
+                 str(tmp_path / "b")], {**env(tmp_path), "ANTHROPIC_API_KEY": "x" * 20})
+    assert other.returncode == 2 and "not anthropic" in other.stderr
+    assert "Traceback" not in budget.stderr + other.stderr
+
+
+def test_batch_cost_uses_the_providers_batch_prices():
+    from fbi.llm import import_litellm
+    from fbi.runs._batch import batch_cost
+
+    prices = import_litellm().model_cost["gpt-4o"]
+    expected = 1000 * prices["input_cost_per_token_batches"] + \
+        100 * prices["output_cost_per_token_batches"]
+    assert batch_cost("gpt-4o", 1000, 100) == pytest.approx(expected)
+    assert batch_cost("openai/no-such-model", 1000, 100) is None
