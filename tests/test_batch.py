@@ -44,7 +44,7 @@ def verdicts(out: Path) -> dict[str, tuple]:
 
 def batches(out: Path) -> dict[str, dict]:
     latest = {}
-    for line in (out / "batches.jsonl").read_text().splitlines():
+    for line in (out / "judgments.batches.jsonl").read_text().splitlines():
         record = json.loads(line)
         latest[record["batch_id"]] = record
     return latest
@@ -104,7 +104,7 @@ def test_a_kill_between_submit_and_collect_loses_nothing(tmp_path, live):
                                    env=env(tmp_path), cwd=OUTSIDE_CHECKOUT,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (out / "batches.jsonl").exists():
+        while time.monotonic() < deadline and not (out / "judgments.batches.jsonl").exists():
             time.sleep(0.05)
         process.send_signal(signal.SIGKILL)
         process.wait()

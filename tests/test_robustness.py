@@ -106,6 +106,8 @@ def test_answer_parsing():
 
 def scripted_model(request: dict) -> str:
     prompt = request["messages"][-1]["content"]
+    if "Question: " not in prompt:
+        return "OK"  # fbi's probe call
     if "Rewrite the question" in prompt:
         question = prompt.split("Question: ", 1)[1].split("\n", 1)[0]
         return json.dumps({"rewrites": [f"{question} (asked another way {n})"
@@ -230,3 +232,25 @@ def test_score_gives_the_papers_values_on_worked_examples(tmp_path):
     # q1: p = (2/3, 1/3), K = 2: 2·(1 − 5/9) = 8/9; q2: K = 1 → 0
     assert multiqa["gibbs_m2"] == pytest.approx(1 - (8 / 9) / 2)
     assert multiqa["item_difficulty"] == pytest.approx(4 / 6)
+
+
+def test_the_suites_through_provider_batches_give_the_live_metrics(tmp_path):
+    """Rewrites, then answers, each phase through the batch API; without --wait each
+    run submits what it can, and the metrics appear once every answer is back."""
+    with ChatServer(script=scripted_model) as server:
+        live = run_suites(tmp_path / "live", server)
+        assert live.returncode == 0, live.stderr
+        batched = tmp_path / "batched"
+        first = run_suites(batched, server, "--batch")
+        assert first.returncode == 0 and "calls are in provider batches" in first.stdout
+        assert not (batched / "run" / "robustness.json").exists()  # metrics wait
+        rounds = 1
+        while not (batched / "run" / "robustness.json").exists() and rounds < 10:
+            again = run_suites(batched, server, "--batch")
+            assert again.returncode == 0, again.stderr
+            rounds += 1
+        assert (batched / "run" / "rewrites.batches.jsonl").exists()
+        assert (batched / "run" / "answers.batches.jsonl").exists()
+    metrics = json.loads((batched / "run" / "robustness.json").read_text())
+    expected = json.loads((tmp_path / "live" / "run" / "robustness.json").read_text())
+    assert metrics == expected

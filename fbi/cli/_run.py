@@ -136,3 +136,36 @@ def model_client(cache, timeout: float, retries: int, api_key: str | None,
 
     return ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries),
                        api_key=api_key, rpm=rpm, probe_first=not no_probe)
+
+
+def batch_options(command):
+    """--batch, --wait, --poll and --batch-fallback: provider batch APIs for the calls."""
+    options = [
+        click.option("--batch", is_flag=True,
+                     help="Send the calls through the provider's batch API (OpenAI, Azure): "
+                          "about half the price, answers within 24 h. Run the same command "
+                          "again to collect, or add --wait."),
+        click.option("--wait", is_flag=True,
+                     help="With --batch: poll until every batch is back."),
+        click.option("--poll", type=click.FloatRange(min=0.01), default=30.0,
+                     show_default=True, help="With --batch --wait: seconds between polls."),
+        click.option("--batch-fallback", type=click.Choice(["batch", "live"]),
+                     default="batch", show_default=True,
+                     help="A request that failed in 3 batches: record it as failed for the "
+                          "next run (batch) or make it live."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def batch_of(batch: bool, wait: bool, poll: float, fallback: str, concurrency: int):
+    """The BatchOptions of a command's batch options, or None without --batch."""
+    from fbi.runs import BatchOptions
+
+    if not batch:
+        if wait:
+            raise click.UsageError("--wait goes with --batch")
+        return None
+    return BatchOptions(wait=wait, poll_s=poll, fallback=fallback,  # type: ignore[arg-type]
+                        concurrency=concurrency)

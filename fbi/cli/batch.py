@@ -17,19 +17,22 @@ API_KEY = click.option("--api-key", envvar="FBI_API_KEY", show_envvar=True,
                        help="The provider's API key (default: its own variable).")
 
 
-def _runner(run_dir: Path, api_key: str | None):
+def _batches(run_dir: Path, api_key: str | None):
+    """(runner, batch record) for every batch recorded in the folder's *.batches.jsonl."""
     from fbi.errors import InputError
     from fbi.llm import ModelClient
-    from fbi.runs import BatchOptions, BatchRunner, read_batches, read_spec
+    from fbi.runs import BatchOptions, BatchRunner, read_batches
 
-    spec = read_spec(run_dir / "run.json")
-    batches = read_batches(run_dir)
-    if spec is None or not batches:
-        raise InputError(f"{run_dir}: no batches here. Fix: pass a run folder written by "
-                         "`fbi evaluate --batch`")
-    runner = BatchRunner(run_dir, ModelClient(api_key=api_key), spec.model, spec.api_base,
-                         BatchOptions())
-    return runner, batches
+    found = []
+    client = ModelClient(api_key=api_key)
+    for path in sorted(run_dir.glob("*.batches.jsonl")):
+        for record in read_batches(path).values():
+            runner = BatchRunner(path, client, record.model, record.api_base, BatchOptions())
+            found.append((path.name, runner, record))
+    if not found:
+        raise InputError(f"{run_dir}: no batches here. Fix: pass the folder of a run started "
+                         "with --batch (for perturb, the queue's folder)")
+    return found
 
 
 @click.group()
@@ -42,12 +45,11 @@ def batch() -> None:
 @API_KEY
 def status(run_dir, api_key) -> None:
     """Each batch: its state at the provider now, and its request counts."""
-    runner, batches = _runner(run_dir, api_key)
     table = Table(box=box.SIMPLE_HEAD)
-    for column in ("batch", "state", "requests", "done", "failed", "collected"):
-        table.add_column(column, justify="left" if column in ("batch", "state") else "right",
-                         overflow="fold")
-    for record in batches.values():
+    for column in ("log", "batch", "state", "requests", "done", "failed", "collected"):
+        table.add_column(column, justify="left" if column in ("log", "batch", "state")
+                         else "right", overflow="fold")
+    for log, runner, record in _batches(run_dir, api_key):
         done = failed = "–"
         state = record.status
         if not record.collected:
@@ -59,7 +61,8 @@ def status(run_dir, api_key) -> None:
         else:
             failed = str(len(record.failed_ids))
             done = str(len(record.custom_ids) - len(record.failed_ids))
-        table.add_row(record.batch_id, state, str(len(record.custom_ids)), done, failed,
+        table.add_row(log.removesuffix(".batches.jsonl"), record.batch_id, state,
+                      str(len(record.custom_ids)), done, failed,
                       "yes" if record.collected else "no")
     console.print(table)
 
@@ -70,10 +73,9 @@ def status(run_dir, api_key) -> None:
 def cancel(run_dir, api_key) -> None:
     """Cancel every batch not yet back; the next run collects what they finished and
     submits the rest again."""
-    runner, batches = _runner(run_dir, api_key)
-    open_batches = [b for b in batches.values() if not b.collected]
-    for record in open_batches:
-        state = runner.cancel(record.batch_id)
-        console.print(f"{record.batch_id}: {state.status}")
+    open_batches = [(runner, record) for _, runner, record in _batches(run_dir, api_key)
+                    if not record.collected]
+    for runner, record in open_batches:
+        console.print(f"{record.batch_id}: {runner.cancel(record.batch_id).status}")
     if not open_batches:
         console.print("no batch is open")

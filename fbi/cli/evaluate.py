@@ -10,6 +10,8 @@ from rich.table import Table
 
 from fbi.cli._run import (
     RichProgress,
+    batch_of,
+    batch_options,
     console,
     exit_for,
     model_access_options,
@@ -128,17 +130,7 @@ def default_output(judge: str, dataset: str) -> Path:
                    "when it parses. Recorded in run.json and the cache key.")
 @click.option("--system-prompt", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A file whose text is sent as the system message of every call.")
-@click.option("--batch", is_flag=True,
-              help="Send the calls through the provider's batch API (OpenAI, Azure): about "
-                   "half the price, answers within 24 h. Run the same command again to "
-                   "collect, or add --wait.")
-@click.option("--wait", is_flag=True, help="With --batch: poll until every batch is back.")
-@click.option("--poll", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
-              help="With --batch --wait: seconds between polls.")
-@click.option("--batch-fallback", type=click.Choice(["batch", "live"]), default="batch",
-              show_default=True,
-              help="A request that failed in 3 batches: record it as failed for the next run "
-                   "(batch) or make it live.")
+@batch_options
 @model_access_options
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
@@ -171,11 +163,8 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         print_dry_run(evaluation.dry_run(client), judge, str(output))
         return
 
-    from fbi.runs import BatchOptions
-
-    options = BatchOptions(wait=wait, poll_s=poll, fallback=batch_fallback,
-                           concurrency=concurrency) if batch else None
-    totals = evaluation.run(client, RichProgress("judging"), options)
+    totals = evaluation.run(client, RichProgress("judging"),
+                            batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals)
     console.print(headline_table(read_judgments(output), evaluation.registry))
     console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "

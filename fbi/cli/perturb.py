@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from fbi.cli._run import model_access_options
+from fbi.cli._run import batch_options, model_access_options
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
 
@@ -49,14 +49,17 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               help="Stop the LLM engine before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@batch_options
 @model_access_options
 def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base, limit,
             concurrency, timeout, retries, temperature, length_threshold, dry_run, max_cost,
-            no_cache, cache_path, api_key, rpm, no_probe) -> None:
+            no_cache, cache_path, batch, wait, poll, batch_fallback, api_key, rpm,
+        no_probe) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
     from fbi.cache import ResponseCache
     from fbi.cli._run import (
         RichProgress,
+        batch_of,
         err_console,
         exit_for,
         model_client,
@@ -82,7 +85,8 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         console.print(f"{len(perturber.rule_jobs)} rule candidates (no model call).")
         print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))
         return
-    result = perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None)
+    result = perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None,
+                           batch_of(batch, wait, poll, batch_fallback, concurrency))
     table = Table(title=f"Candidates written to {output}")
     for column in ("category", "engine", "generated", "flagged", "declined", "failed",
                    "main reason declined or failed"):

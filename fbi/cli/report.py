@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fbi.cli._run import model_access_options
+from fbi.cli._run import batch_options, model_access_options
 from fbi.report import FORMATS
 
 console = Console(highlight=False)
@@ -79,9 +79,11 @@ def report(run_dirs, formats, output, convention, strict) -> None:
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@batch_options
 @model_access_options
 def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, limit, dry_run,
-                  max_cost, no_cache, cache_path, api_key, rpm, no_probe) -> None:
+                  max_cost, no_cache, cache_path, batch, wait, poll, batch_fallback, api_key, rpm,
+        no_probe) -> None:
     """Ask a checker model whether the judge's explanation named an error it did not score.
 
     For each undetected instance whose judge gave an explanation (paper §5.3); results go
@@ -90,6 +92,7 @@ def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, lim
     from fbi.cache import ResponseCache
     from fbi.cli._run import (
         RichProgress,
+        batch_of,
         exit_for,
         model_client,
         print_dry_run,
@@ -103,7 +106,8 @@ def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, lim
     if dry_run:
         print_dry_run(checks.dry_run(client), checker, str(run_dir))
         return
-    totals = checks.run(client, RichProgress("checking explanations"))
+    totals = checks.run(client, RichProgress("checking explanations"),
+                        batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals, "explanations checked")
     console.print(f"Run `fbi report {run_dir}` to see them.")
     exit_for(totals)

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from fbi.cli._run import model_access_options
+from fbi.cli._run import batch_options, model_access_options
 from fbi.llm import LOCAL_JUDGE
 
 console = Console(highlight=False)
@@ -49,10 +49,12 @@ def robustness() -> None:
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@batch_options
 @model_access_options
 def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, correctness,
         threshold, possible_answers, seed, api_base, limit, concurrency, timeout, retries,
-        dry_run, max_cost, no_cache, cache_path, api_key, rpm, no_probe) -> None:
+        dry_run, max_cost, no_cache, cache_path, batch, wait, poll, batch_fallback, api_key, rpm,
+        no_probe) -> None:
     """Answer every question variant with MODEL and compute the robustness metrics.
 
     Exit code 1 when calls failed or a suite gave no metric (named in the summary).
@@ -60,6 +62,7 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
     from fbi.cache import ResponseCache
     from fbi.cli._run import (
         RichProgress,
+        batch_of,
         exit_for,
         model_client,
         print_dry_run,
@@ -88,16 +91,20 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
         from fbi.robustness import load_embedder
 
         load_embedder()  # fail now, with what to install, rather than mid-run
-    totals = robustness_run.run(client, RichProgress("answering"))
+    totals = robustness_run.run(client, RichProgress("answering"),
+                                batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals, "calls")
     metrics = output / "robustness.json"
-    if metrics.exists() and not (totals.interrupted or totals.stopped_by_budget):
+    finished = not (totals.interrupted or totals.stopped_by_budget or totals.in_batches
+                    or totals.stopped_by)
+    if metrics.exists() and finished:
         summary = json.loads(metrics.read_text(encoding="utf-8"))
         print_summary(summary)
         console.print(f"Answers in {output / 'answers.jsonl'}; metrics in {metrics}; "
                       f"`fbi report {output}` renders them.")
     exit_for(totals)
-    if metrics.exists() and json.loads(metrics.read_text(encoding="utf-8"))["failed_suites"]:
+    if finished and metrics.exists() and \
+            json.loads(metrics.read_text(encoding="utf-8"))["failed_suites"]:
         sys.exit(1)
 
 

@@ -41,6 +41,8 @@ from fbi.runs import (
     Progress,
     RunFolder,
     RunTotals,
+    batches_path,
+    check_batchable,
     dry_run,
     execute,
     now,
@@ -300,12 +302,10 @@ class Evaluation:
         go through the provider's batch API (:class:`fbi.runs.BatchRunner`); calls still
         at the provider are counted in ``in_batches``.
         """
-        if batch is not None and self.config.max_cost is not None:
-            raise InputError("--max-cost cannot be kept in batch mode: a batch's cost is "
-                             "known only when it returns. Fix: price the run with --dry-run "
-                             "and leave out --max-cost, or run without --batch")
+        check_batchable(batch, self.config.max_cost)
         runner = None if batch is None else BatchRunner(
-            self.output_dir, client, self.config.judge, self.config.api_base, batch)
+            batches_path(self.judgments_path), client, self.config.judge,
+            self.config.api_base, batch)
         client.preflight(self.config.judge, self.config.api_base,
                          [c.request for c in self.calls])
         with RunFolder.open(self.run_spec(), self.output_dir / "run.json") as folder:

@@ -18,12 +18,14 @@ from fbi.llm import ModelClient, ModelRequest, ModelResponse, json_object_in, li
 from fbi.metrics import instance_outcomes
 from fbi.records import ExplanationCheck, Judgment, RunSpec
 from fbi.runs import (
+    BatchOptions,
     Call,
     DryRun,
     Parsed,
     Progress,
     RunFolder,
     RunTotals,
+    check_batchable,
     dry_run,
     execute_into,
     finished_ids,
@@ -127,10 +129,12 @@ class ExplanationChecks:
         return dry_run(self.calls, client, finished_ids(self.run_dir / LOG_NAME,
                                                          ExplanationCheck))
 
-    def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
+    def run(self, client: ModelClient, progress: Progress | None = None,
+            batch: BatchOptions | None = None) -> RunTotals:
+        check_batchable(batch, self.max_cost)
         client.preflight(self.checker, self.api_base, [c.request for c in self.calls])
         with RunFolder.open(self.spec(), self.run_dir / SPEC_NAME) as folder:
             totals, _ = execute_into(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,
-                                     client, self.concurrency, progress, self.max_cost)
+                                     client, self.concurrency, progress, self.max_cost, batch)
             folder.write(self.spec(totals))
         return totals

@@ -29,12 +29,14 @@ from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
 from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
 from fbi.records import CallRecord, Instance, Provenance, RunSpec
 from fbi.runs import (
+    BatchOptions,
     Call,
     DryRun,
     Parsed,
     Progress,
     RunFolder,
     RunTotals,
+    check_batchable,
     dry_run,
     execute_into,
     finished_ids,
@@ -214,7 +216,8 @@ class Perturber:
     def dry_run(self, client: ModelClient) -> DryRun:
         return dry_run(self.calls(), client, finished_ids(self.calls_path, PerturbationCall))
 
-    def run(self, client: ModelClient | None, progress: Progress | None = None) -> PerturbResult:
+    def run(self, client: ModelClient | None, progress: Progress | None = None,
+            batch: BatchOptions | None = None) -> PerturbResult:
         tally: dict[str, CategoryTally] = {}
         candidates: list[Instance] = []
         seen: set[tuple[str, str, str]] = set()
@@ -257,7 +260,7 @@ class Perturber:
             if client is None:
                 raise InputError("the LLM engine needs a model client")
             jobs = {j.call_id: j for j in self.llm_jobs}
-            calls, llm_totals = self._run_llm(client, progress)
+            calls, llm_totals = self._run_llm(client, progress, batch)
             for call in calls:
                 job = jobs[call.call_id]
                 if call.status != "ok" or not call.perturbed_answer:
@@ -273,15 +276,16 @@ class Perturber:
         write_dataset(candidates, self.output)
         return PerturbResult(candidates, tally, self.skipped, llm_totals)
 
-    def _run_llm(self, client: ModelClient, progress: Progress | None
-                 ) -> tuple[list[PerturbationCall], RunTotals]:
+    def _run_llm(self, client: ModelClient, progress: Progress | None,
+                 batch: BatchOptions | None) -> tuple[list[PerturbationCall], RunTotals]:
+        check_batchable(batch, self.config.max_cost)
         calls = self.calls()
         client.preflight(self.config.model, self.config.api_base, [c.request for c in calls])
         with RunFolder.open(self.spec(), self.spec_path,
                             self.output.with_name(self.output.stem + ".lock")) as folder:
             totals, records = execute_into(self.calls_path, PerturbationCall, calls,
                                            client, self.config.concurrency, progress,
-                                           self.config.max_cost)
+                                           self.config.max_cost, batch)
             folder.write(self.spec(totals))
         return [records[j.call_id] for j in self.llm_jobs if j.call_id in records], totals
 

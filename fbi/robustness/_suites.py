@@ -67,12 +67,14 @@ from fbi.robustness._variants import (
     shuffle_variants,
 )
 from fbi.runs import (
+    BatchOptions,
     Call,
     DryRun,
     Parsed,
     Progress,
     RunFolder,
     RunTotals,
+    check_batchable,
     dry_run,
     execute_into,
     finished_ids,
@@ -294,7 +296,11 @@ class RobustnessRun:
             finished_ids(self.output_dir / "answers.jsonl", QAAnswer)
         return dry_run(calls, client, done)
 
-    def run(self, client: ModelClient, progress: Progress | None = None) -> RunTotals:
+    def run(self, client: ModelClient, progress: Progress | None = None,
+            batch: BatchOptions | None = None) -> RunTotals:
+        """Rewrites, then answers, then the metrics. In batch mode, answers wait until
+        the rewrites are back, and the metrics until the answers are."""
+        check_batchable(batch, self.config.max_cost)
         client.preflight(self.config.model, self.config.api_base,
                          [c.request for c in self._known_calls()] or None)
         with RunFolder.open(self.spec(), self.output_dir / "run.json") as folder:
@@ -303,15 +309,20 @@ class RobustnessRun:
             if self.needs_rewrites():
                 phase, records = execute_into(
                     self.output_dir / "rewrites.jsonl", RewriteCall, self.rewrite_calls(),
-                    client, self.config.concurrency, None, self.config.max_cost)
+                    client, self.config.concurrency, None, self.config.max_cost, batch)
                 totals.merge(phase)
                 rewrites = self._finished_rewrites(records)
             jobs = self.plan_answers(rewrites)
-            if not (totals.interrupted or totals.stopped_by_budget):
+            answered = not (totals.interrupted or totals.stopped_by_budget
+                            or totals.stopped_by or totals.in_batches)
+            if answered:
                 phase, records = execute_into(
                     self.output_dir / "answers.jsonl", QAAnswer, self.answer_calls(jobs),
-                    client, self.config.concurrency, progress, self.config.max_cost)
+                    client, self.config.concurrency, progress, self.config.max_cost, batch)
                 totals.merge(phase)
+            # the metrics, from what is answered (a budget or Ctrl-C leaves some out); not
+            # while answers are still at the provider or the model became unavailable
+            if answered and not totals.in_batches and not totals.stopped_by:
                 wanted = {job.call_id for job in jobs}
                 answers = [a for k, a in records.items() if k in wanted]
                 summary = summarise(answers, self.config.seed, self.config.possible_answers,

@@ -11,10 +11,12 @@ perturb, robustness).
 """
 
 from fbi.runs._batch import (
-    BATCHES_LOG,
     BatchOptions,
     BatchRecord,
     BatchRunner,
+    batches_path,
+    check_batchable,
+    execute_into,
     read_batches,
 )
 from fbi.runs._execute import (
@@ -26,7 +28,6 @@ from fbi.runs._execute import (
     RunTotals,
     dry_run,
     execute,
-    execute_into,
     finished_ids,
     perform,
     record_of,
@@ -43,7 +44,6 @@ from fbi.runs._log import (
 from fbi.runs._read import Run, load_run
 
 __all__ = [
-    "BATCHES_LOG",
     "AppendLog",
     "BatchOptions",
     "BatchRecord",
@@ -59,6 +59,8 @@ __all__ = [
     "RunFolder",
     "RunTotals",
     "append_durably",
+    "batches_path",
+    "check_batchable",
     "dry_run",
     "dumps",
     "execute",

@@ -5,10 +5,11 @@ authors ran theirs through OpenAI's) take them as files, answer within 24 hours 
 half the price, and are not bound by per-minute rate limits. This engine does what
 :func:`fbi.runs.execute` does, through batches:
 
-1. **collect**: every batch recorded in the run folder's ``batches.jsonl`` and not yet
-   collected is retrieved; a finished one (completed, expired, failed, cancelled) has
-   its output read into the run log and the response cache exactly as live replies,
-   and is marked collected. Requests that failed inside it go back to pending;
+1. **collect**: every batch recorded beside the run log (a log ``NAME.jsonl`` has its
+   batches in ``NAME.batches.jsonl``) and not yet collected is retrieved; a finished one
+   (completed, expired, failed, cancelled) has its output read into the run log and the
+   response cache exactly as live replies, and is marked collected. Requests that failed
+   inside it go back to pending;
 2. **submit**: the calls neither finished, cached nor inside an open batch are written
    as batch input files (split at the provider's limits), uploaded and submitted; each
    batch is recorded *before* anything else happens, so the command can be stopped at
@@ -26,15 +27,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fbi.errors import ConfigError, ModelError
+from fbi.errors import ConfigError, InputError, ModelError
 from fbi.llm import ModelClient, ModelResponse, describe_error, import_litellm, public_url
+from fbi.records import CallRecord
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 from fbi.runs._log import AppendLog, append_durably, read_log
 
@@ -44,7 +46,6 @@ MAX_REQUESTS_PER_FILE = 50_000
 MAX_BYTES_PER_FILE = 200 * 1024 * 1024
 FINISHED_STATES = ("completed", "expired", "failed", "cancelled")
 MAX_BATCH_TRIES = 3
-BATCHES_LOG = "batches.jsonl"
 BATCH_RECORD_VERSION = 1
 ENDPOINT = "/v1/chat/completions"
 
@@ -78,10 +79,47 @@ class BatchOptions:
     concurrency: int = 8  # for live fallback calls
 
 
-def read_batches(folder: Path) -> dict[str, BatchRecord]:
-    """batch id → its latest record."""
-    contents = read_log(Path(folder) / BATCHES_LOG, BatchRecord)
+def batches_path(log_path: str | Path) -> Path:
+    """Where the batches of the calls logged at ``log_path`` are recorded:
+    ``judgments.jsonl`` → ``judgments.batches.jsonl``."""
+    log_path = Path(log_path)
+    return log_path.with_name(f"{log_path.stem}.batches.jsonl")
+
+
+def read_batches(path: str | Path) -> dict[str, BatchRecord]:
+    """batch id → its latest record, from a ``*.batches.jsonl`` file."""
+    contents = read_log(Path(path), BatchRecord)
     return {record.batch_id: record for record in contents.records}
+
+
+def execute_into(path: str | Path, record_type: type[CallRecord], calls: Iterable[Call],
+                 client: ModelClient, concurrency: int = 8, progress: Progress | None = None,
+                 max_cost: float | None = None, batch: BatchOptions | None = None
+                 ) -> tuple[RunTotals, dict[str, CallRecord]]:
+    """The calls into the log at ``path`` (opened and closed here), live (:func:`execute`)
+    or through the provider's batch API (``batch``); returns the totals and the log's
+    records by call id. The caller holds the run's lock."""
+    calls = list(calls)
+    log = AppendLog(path, record_type)
+    try:
+        if batch is not None and calls:
+            check_batchable(batch, max_cost)
+            request = calls[0].request
+            runner = BatchRunner(batches_path(path), client, request.model,
+                                 request.api_base, batch)
+            totals = runner.run(calls, log, progress)
+        else:
+            totals = execute(calls, client, log, concurrency, progress, max_cost)
+    finally:
+        log.close()
+    return totals, log.records
+
+
+def check_batchable(batch: BatchOptions | None, max_cost: float | None) -> None:
+    if batch is not None and max_cost is not None:
+        raise InputError("--max-cost cannot be kept in batch mode: a batch's cost is known "
+                         "only when it returns. Fix: price the run with --dry-run and leave "
+                         "out --max-cost, or run without --batch")
 
 
 def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
@@ -98,9 +136,9 @@ def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
 class BatchRunner:
     """Runs ``calls`` through the provider's batch API into ``log`` (see module doc)."""
 
-    def __init__(self, folder: Path, client: ModelClient, model: str, api_base: str | None,
+    def __init__(self, path: Path, client: ModelClient, model: str, api_base: str | None,
                  options: BatchOptions, sleep: Callable[[float], None] = time.sleep):
-        self.folder = Path(folder)
+        self.path = Path(path)  # the batches log (see batches_path)
         self.client = client
         self.model, self.api_base = model, api_base
         self.provider, self.model_name = provider_of(model, api_base)
@@ -159,7 +197,7 @@ class BatchRunner:
             while True:
                 self._collect(by_id, log, totals, progress)
                 submitted = self._submit(by_id, log, totals, progress)
-                open_batches = [b for b in read_batches(self.folder).values()
+                open_batches = [b for b in read_batches(self.path).values()
                                 if not b.collected]
                 totals.in_batches = sum(len(b.custom_ids) for b in open_batches)
                 if not open_batches or not self.options.wait:
@@ -172,13 +210,13 @@ class BatchRunner:
 
     def _record(self, batch: BatchRecord, **changes) -> BatchRecord:
         updated = batch.model_copy(update={**changes, "updated_at": time.time()})
-        append_durably(self.folder / BATCHES_LOG, updated)
+        append_durably(self.path, updated)
         return updated
 
     def _collect(self, by_id: dict[str, Call], log: AppendLog, totals: RunTotals,
                  progress: Progress) -> None:
         """Read every finished batch into the log and the cache."""
-        for batch in read_batches(self.folder).values():
+        for batch in read_batches(self.path).values():
             if batch.collected:
                 continue
             state = self.retrieve(batch.batch_id)
@@ -218,7 +256,7 @@ class BatchRunner:
         """Submit what is neither finished, cached nor in an open batch; True when a
         batch was submitted. A call that failed in MAX_BATCH_TRIES batches this time is
         made live (``fallback="live"``) or recorded as an error, for the next run."""
-        in_open = {i for b in read_batches(self.folder).values() if not b.collected
+        in_open = {i for b in read_batches(self.path).values() if not b.collected
                    for i in b.custom_ids}
         pending, live = [], []
         for call in by_id.values():
@@ -270,9 +308,9 @@ class BatchRunner:
             file=("fbi-batch.jsonl", data), purpose="batch", **self._access()))
         batch = self._provider("create a batch", lambda: litellm.create_batch(
             completion_window="24h", endpoint=ENDPOINT, input_file_id=uploaded.id,
-            metadata={"fbi_run": self.folder.name[:64]}, **self._access()))
+            metadata={"fbi_log": str(self.path)[-64:]}, **self._access()))
         stamp = time.time()
-        append_durably(self.folder / BATCHES_LOG, BatchRecord(
+        append_durably(self.path, BatchRecord(
             batch_id=batch.id, provider=self.provider, model=self.model,
             api_base=public_url(self.api_base), input_file_id=uploaded.id,
             custom_ids=[call.call_id for call, _ in chunk], status=batch.status,

@@ -163,7 +163,7 @@ class RunTotals:
     def merge(self, other: RunTotals) -> RunTotals:
         """Both phases of a stage (e.g. robustness rewrites, then answers) as one."""
         for name in ("total", "already_done", "completed", "cached", "unparseable", "failed",
-                     "prompt_tokens", "completion_tokens", "cost", "requests"):
+                     "prompt_tokens", "completion_tokens", "cost", "requests", "in_batches"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stopped_by_budget |= other.stopped_by_budget
         self.interrupted |= other.interrupted
@@ -303,19 +303,6 @@ class DryRun:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
-
-
-def execute_into(path, record_type: type[CallRecord], calls: Iterable[Call],
-                 client: ModelClient, concurrency: int = 8, progress: Progress | None = None,
-                 max_cost: float | None = None) -> tuple[RunTotals, dict[str, CallRecord]]:
-    """:func:`execute` into the log at ``path`` (opened and closed here); returns the
-    totals and the log's records by call id. The caller holds the run's lock."""
-    log = AppendLog(path, record_type)
-    try:
-        totals = execute(calls, client, log, concurrency, progress, max_cost)
-    finally:
-        log.close()
-    return totals, log.records
 
 
 def finished_ids(path, record_type: type[CallRecord]) -> list[str]:
