@@ -261,3 +261,33 @@ def test_the_order_of_a_log_never_changes_a_number(tmp_path):
         summary = json.loads((out / "summary.json").read_text())
         texts.append((json.dumps(summary["rates"]), (out / "report.csv").read_text()))
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("outcome", ["undetected", "detected"])
+def test_no_interval_collapses_to_a_point_at_0_or_100_percent(outcome):
+    """All-detected and all-undetected groups at every level keep an interval of honest
+    width: Wilson on the pooled count, as statsmodels computes it."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from fbi.metrics import InstanceOutcome, aggregate
+    from fbi.taxonomy import SCORE_INVARIANT, Ability
+
+    def outcomes(category, ability, n, result):
+        return [InstanceOutcome(f"{category}-{k}", "j", "vanilla", "single", ability,
+                                category, result) for k in range(n)]
+
+    retained = "retained" if outcome == "undetected" else "penalised"
+    rows = aggregate(outcomes("entity", Ability.FACTUAL, 10, outcome)
+                     + outcomes("number-errors", Ability.FACTUAL, 8, outcome)
+                     + outcomes(SCORE_INVARIANT, Ability.FACTUAL, 6, retained))
+    by_level = {(r.level, r.group): r for r in rows}
+    expected = {("category", "entity"): 10, ("category", "number-errors"): 8,
+                ("ability", "F"): 18, ("overall", "all"): 18, ("score-invariant", "SI"): 6}
+    for key, n in expected.items():
+        row = by_level[key]
+        hits = n if outcome == "undetected" else 0
+        low, high = proportion_confint(hits, n, alpha=0.05, method="wilson")
+        assert row.rate == hits / n
+        assert (row.ci_low, row.ci_high) == (pytest.approx(low), pytest.approx(high)), key
+        assert row.ci_high - row.ci_low > 0.1
+        assert row.ci_method == ("wilson" if key[0] == "category" else "wilson-pooled")

@@ -5,6 +5,9 @@
   items often sit).
 * Per ability and overall: the same rate with a 95% percentile bootstrap over instances
   (categories differ in size and difficulty, so no single binomial describes the pool).
+  Where every instance has the same outcome (0% or 100%) the bootstrap collapses to a
+  point that reads as certainty; there the interval is Wilson's on the pooled count
+  (``ci_method`` ``wilson-pooled``), which keeps its width: 18/18 gives [82%, 100%].
 * Score-invariant groups report the retained rate the same way (higher is better).
 * ``worst_case_rate`` counts unparseable instances as undetected (or, for
   score-invariant, as penalised): the rate if every unreadable verdict went wrong.
@@ -109,7 +112,10 @@ def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
         ordered = sorted((o for o in outcomes if o.outcome not in ("unparseable", "missing")),
                          key=lambda o: o.instance_id)
         values = [int(o.outcome in ("undetected", "retained")) for o in ordered]
-        interval, method = bootstrap_interval(values), "bootstrap"
+        if 0 < hits < parseable:
+            interval, method = bootstrap_interval(values), "bootstrap"
+        else:  # all alike: a degenerate bootstrap; Wilson keeps the interval honest
+            interval, method = wilson_interval(hits, parseable), "wilson-pooled"
     # Worst case: unreadable verdicts count against the judge.
     worst_hits = hits if score_invariant else hits + unparseable
     worst = worst_hits / answered if answered else None

@@ -332,7 +332,9 @@ def convention_note(summary: dict) -> str:
                 "`summary.json` holds fbi's rates with them.")
     return ("Undetected-error rates in %, lower is better, over the instances with a "
             "readable verdict, with 95% intervals in brackets (Wilson per category; "
-            "bootstrap over instances per ability and overall). SI retained: % of "
+            "bootstrap over instances per ability and overall, Wilson on the pooled count "
+            "where every outcome is the same, so 0% and 100% keep their width). SI "
+            "retained: % of "
             "score-invariant edits not penalised, higher is better. Unparseable verdicts "
             "are left out of the rates and counted; '% worst case' counts them as "
             "undetected. `--convention paper` shows the paper's rates instead.")
