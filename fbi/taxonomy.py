@@ -141,6 +141,17 @@ PAPER_STRATEGIES = ("vanilla_star", "vanilla", "rubric", "axis", "axis_rubric",
                     "pairwise_axis_rules", "reference")
 
 
+#: The column abbreviations of every rate table, spelled out under it.
+ABILITY_LEGEND = ("LF long-form, F factual, IF instruction-following, R reasoning, "
+                  "SI score-invariant edits")
+
+
+def strategy_order(strategies) -> list[str]:
+    """The paper's order, then any other strategy by name: every table lists them so."""
+    paper = PAPER_STRATEGIES
+    return sorted(strategies, key=lambda s: (paper.index(s) if s in paper else len(paper), s))
+
+
 def category_names(include_extra: bool = False) -> list[str]:
     return [c.name for c in CATEGORIES if include_extra or not c.extra]
 

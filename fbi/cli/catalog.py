@@ -19,11 +19,9 @@ def strategies(prompts_dir) -> None:
     """The evaluation strategies: name (for --strategy), the paper's name, paradigm,
     scale, template version and where the template comes from."""
     from fbi.judge import StrategyRegistry
-    from fbi.taxonomy import PAPER_STRATEGIES
-
+    from fbi.taxonomy import strategy_order
     registry = StrategyRegistry(prompts_dir)
-    names = sorted(registry.names(), key=lambda n: (PAPER_STRATEGIES.index(n)
-                                                    if n in PAPER_STRATEGIES else 99, n))
+    names = strategy_order(registry.names())
     custom = any(registry.get(n).origin != "built-in" for n in names)
     # Fits 80 columns without folding a name: a light box, the version as "v".
     notes = ["v: template version"]

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import click
+from rich import box
 from rich.table import Table
 
 from fbi.cli._run import (
@@ -22,7 +23,7 @@ from fbi.cli._run import (
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
-from fbi.taxonomy import PAPER_STRATEGIES
+from fbi.taxonomy import ABILITY_LEGEND, PAPER_STRATEGIES, strategy_order
 
 
 def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
@@ -173,26 +174,43 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
 
 
 def headline_table(judgments, registry) -> Table:
-    """Strategies × LF/F/IF/R (% undetected) and SI (% retained), as in paper Table 3."""
+    """Strategies × LF/F/IF/R (% undetected) and SI (% retained), as in paper Table 3,
+    strategies in the paper's order. Fits 80 columns with all eleven: each column's
+    header carries its instance count, and a cell shows its own n only when fewer of its
+    verdicts were readable."""
     from fbi.metrics import headline, instance_outcomes
 
     rows = headline(instance_outcomes(judgments))
     judges = sorted({judge for judge, _ in rows})
-    table = Table(title=f"{', '.join(judges)}: % undetected errors (lower is better), "
-                        "SI = % score-invariant retained (higher is better); n in brackets")
     columns = ("LF", "F", "IF", "R", "SI")
+    sizes = {c: max((r[c].n for r in rows.values() if r.get(c) is not None), default=0)
+             for c in columns}
+    table = Table(title=f"{', '.join(judges)}: % undetected errors (lower is better), "
+                        "SI % retained (higher is better)",
+                  caption=f"{ABILITY_LEGEND}; (n) instances, or readable verdicts where "
+                          "fewer", box=box.SIMPLE_HEAD, collapse_padding=True,
+                  pad_edge=False)
     if len(judges) > 1:
         table.add_column("judge")
-    table.add_column("strategy")
-    for column in (*columns, "unparseable"):
-        table.add_column(column, justify="right")
-    for (judge, strategy), rates in sorted(rows.items()):
+    table.add_column("strategy", no_wrap=True)
+    for column in columns:
+        table.add_column(f"{column} ({sizes[column]})", justify="right", no_wrap=True)
+    table.add_column("unparseable", justify="right", no_wrap=True)
+    order = strategy_order({strategy for _, strategy in rows})
+    for (judge, strategy), rates in sorted(rows.items(), key=lambda item: (
+            item[0][0], order.index(item[0][1]))):
         try:
             name = registry.get(strategy).meta.display_name
         except UnknownName:  # a strategy from a template folder not given this time
             name = strategy
-        cells = ["–" if rates.get(c) is None or rates[c].rate is None
-                 else f"{100 * rates[c].rate:.1f} ({rates[c].parseable})" for c in columns]
+        cells = []
+        for column in columns:
+            rate = rates.get(column)
+            if rate is None or rate.rate is None:
+                cells.append("–")
+            else:
+                fewer = f" ({rate.parseable})" if rate.parseable < sizes[column] else ""
+                cells.append(f"{100 * rate.rate:.1f}{fewer}")
         unparseable = str(sum(r.unparseable for r in rates.values()))
         table.add_row(*([judge] if len(judges) > 1 else []), name, *cells, unparseable)
     return table

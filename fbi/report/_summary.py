@@ -27,7 +27,7 @@ from fbi.metrics import (
 )
 from fbi.records import ExplanationCheck, RunSpec
 from fbi.runs import Run
-from fbi.taxonomy import PAPER_STRATEGIES, PERTURBATION_CATEGORIES, Ability, get_category
+from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category, strategy_order
 
 SUMMARY_SCHEMA_VERSION = 1
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
@@ -234,7 +234,7 @@ def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
     header = ["strategy", *ABILITY_COLUMNS, "SI retained"]
     names = summary["display_names"]
     return header, [[names.get(s, s), *(cells[s].get(c, "–") for c in ABILITY_COLUMNS),
-                     cells[s].get("SI", "–")] for s in _strategy_order(cells)]
+                     cells[s].get("SI", "–")] for s in strategy_order(cells)]
 
 
 def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
@@ -245,7 +245,7 @@ def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
         if row["level"] in ("ability", "score-invariant"):
             cells[(row["strategy"], row["judge"])][row["group"]] = _cell(summary, row)
     names = summary["display_names"]
-    order = _strategy_order({strategy for strategy, _ in cells})
+    order = strategy_order({strategy for strategy, _ in cells})
     keys = sorted(cells, key=lambda k: (order.index(k[0]), k[1]))
     return (["strategy", "judge", *ABILITY_COLUMNS, "SI retained"],
             [[names.get(s, s), judge, *(cells[(s, judge)].get(c, "–") for c in ABILITY_COLUMNS),
@@ -259,7 +259,7 @@ def pooled_table(summary: dict) -> tuple[list[str], list[list[str]]]:
     for row in summary["rates"]:
         if row["level"] == "overall":
             cells[row["judge"]][row["strategy"]] = _cell(summary, row)
-    strategies = _strategy_order({s for judge in cells.values() for s in judge})
+    strategies = strategy_order({s for judge in cells.values() for s in judge})
     names = summary["display_names"]
     return (["judge", *(names.get(s, s) for s in strategies)],
             [[judge, *(cells[judge].get(s, "–") for s in strategies)]
@@ -299,16 +299,10 @@ def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str],
     return header, rows
 
 
-def _strategy_order(strategies) -> list[str]:
-    """The paper's order, then any other strategy by name."""
-    paper = PAPER_STRATEGIES
-    return sorted(strategies, key=lambda s: (paper.index(s) if s in paper else len(paper), s))
-
-
 def judge_strategies(summary: dict) -> list[tuple[str, str]]:
     """Every judge × strategy in the summary: judges by name, strategies in paper order."""
     pairs = {(r["judge"], r["strategy"]) for r in summary["rates"]}
-    order = _strategy_order({strategy for _, strategy in pairs})
+    order = strategy_order({strategy for _, strategy in pairs})
     return sorted(pairs, key=lambda p: (p[0], order.index(p[1])))
 
 
