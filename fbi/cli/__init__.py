@@ -63,6 +63,7 @@ def _register() -> None:
         publish,
         report,
         robustness,
+        show,
     )
 
     main.add_command(datasets.datasets)
@@ -77,6 +78,7 @@ def _register() -> None:
     main.add_command(robustness.robustness)
     main.add_command(cache.cache)
     main.add_command(batch.batch)
+    main.add_command(show.show)
 
 
 _register()

@@ -161,7 +161,9 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     cache = None if no_cache else ResponseCache(cache_path)
     client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
     if dry_run:
-        print_dry_run(evaluation.dry_run(client), judge, str(output))
+        estimate = evaluation.dry_run(client)
+        print_examples(evaluation.examples())
+        print_dry_run(estimate, judge, str(output))
         return
 
     totals = evaluation.run(client, RichProgress("judging"),
@@ -171,6 +173,17 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
                   f"fbi report {output}")
     exit_for(totals)
+
+
+def print_examples(examples) -> None:
+    """One rendered prompt per strategy, as the judge will receive it."""
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    for strategy, call in examples.items():
+        for role, content in call.request.messages:
+            console.print(Panel(escape(content), title_align="left",
+                                title=f"{strategy}: {role} message of {call.call_id}"))
 
 
 def headline_table(judgments, registry) -> Table:

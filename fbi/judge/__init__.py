@@ -27,6 +27,7 @@ from fbi.judge._parsing import (
     ParsedReply,
     parse_reply,
 )
+from fbi.judge._show import ShownCall, show_call
 from fbi.judge._strategies import (
     EXPLANATION_MAX_CHARS,
     PAIRWISE_VERDICTS,
@@ -51,6 +52,7 @@ __all__ = [
     "ExplanationChecks",
     "Paradigm",
     "ParsedReply",
+    "ShownCall",
     "Strategy",
     "StrategyMeta",
     "StrategyRegistry",
@@ -62,4 +64,5 @@ __all__ = [
     "plan_calls",
     "read_judgments",
     "reparse",
+    "show_call",
 ]

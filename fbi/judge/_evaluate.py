@@ -285,6 +285,13 @@ class Evaluation:
             parser_version=PARSER_VERSION, created_at=stamp, updated_at=stamp,
             totals={} if totals is None else totals.as_dict())
 
+    def examples(self) -> dict[str, Call]:
+        """The first planned call of each strategy: what --dry-run shows rendered."""
+        first: dict[str, Call] = {}
+        for call in self.calls:
+            first.setdefault(call.fields["strategy"], call)
+        return first
+
     def dry_run(self, client: ModelClient) -> DryRun:
         """Calls still to make, and their estimated tokens and cost; writes nothing. A folder
         holding another run is refused here too."""

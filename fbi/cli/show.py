@@ -1,0 +1,50 @@
+"""`fbi show RUN CALL_ID`: one stored judge call, its prompt re-rendered and checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+console = Console(highlight=False)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("call_id")
+@click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="The template folder of a custom strategy, if it has moved.")
+@click.option("--system-prompt", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The system prompt file the run was given, if any.")
+def show(run_dir, call_id, prompts_dir, system_prompt) -> None:
+    """The call CALL_ID of a judge run (INSTANCE|STRATEGY|ROLE, as in judgments.jsonl):
+    its messages re-rendered and checked against the recorded prompt hash, the raw
+    reply, and the verdict read from it. No model call."""
+    from fbi.cli.evaluate import read_system_prompt
+    from fbi.judge import show_call
+
+    shown = show_call(run_dir, call_id, prompts_dir, read_system_prompt(system_prompt))
+    judgment = shown.judgment
+    for role, content in shown.messages:
+        console.print(Panel(escape(content), title=f"{role} message", title_align="left"))
+    if shown.hash_matches:
+        console.print(f"[green]prompt hash matches[/] the call's ({judgment.prompt_hash[:12]}…)")
+    else:
+        console.print(f"[yellow]prompt hash differs[/] from the call's "
+                      f"({judgment.prompt_hash[:12]}…): {escape(shown.note or '')}",
+                      soft_wrap=True)
+    console.print(Panel(escape(judgment.raw_output or f"(no reply: {judgment.reason})"),
+                        title="raw reply", title_align="left"))
+    for number, reply in enumerate(judgment.repair_outputs, start=1):
+        console.print(Panel(escape(reply), title=f"repair reply {number}", title_align="left"))
+    verdict = (f"score {judgment.score}" if judgment.score is not None else
+               f"verdict {judgment.slot_verdict} (→ {judgment.verdict})"
+               if judgment.slot_verdict else "none")
+    console.print(f"status [bold]{judgment.status}[/]"
+                  + (f" ({escape(judgment.reason)})" if judgment.reason else "")
+                  + f"; {verdict}; parser {judgment.parser_version}; "
+                  + f"{judgment.prompt_tokens}+{judgment.completion_tokens} tokens"
+                  + (" (from the cache)" if judgment.cached else ""), soft_wrap=True)

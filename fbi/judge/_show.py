@@ -1,0 +1,76 @@
+"""One stored judge call, made visible: the messages re-rendered from the run folder's
+instances and the strategy template, checked against the ``prompt_hash`` the call
+recorded, beside the raw reply and what the parser read from it."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from fbi.errors import InputError
+from fbi.judge._evaluate import EvaluationConfig, plan_calls
+from fbi.judge._strategies import StrategyRegistry
+from fbi.records import Judgment
+from fbi.runs import load_run
+
+
+@dataclass(frozen=True)
+class ShownCall:
+    call_id: str
+    messages: tuple[tuple[str, str], ...]  # (role, content), as re-rendered now
+    judgment: Judgment
+    hash_matches: bool  # the re-rendered messages are the ones the call sent
+    note: str | None = None  # why they may differ, when they do
+
+
+def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None,
+              system_prompt: str | None = None) -> ShownCall:
+    """The call ``call_id`` of a judge run folder (see the module docstring)."""
+    run = load_run(run_dir)
+    judgments = {j.call_id: j for j in run.judgments}
+    if call_id not in judgments:
+        close = difflib.get_close_matches(call_id, judgments, n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(close)}?" if close else \
+            " Call ids are INSTANCE|STRATEGY|ROLE, as in judgments.jsonl."
+        raise InputError(f"{run.folder}: no call {call_id!r}.{hint}")
+    judgment = judgments[call_id]
+    instance = run.instances.get(judgment.instance_id)
+    if instance is None:
+        raise InputError(f"{run.folder}/instances.jsonl: no instance {judgment.instance_id!r}"
+                         ", so the prompt cannot be re-rendered")
+    recorded = run.spec.prompts.get(judgment.strategy, {})
+    origin = recorded.get("origin", "built-in")
+    if prompts_dir is None and origin != "built-in":
+        prompts_dir = Path(origin)
+        if not prompts_dir.is_dir():
+            raise InputError(f"the strategy {judgment.strategy!r} came from {origin}, which "
+                             "is gone. Fix: pass its template folder with --prompts")
+    registry = StrategyRegistry(prompts_dir)
+    strategy = registry.get(judgment.strategy)
+    default_range = None if strategy.paradigm == "pairwise" else \
+        strategy.meta.range_for(instance.ability.axis)
+    stored_range = tuple(judgment.score_range) if judgment.score_range else None
+    parameters = run.spec.parameters
+    config = EvaluationConfig(
+        judge=run.spec.model, strategies=(judgment.strategy,),
+        score_range=stored_range if stored_range != default_range else None,
+        temperature=parameters.get("temperature", 0.0),
+        max_tokens=parameters.get("max_tokens"), api_base=run.spec.api_base,
+        seed=parameters.get("seed"),
+        model_args=tuple(sorted((parameters.get("model_args") or {}).items())),
+        system_prompt=system_prompt, prompts_dir=prompts_dir)
+    (call,) = [c for c in plan_calls([instance], [strategy], registry, config)
+               if c.call_id == call_id]
+    matches = call.request.prompt_hash() == judgment.prompt_hash
+    note = None
+    if not matches:
+        reasons = []
+        if parameters.get("system_prompt_sha256") and system_prompt is None:
+            reasons.append("the run had a system prompt: pass it with --system-prompt FILE")
+        if str(recorded.get("version")) != str(strategy.version) or \
+                recorded.get("template_sha") != strategy.source_sha:
+            reasons.append(f"the template of {judgment.strategy!r} changed since the run "
+                           f"(version {recorded.get('version')} → {strategy.version})")
+        note = "; ".join(reasons) or "the instance or template differs from the run's"
+    return ShownCall(call_id, call.request.messages, judgment, matches, note)
