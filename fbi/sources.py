@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fbi.errors import DatasetError, Problem
+from fbi.errors import DatasetError, InputError, Problem
 from fbi.records import (
     COLUMN_ALIASES,
     REQUIRED_COLUMNS,
@@ -136,8 +136,14 @@ class Dataset:
         categories: Iterable[str] = (),
         include_extra: bool = False,
         limit: int | None = None,
+        sample: int | None = None,
+        sample_seed: int = 0,
+        sample_by: str = "category",
     ) -> Dataset:
-        """A filtered copy. Extra categories are dropped unless asked for."""
+        """A filtered copy. Extra categories are dropped unless asked for. ``limit`` keeps
+        the first N of each category; ``sample`` a seeded random N of each category
+        (``sample_by="category"``) or of all (``"overall"``), the same N for the same
+        seed and dataset whatever the order of its rows."""
         wanted_abilities = {get_ability(a) for a in abilities}
         wanted_categories = {get_category(c).name for c in categories}
         chosen = [
@@ -148,11 +154,32 @@ class Dataset:
         ]
         if limit is not None:
             chosen = _first_per_category(chosen, limit)
+        if sample is not None:
+            chosen = _seeded_sample(chosen, sample, sample_seed, sample_by)
         selection = {"abilities": sorted(a.value for a in wanted_abilities),
                      "categories": sorted(wanted_categories), "include_extra": include_extra,
                      "limit": limit}
+        if sample is not None:  # only when given, so folders written before still match
+            selection.update(sample=sample, sample_seed=sample_seed, sample_by=sample_by)
         return Dataset(self.spec, chosen, self.rows_read, self.files, selection,
                        self.source_fingerprint or self.fingerprint)
+
+
+def _seeded_sample(instances: list[Instance], size: int, seed: int, by: str
+                   ) -> list[Instance]:
+    """A random ``size`` of each category (or of all), drawn in id order with ``seed``;
+    the chosen keep the dataset's order."""
+    import random
+
+    if by not in ("category", "overall"):
+        raise InputError(f"sample_by {by!r}: give 'category' or 'overall'")
+    rng = random.Random(seed)
+    groups: dict[str, list[Instance]] = {}
+    for instance in sorted(instances, key=lambda i: i.id):
+        groups.setdefault(instance.category if by == "category" else "all", []).append(instance)
+    chosen = {i.id for name in sorted(groups)
+              for i in rng.sample(groups[name], min(size, len(groups[name])))}
+    return [i for i in instances if i.id in chosen]
 
 
 def _first_per_category(instances: list[Instance], limit: int) -> list[Instance]:

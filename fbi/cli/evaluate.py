@@ -9,6 +9,7 @@ import click
 from rich import box
 from rich.table import Table
 
+from fbi.cli._config import load_config, resume_run
 from fbi.cli._run import (
     RichProgress,
     batch_of,
@@ -131,22 +132,45 @@ def default_output(judge: str, dataset: str) -> Path:
                    "when it parses. Recorded in run.json and the cache key.")
 @click.option("--system-prompt", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A file whose text is sent as the system message of every call.")
+@click.option("--sample", type=click.IntRange(min=1),
+              help="A seeded random N instances per category (or overall: --sample-by).")
+@click.option("--sample-seed", type=int, default=0, show_default=True)
+@click.option("--sample-by", type=click.Choice(["category", "overall"]), default="category",
+              show_default=True)
 @batch_options
 @model_access_options
+@click.option("--config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              is_eager=True, expose_value=False, callback=load_config,
+              help="Take options from a YAML file (keys as the flags: strategy: [vanilla], "
+                   "max-tokens: 200); flags given here win.")
+@click.option("--resume", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              is_eager=True, callback=resume_run,
+              help="Remake the run a folder records (its run.json): same judge, data, "
+                   "selection and parameters, into that folder unless --output is given.")
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
              api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
-             label, seed, model_args, system_prompt, batch, wait, poll, batch_fallback,
-             api_key, rpm, no_probe) -> None:
+             label, seed, model_args, system_prompt, sample, sample_seed, sample_by, batch,
+             wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
     from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_judgments
     from fbi.sources import load_dataset
 
+    if limit is not None and sample is not None:
+        raise click.UsageError("--limit keeps the first N per category and --sample a random "
+                               "N: give one of them")
+    if resume is not None and system_prompt is None:
+        from fbi.runs import read_spec
+
+        if read_spec(resume / "run.json").parameters.get("system_prompt_sha256"):
+            raise click.UsageError(f"{resume} was run with a system prompt; pass the same "
+                                   "file again with --system-prompt")
     dataset = load_dataset(dataset_spec)
-    chosen = dataset.select(abilities, categories, include_extra, limit)
+    chosen = dataset.select(abilities, categories, include_extra, limit, sample, sample_seed,
+                            sample_by)
     left_out = len(dataset) - len(chosen)
-    why = "by the filters" if abilities or categories or limit else \
+    why = "by the filters" if abilities or categories or limit or sample else \
         "in extra categories; --include-extra judges them"
     console.print(f"Read {dataset.rows_read} rows from {dataset_spec}; judging {len(chosen)} "
                   f"instances" + (f" ({left_out} left out {why})" if left_out else ""))

@@ -278,7 +278,11 @@ class Evaluation:
                            if self.config.system_prompt else {})},
             settings={"timeout_s": self.config.timeout_s, "retries": self.config.retries,
                       "concurrency": self.config.concurrency, "repair": self.config.repair,
-                      "max_cost": self.config.max_cost},
+                      "max_cost": self.config.max_cost,
+                      # the --score-range asked for (its effect is in `prompts`), so
+                      # `--resume` can ask for it again
+                      **({"score_range": list(self.config.score_range)}
+                         if self.config.score_range else {})},
             command=list(sys.argv),
             record_versions={"instance": INSTANCE_SCHEMA_VERSION,
                              "judgment": JUDGMENT_SCHEMA_VERSION, "run": RUN_SCHEMA_VERSION},

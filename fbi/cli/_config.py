@@ -1,0 +1,101 @@
+"""Options from a file (`--config FILE.yaml`) or from a run folder (`--resume RUN`).
+
+Both fill click's ``default_map``: a flag on the command line still wins. A config file
+uses the flags' own names (``strategy: [vanilla, pairwise]``, ``max-tokens: 200``; dashes
+or underscores); an unknown key is an error with the closest valid one. ``--resume``
+rebuilds the options a run folder's ``run.json`` records.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _keys(command: click.Command) -> dict[str, str]:
+    """Every flag name (without dashes, dashes as underscores) → its parameter name."""
+    keys = {}
+    for param in command.params:
+        for opt in getattr(param, "opts", []):
+            if opt.startswith("--"):
+                keys[opt[2:].replace("-", "_")] = param.name
+    return keys
+
+
+def _defaults(ctx: click.Context, options: dict[str, Any], where: str) -> None:
+    keys = _keys(ctx.command)
+    mapped = {}
+    for key, value in options.items():
+        name = keys.get(str(key).replace("-", "_"))
+        if name is None or name in ("config", "resume"):
+            close = difflib.get_close_matches(str(key).replace("-", "_"), keys, n=1)
+            hint = f" Did you mean {close[0].replace('_', '-')!r}?" if close else ""
+            raise click.BadParameter(f"{where}: unknown option {key!r}.{hint}")
+        mapped[name] = value
+    ctx.default_map = {**(ctx.default_map or {}), **mapped}
+
+
+def load_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """--config FILE.yaml: every option from a file."""
+    if value is None:
+        return
+    import yaml
+
+    try:
+        options = yaml.safe_load(value.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise click.BadParameter(f"{value}: not a readable YAML file ({error})") from None
+    if not isinstance(options, dict):
+        raise click.BadParameter(f"{value}: give a mapping of option: value")
+    _defaults(ctx, options, str(value))
+
+
+def resume_run(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """--resume RUN: the options RUN/run.json records, into RUN unless --output says
+    otherwise."""
+    if value is None:
+        return None
+    from fbi.runs import read_spec
+
+    spec = read_spec(value / "run.json")
+    if spec is None or spec.kind != "evaluate":
+        raise click.BadParameter(f"{value}: no evaluate run here (no run.json)")
+    _defaults(ctx, options_of(spec, value), str(value / "run.json"))
+    return value
+
+
+def options_of(spec, folder: Path) -> dict[str, Any]:
+    """The `fbi evaluate` options that remake the run a spec describes."""
+    selection, parameters, settings = spec.selection, spec.parameters, spec.settings
+    origins = {p.get("origin") for p in spec.prompts.values()} - {"built-in", None}
+    options: dict[str, Any] = {
+        "judge": spec.model, "dataset": spec.dataset.get("spec"),
+        "strategy": list(spec.prompts), "ability": selection.get("abilities", []),
+        "category": selection.get("categories", []),
+        "include_extra": selection.get("include_extra", False),
+        "limit": selection.get("limit"), "temperature": parameters.get("temperature"),
+        "max_tokens": parameters.get("max_tokens"), "seed": parameters.get("seed"),
+        "model_arg": [f"{k}={_json(v)}" for k, v in
+                      (parameters.get("model_args") or {}).items()],
+        "api_base": spec.api_base, "timeout": settings.get("timeout_s"),
+        "retries": settings.get("retries"), "concurrency": settings.get("concurrency"),
+        "repair": settings.get("repair"), "max_cost": settings.get("max_cost"),
+        "label": spec.label, "output": str(folder),
+        "prompts": origins.pop() if len(origins) == 1 else None,
+    }
+    if settings.get("score_range"):
+        low, high = settings["score_range"]
+        options["score_range"] = f"{low}-{high}"
+    if selection.get("sample") is not None:
+        options.update(sample=selection["sample"], sample_seed=selection.get("sample_seed"),
+                       sample_by=selection.get("sample_by"))
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,115 @@
+"""Issue 14, item 6: a run repeated from its folder or a config file, and seeded samples."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+from openai_server import ChatServer
+
+from fbi import load_dataset, write_dataset
+from fbi.cli import main
+
+
+def fbi(tmp_path, *args: str):
+    return CliRunner().invoke(main, list(args), env={
+        "OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "cache.sqlite"),
+        "COLUMNS": "120"})
+
+
+def judgments(folder) -> dict[str, tuple]:
+    rows = [json.loads(line) for line in (folder / "judgments.jsonl").read_text().splitlines()]
+    return {r["call_id"]: (r["status"], r["score"], r["verdict"], r["raw_output"])
+            for r in rows}
+
+
+def test_a_resumed_run_into_a_new_folder_calls_nothing_and_matches(tmp_path):
+    with ChatServer() as server:
+        first = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base", server.url,
+                    "--output", str(tmp_path / "first"), "--strategy", "rubric",
+                    "--strategy", "pairwise", "--category", "entity", "--category", "grammar",
+                    "--score-range", "1-5", "--temperature", "0.3", "--seed", "4",
+                    "--model-arg", "top_p=0.5", "--label", "mine")
+        assert first.exit_code == 0, first.output
+        served = server.counts["ok"]
+        again = fbi(tmp_path, "evaluate", "--resume", str(tmp_path / "first"), "--output",
+                    str(tmp_path / "again"))
+        assert again.exit_code == 0, again.output
+        assert server.counts["ok"] == served  # every call from the cache, no probe
+    assert judgments(tmp_path / "again") == judgments(tmp_path / "first")
+    spec_first = json.loads((tmp_path / "first" / "run.json").read_text())
+    spec_again = json.loads((tmp_path / "again" / "run.json").read_text())
+    for key in ("model", "api_base", "prompts", "dataset", "selection", "parameters", "label"):
+        assert spec_again[key] == spec_first[key], key
+
+
+def test_resume_continues_a_folder_and_asks_for_its_system_prompt(tmp_path):
+    system = tmp_path / "system.txt"
+    system.write_text("Be strict.", encoding="utf-8")
+    with ChatServer() as server:
+        args = ("evaluate", "--judge", "openai/judge", "--api-base", server.url,
+                "--category", "entity", "--limit", "1", "--system-prompt", str(system))
+        assert fbi(tmp_path, *args, "--output", str(tmp_path / "run")).exit_code == 0
+        missing = fbi(tmp_path, "evaluate", "--resume", str(tmp_path / "run"))
+        assert missing.exit_code == 2 and "--system-prompt" in missing.output
+        again = fbi(tmp_path, "evaluate", "--resume", str(tmp_path / "run"),
+                    "--system-prompt", str(system))
+        assert again.exit_code == 0 and "2 done before" in again.output, again.output
+
+
+def test_options_from_a_config_file_and_flags_win(tmp_path):
+    with ChatServer() as server:
+        config = tmp_path / "run.yaml"
+        config.write_text(f"judge: openai/judge\napi-base: {server.url}\n"
+                          "strategy: [vanilla, pairwise]\ncategory: [entity]\nlimit: 1\n"
+                          "max_tokens: 300\n", encoding="utf-8")
+        result = fbi(tmp_path, "evaluate", "--config", str(config), "--output",
+                     str(tmp_path / "run"), "--max-tokens", "200")
+        assert result.exit_code == 0, result.output
+    spec = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert sorted(spec["prompts"]) == ["pairwise", "vanilla"]
+    assert spec["selection"]["categories"] == ["entity"] and spec["selection"]["limit"] == 1
+    assert spec["parameters"]["max_tokens"] == 200  # the flag, not the file
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("strategie: [vanilla]\n", encoding="utf-8")
+    refused = fbi(tmp_path, "evaluate", "--config", str(bad), "--dry-run")
+    assert refused.exit_code == 2 and "Did you mean 'strategy'" in refused.output
+
+
+def test_a_seeded_sample_is_the_same_whatever_the_row_order(tmp_path):
+    instances = load_dataset("sample").instances
+    shuffled = list(instances)
+    random.Random(9).shuffle(shuffled)
+    write_dataset(shuffled, tmp_path / "shuffled.jsonl")
+    base = load_dataset("sample")
+    other = load_dataset(str(tmp_path / "shuffled.jsonl"))
+    picked = {i.id for i in base.select(sample=2, sample_seed=5).instances}
+    assert picked == {i.id for i in other.select(sample=2, sample_seed=5).instances}
+    per_category: dict[str, int] = {}
+    for instance_id in picked:
+        category = next(i.category for i in instances if i.id == instance_id)
+        per_category[category] = per_category.get(category, 0) + 1
+    assert set(per_category.values()) == {2}
+    assert picked != {i.id for i in base.select(sample=2, sample_seed=6).instances}
+    overall = base.select(sample=7, sample_seed=5, sample_by="overall")
+    assert len(overall.instances) == 7
+    assert overall.selection["sample"] == 7 and overall.selection["sample_by"] == "overall"
+
+
+def test_limit_and_sample_are_one_or_the_other(tmp_path):
+    result = fbi(tmp_path, "evaluate", "--limit", "1", "--sample", "2", "--dry-run")
+    assert result.exit_code == 2 and "give one of them" in result.output
+
+
+@pytest.mark.parametrize("by", ["category", "overall"])
+def test_the_sample_is_recorded_and_a_different_one_is_another_run(tmp_path, by):
+    with ChatServer() as server:
+        args = ("evaluate", "--judge", "openai/judge", "--api-base", server.url, "--output",
+                str(tmp_path / "run"), "--sample", "1", "--sample-by", by)
+        assert fbi(tmp_path, *args).exit_code == 0
+        other = fbi(tmp_path, *args, "--sample-seed", "1")
+    assert other.exit_code == 2 and "sample_seed" in other.output
+    selection = json.loads((tmp_path / "run" / "run.json").read_text())["selection"]
+    assert selection["sample"] == 1 and selection["sample_by"] == by
