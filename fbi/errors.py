@@ -8,7 +8,9 @@
     │   └── UnknownName       a name not in a registry (category, strategy, ...), with a hint
     ├── ConfigError           the environment or installation is not as needed (exit code 2)
     │   └── MissingExtra      an optional dependency is not installed; says what to install
+    ├── StorageError          a file could not be written midway (full or read-only disk)
     └── ModelError            a model call failed for good (after retries)
+        ├── ModelUnavailable  calls in a row found the model unreachable (circuit breaker)
         └── BudgetExceeded    the next call would pass --max-cost
 
 Only the CLI turns these into messages and exit codes; the library raises them.
@@ -89,3 +91,19 @@ class ModelUnavailable(ModelError):
 
 class BudgetExceeded(ModelError):
     """Stopping because the next call could take the run past its --max-cost budget."""
+
+
+def validation_summary(error: Exception, limit: int = 3) -> str:
+    """A validation error in one line a person can act on — ``field: message`` for the
+    first ``limit`` problems, without pydantic's URLs and input dumps."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+    found = errors()
+    parts = []
+    for item in found[:limit]:
+        where = ".".join(str(p) for p in item.get("loc", ())) or "value"
+        message = "missing" if item.get("type") == "missing" else item.get("msg", "invalid")
+        parts.append(f"{where}: {message}")
+    more = f" (and {len(found) - limit} more)" if len(found) > limit else ""
+    return "; ".join(parts) + more

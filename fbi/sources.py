@@ -245,20 +245,21 @@ def load_dataset(spec: str = SAMPLE) -> Dataset:
 
 
 def write_dataset(instances: Iterable[Instance], path: str | Path) -> Path:
-    """Write instances to a .jsonl, .csv or .parquet file, chosen by its suffix."""
+    """Write instances to a .jsonl, .csv, .tsv or .parquet file, chosen by its suffix."""
     path = Path(path)
     rows = [i.to_row() for i in instances]
     suffix = path.suffix.lower()
-    if suffix not in (".jsonl", ".csv", ".parquet"):
+    if suffix not in (".jsonl", ".csv", ".tsv", ".parquet"):
         raise DatasetError([Problem(str(path), "", f"cannot write '{suffix or 'no suffix'}'",
-                                    "name the output .jsonl, .csv or .parquet")])
+                                    "name the output .jsonl, .csv, .tsv or .parquet")])
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".jsonl":  # ASCII: any reader, splitting lines however, reads it back
         write_atomically(path, "".join(json.dumps(row, ensure_ascii=True) + "\n"
                                        for row in rows))
-    elif suffix == ".csv":
+    elif suffix in (".csv", ".tsv"):
         out = io.StringIO(newline="")
-        writer = csv.DictWriter(out, fieldnames=ROW_COLUMNS)
+        writer = csv.DictWriter(out, fieldnames=ROW_COLUMNS,
+                                delimiter="\t" if suffix == ".tsv" else ",")
         writer.writeheader()
         for row in rows:
             writer.writerow({**row, "flags": json.dumps(row["flags"]),

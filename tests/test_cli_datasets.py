@@ -87,7 +87,8 @@ def test_convert_round_trip(tmp_path):
 
 def test_convert_refuses_an_unknown_format_and_keeps_nothing(tmp_path):
     result = run_fbi("datasets", "convert", "sample", str(tmp_path / "out.xlsx"))
-    assert result.returncode == 2 and "name the output .jsonl, .csv or .parquet" in result.stderr
+    assert result.returncode == 2
+    assert "name the output .jsonl, .csv, .tsv or .parquet" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 

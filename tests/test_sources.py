@@ -88,7 +88,7 @@ def test_ids_are_stable_across_loads(fbi_original):
 # ----------------------------------------------------------------- files, both ways
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".parquet", ".csv"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet", ".csv", ".tsv"])
 def test_round_trip_is_lossless(tmp_path, suffix):
     sample = load_dataset("sample")
     path = write_dataset(sample.instances, tmp_path / f"out{suffix}")

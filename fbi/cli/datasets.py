@@ -80,7 +80,7 @@ def validate(spec: str) -> None:
 @click.argument("spec")
 @click.argument("out", type=click.Path(dir_okay=False))
 def convert(spec: str, out: str) -> None:
-    """Convert SPEC to OUT (.jsonl, .csv or .parquet, chosen by the suffix)."""
+    """Convert SPEC to OUT (.jsonl, .csv, .tsv or .parquet, chosen by the suffix)."""
     dataset = load_dataset(spec)
     path = write_dataset(dataset.instances, out)
     console.print(f"Read {dataset.rows_read} rows; wrote {len(dataset)} instances to {path}.")

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from fbi.errors import InputError
+from fbi.errors import InputError, validation_summary
 from fbi.taxonomy import unknown_name_message
 from fbi.templates import TemplateFolder
 
@@ -120,7 +120,8 @@ class StrategyRegistry:
             try:
                 meta = StrategyMeta(**self.templates.front_matter(file_name))
             except (ValidationError, TypeError) as error:
-                raise InputError(f"{origin}/{file_name}: bad front matter ({error}). Fix: give "
+                raise InputError(f"{origin}/{file_name}: bad front matter "
+                                 f"({validation_summary(error, limit=6)}). Fix: give "
                                  "display_name, paradigm, explanation, score_range, version") \
                     from None
             self.strategies[name] = Strategy(name, meta, origin, self.templates.sha(file_name))

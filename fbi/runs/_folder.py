@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fbi.errors import InputError
+from fbi.errors import InputError, validation_summary
 from fbi.records import RunSpec
 from fbi.runs._log import write_atomically
 
@@ -48,19 +48,11 @@ def read_spec(path: str | Path) -> RunSpec | None:
     try:
         return RunSpec.model_validate_json(path.read_bytes())
     except (ValidationError, ValueError) as error:
-        reason = "empty" if path.stat().st_size == 0 else _first_error(error)
+        reason = "empty" if path.stat().st_size == 0 else validation_summary(error, limit=1)
         raise InputError(f"{path}: not a readable run spec ({reason}). Fix: restore it, or "
                          "start a new run in another folder (--output)") from None
     except OSError as error:
         raise InputError(f"{path}: cannot be read ({error.strerror})") from None
-
-
-def _first_error(error: Exception) -> str:
-    if isinstance(error, ValidationError):
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "file"
-        return f"{where}: {first.get('msg')}"
-    return str(error).splitlines()[0][:200]
 
 
 def identity_differences(old: RunSpec, new: RunSpec) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from fbi.errors import InputError, StorageError
+from fbi.errors import InputError, StorageError, validation_summary
 
 Record = TypeVar("Record", bound=BaseModel)
 
@@ -85,7 +85,7 @@ def read_log(path: str | Path, model: type[Record]) -> LogContents[Record]:
         try:
             contents.records.append(model.model_validate_json(raw))
         except (ValidationError, ValueError) as error:
-            contents.bad_lines.append(BadLine(number, _short(error)))
+            contents.bad_lines.append(BadLine(number, validation_summary(error, limit=1)))
     contents.valid_bytes = offset
     if tail.strip():
         try:  # a whole record that only lacks its newline is still a record
@@ -94,14 +94,6 @@ def read_log(path: str | Path, model: type[Record]) -> LogContents[Record]:
         except (ValidationError, ValueError):
             contents.torn_tail = True
     return contents
-
-
-def _short(error: Exception) -> str:
-    if isinstance(error, ValidationError):
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "record"
-        return f"{where}: {first.get('msg', 'invalid')}"
-    return str(error).splitlines()[0][:200]
 
 
 class AppendLog(Generic[Record]):
