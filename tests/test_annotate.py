@@ -200,6 +200,20 @@ def test_agreement_edge_cases():
                               "b": {"x": "valid", "y": "valid"}}) == 0.5
 
 
+def test_agreement_over_one_item_says_n_a_not_minus_one(queue):
+    (first, *_) = [i.id for i in load_queue(queue)]
+    write_log(queue, "ann", {first: "valid"})
+    write_log(queue, "ben", {first: "invalid"})
+    result = CliRunner().invoke(main, ["annotate", "agreement", str(queue)],
+                                terminal_width=200)
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines()
+            if line.startswith(("│ all ", "│ spelling ", "│ entity "))]
+    assert rows and all("n/a" in row and "-1.000" not in row for row in rows)
+    assert "Cohen's κ ann × ben: n/a over 1 items" in result.output
+    assert "0.0" in rows[0]  # the % agreement is still shown
+
+
 def test_agreement_adjudication_and_export(queue, tmp_path):
     ids = [i.id for i in load_queue(queue)]
     write_log(queue, "ann", {ids[0]: "valid", ids[1]: "valid", ids[2]: "invalid",
@@ -210,7 +224,7 @@ def test_agreement_adjudication_and_export(queue, tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["annotate", "agreement", str(queue)], terminal_width=200)
     assert result.exit_code == 0, result.output
-    assert "0.800" in result.output  # 4 of 5 items agree
+    assert "80.0" in result.output  # 4 of 5 items agree, in % like every other rate
     assert "Cohen's κ ann × ben" in result.output
     # export before adjudication: the disagreement is left out and counted
     out = tmp_path / "vetted.jsonl"

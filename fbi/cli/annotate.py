@@ -77,18 +77,22 @@ def agreement(queue) -> None:
     for column in ("scope", "items", "% agreement", "Fleiss' κ", "Krippendorff's α"):
         table.add_column(column, justify="left" if column == "scope" else "right")
 
-    def fmt(value) -> str:
-        return "–" if value is None else f"{value:.3f}"
+    def fmt(value, items: int = 2) -> str:
+        # a chance-corrected coefficient over one item is -1 or 1 by arithmetic alone
+        return "–" if value is None else "n/a" if items < 2 else f"{value:.3f}"
 
-    table.add_row("all", str(overall["items"]), fmt(overall["percent_agreement"]),
-                  fmt(overall["fleiss_kappa"]), fmt(overall["krippendorff_alpha"]))
-    for category, row in sorted(report["categories"].items()):
-        table.add_row(category, str(row["items"]), fmt(row["percent_agreement"]),
-                      fmt(row["fleiss_kappa"]), fmt(row["krippendorff_alpha"]))
+    def percent(value) -> str:
+        return "–" if value is None else f"{100 * value:.1f}"
+
+    for scope, row in [("all", overall), *sorted(report["categories"].items())]:
+        table.add_row(scope, str(row["items"]), percent(row["percent_agreement"]),
+                      fmt(row["fleiss_kappa"], row["items"]),
+                      fmt(row["krippendorff_alpha"], row["items"]))
+    table.caption = "n/a: a coefficient over fewer than two items says nothing"
     console.print(table)
     for pair in report["pairs"]:
-        console.print(f"Cohen's κ {pair['a']} × {pair['b']}: {fmt(pair['cohen_kappa'])} "
-                      f"over {pair['items']} items")
+        console.print(f"Cohen's κ {pair['a']} × {pair['b']}: "
+                      f"{fmt(pair['cohen_kappa'], pair['items'])} over {pair['items']} items")
         matrix = Table(title=f"confusion: rows {pair['a']}, columns {pair['b']}")
         matrix.add_column("")
         for label in pair["labels"]:
