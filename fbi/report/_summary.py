@@ -468,19 +468,20 @@ def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str
     single = [s for s in stability if s["paradigm"] == "single"]
     if single:
         tables.append(("Judge stability: acceptance of gold vs score-invariant answers",
-                       ["judge", "strategy", "gold accepted", "SI accepted", "Cohen's h",
+                       ["judge", "strategy", "% gold accepted", "% SI accepted", "Cohen's h",
                         "effect"],
                        [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
-                         _f(s["gold_accepted"]), _f(s["si_accepted"]), _f(s["cohens_h"]),
+                         _percent(s["gold_accepted"]), _percent(s["si_accepted"]),
+                         _f(s["cohens_h"]),
                          s["effect"]] for s in single]))
     pairwise = [s for s in stability if s["paradigm"] == "pairwise"]
     if pairwise:
         tables.append(("Judge stability: position-swap test-retest",
-                       ["judge", "strategy", "pairs", "gold chosen (gold first)",
-                        "gold chosen in both orders", "% drop"],
+                       ["judge", "strategy", "pairs", "% gold chosen (gold first)",
+                        "% gold chosen in both orders", "% drop"],
                        [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
-                         str(s["pairs"]), _f(s["gold_chosen_gold_first"]),
-                         _f(s["gold_chosen_both_orders"]), _f(s["percent_drop"])]
+                         str(s["pairs"]), _percent(s["gold_chosen_gold_first"]),
+                         _percent(s["gold_chosen_both_orders"]), _f(s["percent_drop"])]
                         for s in pairwise]))
     return tables
 
