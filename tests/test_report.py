@@ -291,3 +291,39 @@ def test_no_interval_collapses_to_a_point_at_0_or_100_percent(outcome):
         assert (row.ci_low, row.ci_high) == (pytest.approx(low), pytest.approx(high)), key
         assert row.ci_high - row.ci_low > 0.1
         assert row.ci_method == ("wilson" if key[0] == "category" else "wilson-pooled")
+
+
+def test_the_html_report_of_eleven_strategies_fits_1280_pixels(tmp_path):
+    """All eleven strategies of a run, measured in headless chromium: the page is no
+    wider than a 1280-pixel window; it has a table of contents, and a missed example
+    shows what the judge gave the gold beside the perturbed answer."""
+    import subprocess
+
+    from openai_server import ChatServer
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "cache.sqlite")}
+    with ChatServer() as server:
+        run = CliRunner().invoke(main, ["evaluate", "--judge", "openai/judge", "--api-base",
+                                        server.url, "--strategy", "all", "--limit", "1",
+                                        "--output", str(tmp_path / "run")], env=env)
+    assert run.exit_code == 0, run.output
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--output",
+                                       str(tmp_path / "out"), "--format", "html"])
+    assert report.exit_code == 0, report.output
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert '<nav class="toc">' in html and 'href="#heatmap"' in html
+    assert "gold scored" in html
+    measured = tmp_path / "out" / "measured.html"
+    measured.write_text(html.replace("</body>", "<script>document.body.setAttribute("
+                                     "'data-width', document.documentElement.scrollWidth)"
+                                     "</script></body>"), encoding="utf-8")
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                          "--no-first-run", "--disable-background-networking",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,900",
+                          "--dump-dom", measured.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    width = int(re.search(r'data-width="(\d+)"', dom).group(1))
+    assert width <= 1280, width

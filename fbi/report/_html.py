@@ -95,11 +95,28 @@ def missed_examples(runs: list[Run]) -> list[dict]:
                 "diff": word_diff(instance.gold_answer, instance.perturbed_answer),
                 "rationale": instance.rationale,
                 "explanation": judgment.explanation if judgment else None,
-                "verdict": (judgment.verdict if outcome.paradigm == "pairwise"
-                            else judgment.score) if judgment else None,
+                "verdict": _verdict_line(outcome, by_key),
             })
             shown += 1
     return examples
+
+
+def _verdict_line(outcome, by_key) -> str:
+    """What the judge said of both answers: the gold's score beside the perturbed one's,
+    or the verdict in each slot order; reference-guided scores the perturbed answer only."""
+    def get(role):
+        return by_key.get((outcome.strategy, outcome.instance_id, role))
+
+    if outcome.paradigm == "pairwise":
+        first, second = get("gold-first"), get("perturbed-first")
+        return (f"gold shown first: {first.verdict if first else '–'}; perturbed shown "
+                f"first: {second.verdict if second else '–'}")
+    perturbed = get("perturbed")
+    score = perturbed.score if perturbed else None
+    if outcome.paradigm == "reference":
+        return f"perturbed answer scored {score} against the gold as reference"
+    gold = get("gold")
+    return f"gold scored {gold.score if gold else '–'}, perturbed scored {score}"
 
 
 def render_html(summary: dict, runs: list[Run]) -> str:
