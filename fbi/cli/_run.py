@@ -7,9 +7,11 @@ stop (with the count printed); 2 bad input or configuration (raised as errors, s
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -20,6 +22,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Table
 
 from fbi.runs import DryRun, RunTotals
 
@@ -28,13 +31,13 @@ err_console = Console(stderr=True, highlight=False)
 
 
 class RichProgress:
-    """The harness's Progress protocol drawn as a rich progress bar with an ETA."""
+    """The harness's Progress protocol drawn as a rich progress bar with an ETA. Counts
+    appear once they are not zero, so the line fits 80 columns in the usual case."""
 
     def __init__(self, description: str = "judging") -> None:
         self._bar = Progress(
-            TextColumn(f"[bold]{escape(description)}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("cached {task.fields[cached]} · failed {task.fields[failed]} · "
-                       "unparseable {task.fields[unparseable]} · ${task.fields[cost]:.4f}"),
+            TextColumn(f"[bold]{escape(description)}"), BarColumn(bar_width=16),
+            MofNCompleteColumn(), TextColumn("{task.fields[counts]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
             console=console, transient=False,
         )
@@ -44,7 +47,7 @@ class RichProgress:
     def start(self, total: int, already_done: int) -> None:
         self._bar.start()
         self._task = self._bar.add_task("run", total=total, completed=already_done,
-                                        **self._fields)
+                                        counts=self._counts())
 
     def advance(self, record) -> None:
         fields = self._fields
@@ -52,7 +55,15 @@ class RichProgress:
         fields["failed"] += record.status == "error"
         fields["unparseable"] += record.status == "unparseable"
         fields["cost"] += record.cost or 0.0
-        self._bar.update(self._task, advance=1, **fields)
+        self._bar.update(self._task, advance=1, counts=self._counts())
+
+    def _counts(self) -> str:
+        fields = self._fields
+        shown = [f"{fields[name]} {name}" for name in ("cached", "failed", "unparseable")
+                 if fields[name]]
+        if fields["cost"]:
+            shown.append(f"${fields['cost']:.4f}")
+        return " · ".join(shown)
 
     def finish(self) -> None:
         self._bar.stop()
@@ -169,3 +180,28 @@ def batch_of(batch: bool, wait: bool, poll: float, fallback: str, concurrency: i
         return None
     return BatchOptions(wait=wait, poll_s=poll, fallback=fallback,  # type: ignore[arg-type]
                         concurrency=concurrency)
+
+
+_NUMBER_CELL = re.compile(r"^[\d.,%\-–\[\]() ]*$|^n/a$")
+
+
+def rate_table(title: str, header: list[str], rows: list[list[str]]) -> Table:
+    """A table that fits 80 columns without cutting a name or a number: light rules, no
+    padding at the edges, names (text columns) never wrapped and left-aligned, numbers
+    right-aligned and folded onto a second line when they must; the LF/F/IF/R/SI legend
+    beneath when it uses them."""
+    from fbi.taxonomy import ABILITY_LEGEND
+
+    uses_abilities = any(column.split(" ")[0] in ("LF", "F", "IF", "R", "SI")
+                         for column in header)
+    table = Table(title=title, caption=ABILITY_LEGEND if uses_abilities else None,
+                  box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
+    for number, column in enumerate(header):
+        text = not all(_NUMBER_CELL.match(str(row[number])) for row in rows)
+        words = [w for cell in (column, *(str(row[number]) for row in rows))
+                 for w in cell.split()]
+        table.add_column(column, justify="left" if text else "right", no_wrap=text,
+                         overflow="fold", min_width=max(map(len, words), default=1))
+    for row in rows:
+        table.add_row(*row)
+    return table

@@ -8,9 +8,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from fbi.cli._run import batch_options, model_access_options
+from fbi.cli._run import batch_options, model_access_options, rate_table
 from fbi.report import FORMATS
 
 console = Console(highlight=False)
@@ -45,21 +44,12 @@ def report(run_dirs, formats, output, convention, strict) -> None:
     shown = "paper's convention" if convention == "paper" else "[95% interval]"
     for judge in sorted({r["judge"] for r in summary["rates"]}):
         header, rows = table_3(summary, judge)
-        table = Table(title=f"{judge}: % undetected ({shown}); SI: % retained")
-        for column in header:
-            table.add_column(column, justify="left" if column == "strategy" else "right")
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+        console.print(rate_table(f"{judge}: % undetected ({shown}); SI: % retained",
+                                 header, rows))
     from fbi.report import robustness_tables
 
     for title, header, rows in robustness_tables(summary):
-        table = Table(title=title)
-        for column in header:
-            table.add_column(column)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+        console.print(rate_table(title, header, rows))
     for path in written:
         console.print(f"wrote {path}")
     if strict and warnings:

@@ -138,9 +138,26 @@ def print_summary(summary: dict) -> None:
     run = {"model": summary.get("model", "–"),
            "dataset": summary.get("dataset", summary.get("source", "–")), **summary}
     for title, header, rows in robustness_tables({"robustness": [run]}):
-        table = Table(title=title)
-        for column in header:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+        console.print(transposed(title, header, rows))
+
+
+def transposed(title: str, header: list[str], rows: list[list[str]]) -> Table:
+    """One run's tables within 80 columns: the model and dataset (the same on every row)
+    go into the title; a single row is shown as metric | value lines, since thirteen
+    metrics side by side would each be cut to '0.…'."""
+    from rich import box
+
+    if header[:2] == ["model", "dataset"] and rows and \
+            len({(row[0], row[1]) for row in rows}) == 1:
+        title = f"{title} — {rows[0][0]} · {rows[0][1]}"
+        header, rows = header[2:], [row[2:] for row in rows]
+    if len(rows) != 1:
+        from fbi.cli._run import rate_table
+
+        return rate_table(title, header, rows)
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_header=False)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for column, value in zip(header, rows[0], strict=True):
+        table.add_row(column, value)
+    return table

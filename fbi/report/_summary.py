@@ -465,6 +465,8 @@ def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str
                        [[r["model"], r["dataset"], *[_f(m.get(k)) for k in keys]]
                         for r, m in maqa]))
     stability = summary.get("judge_stability", [])
+    order = strategy_order({s["strategy"] for s in stability})
+    stability = sorted(stability, key=lambda s: (s["judge"], order.index(s["strategy"])))
     single = [s for s in stability if s["paradigm"] == "single"]
     if single:
         tables.append(("Judge stability: acceptance of gold vs score-invariant answers",

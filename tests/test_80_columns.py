@@ -1,0 +1,69 @@
+"""Issue 14, item 2: every table fbi prints fits 80 columns with no name or number cut
+('…'), strategies in the paper's order, the LF/F/IF/R/SI legend under rate tables."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from openai_server import ChatServer, qa_script
+
+from fbi.cli import main
+from fbi.taxonomy import ABILITY_LEGEND, PAPER_STRATEGIES
+
+
+def at_80(tmp_path, *args: str) -> str:
+    result = CliRunner().invoke(main, list(args), terminal_width=80, env={
+        "COLUMNS": "80", "OPENAI_API_KEY": "sk-test",
+        "FBI_CACHE": str(tmp_path / "cache.sqlite")})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def fits(output: str) -> None:
+    assert "…" not in output, output
+    too_wide = [line for line in output.splitlines() if len(line) > 80]
+    assert not too_wide, too_wide
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("wide")
+    with ChatServer() as server:
+        output = at_80(folder, "evaluate", "--judge", "openai/judge", "--api-base",
+                       server.url, "--strategy", "all", "--limit", "1", "--output",
+                       str(folder / "run"))
+    return folder, output
+
+
+def test_evaluate_prints_eleven_strategies_in_the_papers_order(judged):
+    _, output = judged
+    fits(output)
+    names = ["Vanilla*", "Vanilla", "Rubric", "Axis", "Axis+Rubric", "Pairwise*", "Pairwise",
+             "Rules (pairwise)", "Axis (pairwise)", "Axis+Rules (pairwise)", "Reference"]
+    rows = [line.split("  ")[0].strip() for line in output.splitlines()
+            if line.strip().split("  ")[0].strip() in names]
+    assert rows == names and len(names) == len(PAPER_STRATEGIES)
+    assert " ".join(ABILITY_LEGEND.split()[:4]) in " ".join(output.split())
+
+
+def test_the_report_tables_fit(judged, tmp_path):
+    folder, _ = judged
+    output = at_80(tmp_path, "report", str(folder / "run"), "--output", str(tmp_path / "r"))
+    fits(output)
+    assert "strategy" in output and "[" in output  # rates with their intervals
+    assert " ".join(ABILITY_LEGEND.split()[:4]) in " ".join(output.split())
+
+
+def test_the_robustness_tables_fit(tmp_path):
+    with ChatServer(script=qa_script) as server:
+        output = at_80(tmp_path, "robustness", "run", "--model", "openai/qa", "--api-base",
+                       server.url, "--suite", "all", "--limit", "4", "--output",
+                       str(tmp_path / "robust"))
+    fits(output)
+    assert "Natural noise by kind" in output and "0.…" not in output
+
+
+@pytest.mark.parametrize("command", [("strategies",), ("categories",),
+                                     ("datasets", "show", "sample")])
+def test_the_catalogues_fit(tmp_path, command):
+    fits(at_80(tmp_path, *command))
