@@ -20,15 +20,7 @@ from textual.widgets import Footer, Input, Markdown, Static, TextArea
 from fbi.diffing import word_diff
 from fbi.records import Instance
 from fbi.taxonomy import get_category
-from fbi.vet import AnnotatorLog
-
-LABEL_KEYS = {
-    "v": ("valid", "the error is real and of the named category"),
-    "x": ("invalid", "no real error, the wrong kind of error, or the answer is broken"),
-    "s": ("score-invariant", "the change does not make the answer worse"),
-    "r": ("not-relevant", "the category does not fit this prompt at all"),
-    "n": ("not-sure", "you cannot decide; it goes to adjudication"),
-}
+from fbi.vet import LABEL_KEYS, AnnotatorLog
 
 
 def diff_text(gold: str, perturbed: str) -> Text:

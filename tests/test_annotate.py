@@ -238,11 +238,15 @@ def test_agreement_adjudication_and_export(queue, tmp_path):
     first = load_queue(queue)[0]
     assert vetted[ids[0]].label.value == "valid" and vetted[ids[0]].category == first.category
     assert vetted[ids[3]].category == "score-invariant"
-    # adjudicate the disagreement: choose "valid" (1)
+    # adjudicate the disagreement with the TUI's keys: "v" for valid; the annotators'
+    # notes and edits are shown
+    AnnotatorLog(queue, "ben").record(ids[1], "note", note="Only a typo, not a real error.")
     result = runner.invoke(main, ["annotate", "adjudicate", str(queue), "--adjudicator",
-                                  "lead"], input="1\n", terminal_width=200)
+                                  "lead"], input="v\n", terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "ann: valid" in result.output and "ben: invalid" in result.output
+    assert "note: Only a typo, not a real error." in result.output
+    assert "v=valid x=invalid s=score-invariant" in result.output
     record = json.loads(queue.with_name("queue.adjudications.jsonl").read_text())
     assert record["final_label"] == "valid" and record["adjudicator"] == "lead"
     assert record["labels_seen"] == {"ann": "valid", "ben": "invalid"}

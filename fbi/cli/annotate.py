@@ -112,7 +112,7 @@ def adjudicate(queue, adjudicator, include_not_sure) -> None:
     from fbi.records import VettingLabel
     from fbi.runs import append_durably
     from fbi.taxonomy import get_category
-    from fbi.vet import LABELS, Adjudication, adjudications_path, resolve
+    from fbi.vet import LABEL_KEYS, Adjudication, adjudications_path, resolve
 
     todo = [r for r in resolve(queue) if r.how == "disagreement" or (
         include_not_sure and r.final is VettingLabel.NOT_SURE and r.how != "adjudicated")]
@@ -120,7 +120,7 @@ def adjudicate(queue, adjudicator, include_not_sure) -> None:
         console.print("Nothing to adjudicate: every labelled item is settled.")
         return
     path = adjudications_path(queue)
-    keys = {str(n): label for n, label in enumerate(LABELS, start=1)}
+    keys = {key: label for key, (label, _) in LABEL_KEYS.items()}  # as in the vetting TUI
     for number, r in enumerate(todo, start=1):
         console.rule(f"{number} of {len(todo)} · {r.instance.id} · "
                      f"{get_category(r.instance.category).display_name}")
@@ -131,12 +131,17 @@ def adjudicate(queue, adjudicator, include_not_sure) -> None:
         console.print(f"[b]Rationale[/b] {escape(r.instance.rationale or '(none)')}")
         for name, given in sorted(r.labels.items()):
             console.print(f"  {escape(name)}: [b]{given}[/b]")
+            if name in r.notes:
+                console.print(f"    note: {escape(r.notes[name])}")
+            if name in r.edits:
+                console.print(f"    edited the perturbed answer to:\n{escape(r.edits[name])}")
         choice = click.prompt(
-            " ".join(f"{k}={v}" for k, v in keys.items()) + "  s=skip  q=quit",
-            type=click.Choice([*keys, "s", "q"]), show_choices=False)
+            " ".join(f"{k}={v}" for k, v in keys.items()) + "  Enter=skip  q=quit",
+            type=click.Choice([*keys, "", "q"]), default="", show_choices=False,
+            show_default=False)
         if choice == "q":
             break
-        if choice == "s":
+        if choice == "":
             continue
         append_durably(path, Adjudication(instance_id=r.instance.id, adjudicator=adjudicator,
                                           final_label=keys[choice], labels_seen=r.labels))

@@ -3,6 +3,7 @@ the vetted set, and publishing it to the Hugging Face Hub.
 """
 
 from fbi.vet._events import (
+    LABEL_KEYS,
     LABELS,
     Action,
     Adjudication,
@@ -36,6 +37,7 @@ from fbi.vet._hub import (
 __all__ = [
     "COLUMN_DOCS",
     "LABELS",
+    "LABEL_KEYS",
     "Action",
     "Adjudication",
     "AnnotationEvent",

@@ -26,6 +26,14 @@ from fbi.taxonomy import SCORE_INVARIANT
 
 #: The labels an annotator can give (``unvetted`` is the absence of one).
 LABELS = tuple(label.value for label in VettingLabel if label is not VettingLabel.UNVETTED)
+#: The key for each label, and what it means: the vetting TUI and the adjudicator alike.
+LABEL_KEYS = {
+    "v": ("valid", "the error is real and of the named category"),
+    "x": ("invalid", "no real error, the wrong kind of error, or the answer is broken"),
+    "s": ("score-invariant", "the change does not make the answer worse"),
+    "r": ("not-relevant", "the category does not fit this prompt at all"),
+    "n": ("not-sure", "you cannot decide; it goes to adjudication"),
+}
 Action = Literal["label", "note", "edit", "skip", "undo"]
 _ANNOTATOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -201,6 +209,8 @@ class Resolution:
     final: VettingLabel | None  # None: not settled (a disagreement, or nobody labelled)
     how: str  # "adjudicated", "unanimous", "single", "disagreement", "unlabelled"
     edited_answer: str | None = None
+    notes: dict[str, str] = field(default_factory=dict)  # annotator → note
+    edits: dict[str, str] = field(default_factory=dict)  # annotator → edited answer
 
 
 def resolve(queue: str | Path) -> list[Resolution]:
@@ -226,8 +236,12 @@ def resolve(queue: str | Path) -> list[Resolution]:
         # The newest edit by an annotator who gave the final label is applied.
         edits = sorted((s.edited_at or "", s.edited_answer) for name, s in states.items()
                        if s.edited_answer and final is not None and labels[name] == final.value)
-        resolutions.append(Resolution(instance, labels, final, how,
-                                      edits[-1][1] if edits else None))
+        every_state = {name: log[instance.id] for name, log in logs.items()
+                       if instance.id in log}
+        resolutions.append(Resolution(
+            instance, labels, final, how, edits[-1][1] if edits else None,
+            notes={n: s.note for n, s in every_state.items() if s.note},
+            edits={n: s.edited_answer for n, s in every_state.items() if s.edited_answer}))
     return resolutions
 
 
