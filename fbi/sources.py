@@ -229,7 +229,7 @@ def source_name(spec: str) -> str:
     """A dataset's public name: ``sample``, a Hub id, or a local file's or folder's own
     name — never the path on this machine (it would leak into published cards)."""
     if spec.startswith("hf:"):
-        return spec[3:]
+        return HubSpec.parse(spec).repo_id
     if spec == SAMPLE or not any(sep in spec for sep in ("/", "\\")) or \
             (_looks_like_hub_id(spec) and not Path(spec).exists()):
         return spec
@@ -344,8 +344,13 @@ def read_rows(spec: str, files: list[str], problems: list[Problem]) -> Iterator[
         return
     path = Path(spec)
     if spec.startswith("hf:") or (not path.exists() and _looks_like_hub_id(spec)):
-        folder = _download_hub_dataset(spec.removeprefix("hf:"))
-        yield from _read_folder(folder, files, problems)
+        hub = HubSpec.parse(spec)
+        folder = _download_hub_dataset(hub.repo_id, hub.revision)
+        if hub.config is None and hub.split is None:
+            yield from _read_folder(folder, files, problems)
+        else:
+            for data_file in _hub_data_files(folder, hub):
+                yield from _read_file(data_file, files, defaults={})
         return
     if not path.exists():
         raise DatasetError([Problem(spec, "", "no such file or directory", SPEC_HELP)])
@@ -491,17 +496,98 @@ def _read_parquet(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
         yield RawRow(str(path), f"row {number}", data, defaults)
 
 
-def _download_hub_dataset(repo_id: str) -> Path:
+@dataclass(frozen=True)
+class HubSpec:
+    """A Hub dataset: ``hf:ORG/NAME[@REVISION][?config=CONFIG&split=SPLIT]``."""
+
+    repo_id: str
+    revision: str | None = None
+    config: str | None = None
+    split: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> HubSpec:
+        from urllib.parse import parse_qs
+
+        name, _, query = spec.removeprefix("hf:").partition("?")
+        repo_id, _, revision = name.partition("@")
+        options = {k: v[-1] for k, v in parse_qs(query).items()}
+        unknown = set(options) - {"config", "split"}
+        if unknown:
+            raise DatasetError([Problem(spec, "", f"unknown option {sorted(unknown)[0]!r}",
+                                        "give hf:ORG/NAME@REVISION?config=NAME&split=NAME")])
+        return cls(repo_id, revision or None, options.get("config"), options.get("split"))
+
+    def __str__(self) -> str:
+        text = f"hf:{self.repo_id}" + (f"@{self.revision}" if self.revision else "")
+        query = "&".join(f"{key}={value}" for key, value in
+                         (("config", self.config), ("split", self.split)) if value)
+        return text + (f"?{query}" if query else "")
+
+
+def _download_hub_dataset(repo_id: str, revision: str | None = None) -> Path:
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(repo_id, repo_type="dataset"))
-    except Exception as error:  # offline, unknown repo, gated: all end the same way
+        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+    except Exception as error:  # offline, unknown repo or revision, gated: all end alike
+        at = f"@{revision}" if revision else ""
         raise DatasetError([Problem(
-            f"hf:{repo_id}", "",
+            f"hf:{repo_id}{at}", "",
             f"could not fetch the dataset from the Hugging Face Hub ({type(error).__name__})",
-            "check the network and the repo id, or download the dataset elsewhere and "
-            "pass its local folder")]) from None
+            "check the network, the repo id and the revision, or download the dataset "
+            "elsewhere and pass its local folder")]) from None
+
+
+def _hub_data_files(folder: Path, hub: HubSpec) -> list[Path]:
+    """The files of one config and/or split: as the dataset card's ``configs`` lists
+    them (the Hub's own layout, and fbi publish's), else ``data/CONFIG/SPLIT.*``."""
+    layout = _card_configs(folder / "README.md")
+    if not layout:  # no card: the folder layout
+        layout = {}
+        for path in sorted((folder / "data").glob("*/*")):
+            layout.setdefault(path.parent.name, []).append(
+                (path.stem.split("-")[0], path.relative_to(folder).as_posix()))
+    configs = [hub.config] if hub.config else sorted(layout)
+    missing = [c for c in configs if c not in layout]
+    if missing:
+        raise DatasetError([Problem(str(hub), "", f"no config {missing[0]!r}",
+                                    f"give one of: {', '.join(sorted(layout)) or '(none)'}")])
+    chosen = [(split, path) for config in configs for split, path in layout[config]
+              if hub.split is None or split == hub.split]
+    if not chosen:
+        splits = sorted({split for config in configs for split, _ in layout[config]})
+        raise DatasetError([Problem(str(hub), "", f"no split {hub.split!r}",
+                                    f"give one of: {', '.join(splits) or '(none)'}")])
+    files = [p for _, pattern in chosen for p in sorted(folder.glob(pattern))]
+    if not files:
+        raise DatasetError([Problem(str(hub), "", "the card lists files the download lacks",
+                                    "check the revision")])
+    return files
+
+
+def _card_configs(card: Path) -> dict[str, list[tuple[str, str]]]:
+    """config → [(split, path pattern)] from a dataset card's YAML front matter."""
+    import yaml
+
+    if not card.is_file():
+        return {}
+    parts = card.read_text(encoding="utf-8").split("---")
+    try:
+        meta = yaml.safe_load(parts[1]) if len(parts) >= 3 else {}
+    except yaml.YAMLError:
+        return {}
+    layout: dict[str, list[tuple[str, str]]] = {}
+    for config in (meta or {}).get("configs") or []:
+        data_files = config.get("data_files") or []
+        if isinstance(data_files, str):
+            data_files = [{"split": "train", "path": data_files}]
+        for entry in data_files:
+            paths = entry.get("path")
+            for path in [paths] if isinstance(paths, str) else paths or []:
+                layout.setdefault(config.get("config_name", "default"), []).append(
+                    (entry.get("split", "train"), path))
+    return layout
 
 
 # ------------------------------------------------------------------ building records

@@ -1,7 +1,9 @@
-"""A small HTTP server on 127.0.0.1 with the Hub endpoints create_repo and upload_folder use.
+"""A small HTTP server on 127.0.0.1 with the Hub endpoints create_repo and upload_folder use,
+and the ones snapshot_download reads a dataset revision with.
 
 It records what it receives: created repos, uploaded files (decoded), commit headers,
-the Authorization headers, and every request path (unknown ones get a 404).
+the Authorization headers, and every request path (unknown ones get a 404). Datasets to
+serve are added with :meth:`HubServer.serve` (repo, revision, files).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ class HubServer:
         self.paths: list[str] = []
         self.validated: list[str] = []
         self.pull_requests: list[dict] = []
+        # (repo, revision or commit sha) → (commit sha, {path: bytes})
+        self.served: dict[tuple[str, str], tuple[str, dict[str, bytes]]] = {}
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,9 +42,59 @@ class HubServer:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def _send_file(self, data: bytes, sha: str, head: bool) -> None:
+                import hashlib
+
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("ETag", f'"{hashlib.sha1(data).hexdigest()}"')
+                self.send_header("X-Repo-Commit", sha)
+                self.end_headers()
+                if not head:
+                    self.wfile.write(data)
+
+            def _dataset_read(self, head: bool = False) -> bool:
+                """The read side of a dataset repo; False when the path is not one."""
+                import hashlib
+
+                path = unquote(urlparse(self.path).path)
+                parts = path.strip("/").split("/")
+                if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and \
+                        parts[4] in ("revision", "tree"):
+                    repo, revision = "/".join(parts[2:4]), parts[5]
+                    if (repo, revision) not in server.served:
+                        self._reply(404, {"error": "Revision Not Found"})
+                        return True
+                    sha, files = server.served[(repo, revision)]
+                    if parts[4] == "revision":
+                        self._reply(200, {"id": repo, "sha": sha, "private": False,
+                                          "siblings": [{"rfilename": f} for f in files]})
+                    else:
+                        self._reply(200, [{"type": "file", "path": f, "size": len(d),
+                                           "oid": hashlib.sha1(d).hexdigest()}
+                                          for f, d in sorted(files.items())])
+                    return True
+                if parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve":
+                    repo, revision, name = "/".join(parts[1:3]), parts[4], "/".join(parts[5:])
+                    sha, files = server.served.get((repo, revision), ("", {}))
+                    if name not in files:
+                        self._reply(404, {"error": "Entry Not Found"})
+                        return True
+                    self._send_file(files[name], sha, head)
+                    return True
+                return False
+
+            def do_HEAD(self) -> None:
+                server.paths.append("HEAD " + unquote(urlparse(self.path).path))
+                if not self._dataset_read(head=True):
+                    self._reply(404, {"error": "not implemented in the test server"})
+
             def do_GET(self) -> None:
                 path = unquote(urlparse(self.path).path)
                 server.paths.append("GET " + path)
+                if self._dataset_read():
+                    return
                 parts = path.strip("/").split("/")
                 if len(parts) == 6 and parts[4] == "discussions" and server.pull_requests:
                     title = server.pull_requests[int(parts[5]) - 1]["title"]
@@ -112,6 +166,14 @@ class HubServer:
 
         self._httpd = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def serve(self, repo: str, revision: str, files: dict[str, bytes]) -> str:
+        """Serve ``files`` as ``repo`` at ``revision`` (and at its commit sha, returned)."""
+        import hashlib
+
+        sha = hashlib.sha1(f"{repo}@{revision}".encode()).hexdigest()
+        self.served[(repo, revision)] = self.served[(repo, sha)] = (sha, files)
+        return sha
 
     @property
     def url(self) -> str:

@@ -62,6 +62,22 @@ def parse_model_args(ctx, param, values: tuple[str, ...]) -> tuple[tuple[str, ob
     return tuple(sorted(parsed.items()))
 
 
+def hub_choice(spec: str, config: str | None, split: str | None) -> str:
+    """SPEC with --hf-config/--hf-split folded in (hf:ORG/NAME@REV?config=…&split=…),
+    so run.json records them and --resume finds them."""
+    import dataclasses
+
+    from fbi.sources import HubSpec
+
+    if config is None and split is None:
+        return spec
+    if not spec.startswith("hf:"):
+        raise click.UsageError("--hf-config and --hf-split go with --dataset hf:ORG/NAME")
+    hub = HubSpec.parse(spec)
+    return str(dataclasses.replace(hub, config=config or hub.config,
+                                   split=split or hub.split))
+
+
 def read_system_prompt(path: Path | None) -> str | None:
     from fbi.errors import InputError
 
@@ -88,7 +104,8 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.option("--judge", default=LOCAL_JUDGE, show_default=True,
               help="Any litellm model string, e.g. gpt-4-turbo or openai/NAME with --api-base.")
 @click.option("--dataset", "dataset_spec", default=SAMPLE, show_default=True,
-              help="sample, a .jsonl/.csv/.parquet file, an FBI TSV folder, hf:ORG/NAME.")
+              help="sample, a .jsonl/.csv/.parquet file, an FBI TSV folder, "
+                   "hf:ORG/NAME[@REVISION].")
 @click.option("--strategy", "strategies", multiple=True,
               help="Strategy name or 'all' (repeatable). Default: vanilla. The paper's: "
                    f"{', '.join(PAPER_STRATEGIES)}; `fbi strategies` describes them.")
@@ -132,6 +149,8 @@ def default_output(judge: str, dataset: str) -> Path:
                    "when it parses. Recorded in run.json and the cache key.")
 @click.option("--system-prompt", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A file whose text is sent as the system message of every call.")
+@click.option("--hf-config", help="With --dataset hf:ORG/NAME[@REVISION]: one config.")
+@click.option("--hf-split", help="With --dataset hf:ORG/NAME[@REVISION]: one split.")
 @click.option("--sample", type=click.IntRange(min=1),
               help="A seeded random N instances per category (or overall: --sample-by).")
 @click.option("--sample-seed", type=int, default=0, show_default=True)
@@ -150,7 +169,8 @@ def default_output(judge: str, dataset: str) -> Path:
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
              api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
-             label, seed, model_args, system_prompt, sample, sample_seed, sample_by, batch,
+             label, seed, model_args, system_prompt, hf_config, hf_split, sample, sample_seed,
+             sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
@@ -166,6 +186,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         if read_spec(resume / "run.json").parameters.get("system_prompt_sha256"):
             raise click.UsageError(f"{resume} was run with a system prompt; pass the same "
                                    "file again with --system-prompt")
+    dataset_spec = hub_choice(dataset_spec, hf_config, hf_split)
     dataset = load_dataset(dataset_spec)
     chosen = dataset.select(abilities, categories, include_extra, limit, sample, sample_seed,
                             sample_by)
