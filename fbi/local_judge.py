@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import threading
 import time
 from pathlib import Path
@@ -77,8 +78,13 @@ def load_model(model: str):
                 from llama_cpp import Llama
             except ImportError:
                 raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
+            # Every core: llama-cpp-python's default is half of them, and one call at a
+            # time holds the model (measured on 2 cores: 4.0 s a Vanilla call → 2.9 s).
+            threads = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                          else os.cpu_count() or 1)
             _models[model] = Llama(model_path=gguf_path(model), n_ctx=CONTEXT_TOKENS,
-                                   verbose=False, seed=0)
+                                   verbose=False, seed=0, n_threads=threads,
+                                   n_threads_batch=threads)
         return _models[model]
 
 
