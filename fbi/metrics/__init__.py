@@ -11,6 +11,7 @@ from fbi.metrics._agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
 from fbi.metrics._outcomes import (
     InstanceOutcome,
     Outcome,
@@ -60,6 +61,7 @@ from fbi.metrics._rates import (
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "EFFECT_SIZE_LABELS",
+    "SIGNIFICANCE",
     "Z_95",
     "GroupRate",
     "InstanceOutcome",
@@ -83,14 +85,17 @@ __all__ = [
     "fleiss_table",
     "group_rate",
     "headline",
+    "holm",
     "instance_outcomes",
     "judge_stability",
     "kr20",
     "krippendorff_alpha",
+    "mcnemar_exact_p",
     "missing_outcomes",
     "multiqa_metrics",
     "noise_group_metrics",
     "noise_metrics",
+    "paired_comparisons",
     "pairwise_breakdowns",
     "pairwise_class",
     "percent_agreement",

@@ -22,6 +22,7 @@ from fbi.metrics import (
     instance_outcomes,
     judge_stability,
     missing_outcomes,
+    paired_comparisons,
     pairwise_breakdowns,
     reference_histograms,
 )
@@ -167,6 +168,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
                   "strategies": run.spec.strategies, "dataset": run.spec.dataset,
                   "judgments": len(run.judgments)} for run in runs],
         "rates": [row.as_dict() for row in aggregate(outcomes + missing)],
+        "comparisons": paired_comparisons(outcomes),
         "pairwise": [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)],
         "reference": [row.as_dict() for row in reference_histograms(outcomes)],
         "explanation_check": explanation_check_rows(outcomes,
@@ -239,11 +241,17 @@ def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
 
 def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
     """Paper Table 4: judges × strategies, with LF/F/IF/R (% undetected) and SI
-    (% retained) — rows grouped by strategy, as the paper lays it out."""
+    (% retained) — rows grouped by strategy, as the paper lays it out. `` *`` marks a
+    rate that differs from the first judge's (by name) on the same instances: exact
+    McNemar, Holm-adjusted p < 0.05 (``summary["comparisons"]``)."""
     cells: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    reference = min((r["judge"] for r in summary["rates"]), default=None)
+    differs = {(c["judge_b"], c["strategy"], c["group"]) for c in summary.get("comparisons", [])
+               if c["significant"] and c["judge_a"] == reference and c["level"] == "ability"}
     for row in summary["rates"]:
         if row["level"] in ("ability", "score-invariant"):
-            cells[(row["strategy"], row["judge"])][row["group"]] = _cell(summary, row)
+            marker = " *" if (row["judge"], row["strategy"], row["group"]) in differs else ""
+            cells[(row["strategy"], row["judge"])][row["group"]] = _cell(summary, row) + marker
     names = summary["display_names"]
     order = strategy_order({strategy for strategy, _ in cells})
     keys = sorted(cells, key=lambda k: (order.index(k[0]), k[1]))
@@ -362,8 +370,12 @@ def render_markdown(summary: dict) -> str:
         parts += ["", f"## {judge}: strategies × abilities (paper Table 3)", "",
                   _markdown_table(*table_3(summary, judge))]
     if len(judges) > 1 or len(judge_strategies(summary)) > 1:
+        reference = min(judges)
         parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
-                  _markdown_table(*table_4(summary)),
+                  _markdown_table(*table_4(summary)), "",
+                  f"\\* differs from {reference} on the same instances (exact McNemar test "
+                  "per ability, Holm-adjusted p < 0.05 across each comparison's categories, "
+                  "abilities and overall; every test is in `summary.json` `comparisons`).",
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
                   "in the paper)", "", _markdown_table(*pooled_table(summary))]
     bias = sorted((r for r in summary["pairwise"] if r["group"] == "all"),

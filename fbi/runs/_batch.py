@@ -284,6 +284,7 @@ class BatchRunner:
             totals.merge(phase)
         for chunk in self._chunks(pending):
             self._submit_chunk(chunk)
+        totals.requests += len(pending)  # each a request to the model, through a batch
         return bool(pending)
 
     def _chunks(self, calls: list[Call]) -> list[list[tuple[Call, bytes]]]:

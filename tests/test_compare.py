@@ -1,0 +1,109 @@
+"""Issue 15, item 2: paired significance between two judges on the same instances,
+checked against statsmodels."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+from openai_server import ChatServer
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+
+from fbi.cli import main
+from fbi.metrics import InstanceOutcome, holm, mcnemar_exact_p, paired_comparisons
+from fbi.taxonomy import Ability
+
+
+@pytest.mark.parametrize("b, c", [(0, 0), (0, 5), (3, 9), (10, 10), (1, 25), (40, 22)])
+def test_exact_mcnemar_matches_statsmodels(b, c):
+    table = [[5, b], [c, 7]]
+    assert mcnemar_exact_p(b, c) == pytest.approx(mcnemar(table, exact=True).pvalue)
+
+
+def test_holm_matches_statsmodels():
+    rng = random.Random(3)
+    pvalues = [rng.random() ** 3 for _ in range(27)]
+    assert holm(pvalues) == pytest.approx(list(multipletests(pvalues, method="holm")[1]))
+
+
+def outcomes(judge, misses: dict[str, list[bool]]):
+    abilities = {"entity": Ability.FACTUAL, "grammar": Ability.LONG_FORM}
+    return [InstanceOutcome(f"{category}-{n}", judge, "vanilla", "single",
+                            abilities[category], category,
+                            "undetected" if missed else "detected")
+            for category, flags in misses.items() for n, missed in enumerate(flags)]
+
+
+def test_each_group_is_tested_and_the_family_corrected():
+    rng = random.Random(7)
+    a = {"entity": [rng.random() < 0.8 for _ in range(40)],
+         "grammar": [rng.random() < 0.5 for _ in range(30)]}
+    b = {"entity": [rng.random() < 0.2 for _ in range(40)],
+         "grammar": [rng.random() < 0.5 for _ in range(30)]}
+    rows = paired_comparisons(outcomes("judge-a", a) + outcomes("judge-b", b))
+    assert [(r["level"], r["group"]) for r in rows] == [
+        ("category", "entity"), ("category", "grammar"), ("ability", "F"), ("ability", "LF"),
+        ("overall", "all")]
+    for row in rows:
+        if row["level"] == "category":
+            pairs = list(zip(a[row["group"]], b[row["group"]], strict=True))
+        elif row["level"] == "ability":
+            category = "entity" if row["group"] == "F" else "grammar"
+            pairs = list(zip(a[category], b[category], strict=True))
+        else:
+            pairs = [*zip(a["entity"], b["entity"], strict=True),
+                     *zip(a["grammar"], b["grammar"], strict=True)]
+        only_a = sum(x and not y for x, y in pairs)
+        only_b = sum(y and not x for x, y in pairs)
+        both = sum(x and y for x, y in pairs)
+        neither = len(pairs) - only_a - only_b - both
+        expected = mcnemar([[both, only_a], [only_b, neither]], exact=True).pvalue
+        assert (row["missed_by_a_only"], row["missed_by_b_only"]) == (only_a, only_b)
+        assert row["p"] == pytest.approx(expected)
+        assert row["rate_a"] == pytest.approx(sum(x for x, _ in pairs) / len(pairs))
+    adjusted = multipletests([r["p"] for r in rows], method="holm")[1]
+    assert [r["p_adjusted"] for r in rows] == pytest.approx(list(adjusted))
+    entity = rows[0]
+    assert entity["significant"] and not rows[1]["significant"]
+
+
+def test_the_report_marks_a_real_difference(tmp_path):
+    """Two judges through the loopback server: one gives every perturbed answer 1 and the
+    rest 10 (never misses), the other scores everything 5 (misses every error)."""
+    from fbi import load_dataset
+
+    perturbed = {i.perturbed_answer for i in load_dataset("sample").instances
+                 if i.category != "score-invariant"}
+
+    def careful(request):
+        answer = request["messages"][-1]["content"].split("<answer>\n", 1)[1]
+        answer = answer.split("\n</answer>", 1)[0]
+        return '{"score": 1}' if answer in perturbed else '{"score": 10}'
+
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    for name, script in (("careful", careful), ("lenient", lambda request: '{"score": 5}')):
+        with ChatServer(script=script) as server:
+            result = CliRunner().invoke(main, [
+                "evaluate", "--judge", f"openai/{name}", "--api-base", server.url,
+                "--strategy", "vanilla_star", "--output", str(tmp_path / name)], env=env)
+            assert result.exit_code == 0, result.output
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "careful"),
+                                       str(tmp_path / "lenient"), "--output",
+                                       str(tmp_path / "out"), "--format", "json",
+                                       "--format", "md"])
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    overall = [c for c in summary["comparisons"] if c["level"] == "overall"]
+    assert len(overall) == 1
+    (row,) = overall
+    assert row["rate_a"] == 0.0 and row["rate_b"] == 1.0 and row["missed_by_b_only"] > 60
+    expected = mcnemar([[0, row["missed_by_a_only"]], [row["missed_by_b_only"], 0]],
+                       exact=True).pvalue
+    assert row["p"] == pytest.approx(expected)
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "differs from openai/careful" in markdown
+    lenient = [line for line in markdown.splitlines() if "| Vanilla* | openai/lenient |" in line]
+    assert lenient and lenient[0].count(" *") == 4  # LF, F, IF and R all differ
