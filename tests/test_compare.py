@@ -107,3 +107,52 @@ def test_the_report_marks_a_real_difference(tmp_path):
     assert "differs from openai/careful" in markdown
     lenient = [line for line in markdown.splitlines() if "| Vanilla* | openai/lenient |" in line]
     assert lenient and lenient[0].count(" *") == 4  # LF, F, IF and R all differ
+
+
+def test_the_leaderboard_ranks_pairs_and_prices_them(tmp_path):
+    """Issue 15, item 1, from stored judgments: a judge that never misses ranks above
+    one that always does; time per 1,000 judgments is worked out here from the log."""
+    from fbi import load_dataset
+
+    perturbed = {i.perturbed_answer for i in load_dataset("sample").instances
+                 if i.category != "score-invariant"}
+
+    def careful(request):
+        prompt = request["messages"][-1]["content"]
+        if "<answer_a>" in prompt:  # pairwise: pick the answer that is not perturbed
+            first = prompt.split("<answer_a>\n", 1)[1].split("\n</answer_a>", 1)[0]
+            return '{"verdict": "B"}' if first in perturbed else '{"verdict": "A"}'
+        answer = prompt.split("<answer>\n", 1)[1].split("\n</answer>", 1)[0]
+        return '{"score": 1}' if answer in perturbed else '{"score": 10}'
+
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    for name, script in (("careful", careful), ("lenient", lambda r: '{"score": 5}')):
+        with ChatServer(script=script, latency_s=0.01) as server:
+            result = CliRunner().invoke(main, [
+                "evaluate", "--judge", f"openai/{name}", "--api-base", server.url,
+                "--strategy", "vanilla_star", "--strategy", "pairwise_star",
+                "--category", "entity", "--category", "grammar", "--output",
+                str(tmp_path / name)], env=env)
+            assert result.exit_code == 0, result.output
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "careful"),
+                                       str(tmp_path / "lenient"), "--output",
+                                       str(tmp_path / "out"), "--format", "json",
+                                       "--format", "md"])
+    assert report.exit_code == 0, report.output
+    board = json.loads((tmp_path / "out" / "summary.json").read_text())["leaderboard"]
+    assert [(r["rank"], r["judge"]) for r in board][:2] == [(1, "openai/careful"),
+                                                            (2, "openai/careful")]
+    assert {r["rate"] for r in board[:2]} == {0.0}
+    careful_vanilla = next(r for r in board if r["judge"] == "openai/careful"
+                           and r["strategy"] == "vanilla_star")
+    records = [json.loads(line) for line in
+               (tmp_path / "careful" / "judgments.jsonl").read_text().splitlines()
+               if json.loads(line)["strategy"] == "vanilla_star"]
+    expected = 1000 * sum(r["latency_s"] for r in records if not r["cached"]) / len(records)
+    assert careful_vanilla["seconds_per_1000"] == pytest.approx(expected)
+    assert careful_vanilla["unparseable_share"] == 0.0
+    assert careful_vanilla["cost_per_1000"] is None  # no price for a loopback model
+    pairwise = next(r for r in board if r["strategy"] == "pairwise_star"
+                    and r["judge"] == "openai/lenient")
+    assert pairwise["unparseable_share"] == 1.0  # '{"score": 5}' is no pairwise verdict
+    assert "## Leaderboard" in (tmp_path / "out" / "report.md").read_text()

@@ -12,6 +12,7 @@ from fbi.metrics._agreement import (
     percent_agreement,
 )
 from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
+from fbi.metrics._leaderboard import leaderboard
 from fbi.metrics._outcomes import (
     InstanceOutcome,
     Outcome,
@@ -90,6 +91,7 @@ __all__ = [
     "judge_stability",
     "kr20",
     "krippendorff_alpha",
+    "leaderboard",
     "mcnemar_exact_p",
     "missing_outcomes",
     "multiqa_metrics",

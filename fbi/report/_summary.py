@@ -21,6 +21,7 @@ from fbi.metrics import (
     aggregate,
     instance_outcomes,
     judge_stability,
+    leaderboard,
     missing_outcomes,
     paired_comparisons,
     pairwise_breakdowns,
@@ -155,6 +156,8 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
     judgments = [j for run in runs for j in run.judgments]
     outcomes = instance_outcomes(judgments)
     missing, coverage_rows = coverage(runs, outcomes)
+    rates = [row.as_dict() for row in aggregate(outcomes + missing)]
+    pairwise = [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)]
     return {
         "convention": convention,
         "coverage": coverage_rows,
@@ -167,9 +170,10 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "runs": [{"folder": str(run.folder), "label": run.label, "judge": run.spec.model,
                   "strategies": run.spec.strategies, "dataset": run.spec.dataset,
                   "judgments": len(run.judgments)} for run in runs],
-        "rates": [row.as_dict() for row in aggregate(outcomes + missing)],
+        "rates": rates,
         "comparisons": paired_comparisons(outcomes),
-        "pairwise": [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)],
+        "leaderboard": leaderboard(rates, pairwise, judgments),
+        "pairwise": pairwise,
         "reference": [row.as_dict() for row in reference_histograms(outcomes)],
         "explanation_check": explanation_check_rows(outcomes,
                                                     [c for r in runs for c in r.checks]),
@@ -272,6 +276,30 @@ def pooled_table(summary: dict) -> tuple[list[str], list[list[str]]]:
     return (["judge", *(names.get(s, s) for s in strategies)],
             [[judge, *(cells[judge].get(s, "–") for s in strategies)]
              for judge in sorted(cells)])
+
+
+def leaderboard_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """Judge × strategy pairs ranked by the overall undetected rate (lower is better)."""
+    names = summary["display_names"]
+
+    def money(value):
+        return "–" if value is None else f"${value:.2f}"
+
+    def seconds(value):
+        return "–" if value is None else f"{value:,.0f}"
+
+    rows = []
+    for row in summary.get("leaderboard", []):
+        interval = "" if row["ci_low"] is None else \
+            f" [{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}]"
+        rows.append([str(row["rank"] or "–"), row["judge"],
+                     names.get(row["strategy"], row["strategy"]),
+                     _percent(row["rate"]) + (interval if row["rate"] is not None else ""),
+                     *(_percent(row[c]) for c in ABILITY_COLUMNS), _percent(row["SI_retained"]),
+                     _percent(row["unparseable_share"]), _percent(row["flip_rate"]),
+                     money(row["cost_per_1000"]), seconds(row["seconds_per_1000"])])
+    return (["rank", "judge", "strategy", "% undetected", *ABILITY_COLUMNS, "SI retained",
+             "% unparseable", "% flips", "cost / 1k", "model s / 1k"], rows)
 
 
 def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str], list[list]]:
@@ -378,6 +406,13 @@ def render_markdown(summary: dict) -> str:
                   "abilities and overall; every test is in `summary.json` `comparisons`).",
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
                   "in the paper)", "", _markdown_table(*pooled_table(summary))]
+    if summary.get("leaderboard"):
+        parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
+                  "rate (lower is better), with what they cost: % unparseable of the "
+                  "judged instances, % flips (pairwise verdicts that change with the "
+                  "slot order), cost and model time per 1,000 judgments from the stored "
+                  "usage (replies from the cache count as free).", "",
+                  _markdown_table(*leaderboard_table(summary))]
     bias = sorted((r for r in summary["pairwise"] if r["group"] == "all"),
                   key=lambda r: judge_strategies(summary).index((r["judge"], r["strategy"])))
     if bias:

@@ -1,0 +1,56 @@
+"""The evaluator leaderboard: which (judge, strategy) misses the fewest planted errors,
+with what it costs — from stored judgments and the rate rows, no model call."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from fbi.records import Judgment
+
+ABILITIES = ("LF", "F", "IF", "R")
+
+
+def leaderboard(rates: list[dict], pairwise: list[dict],
+                judgments: Iterable[Judgment]) -> list[dict]:
+    """One row per judge × strategy, ranked by the overall undetected rate (lowest
+    first; a pair with no readable verdict last), with its 95% interval, the per-ability
+    rates, SI retained, the unparseable share, the pairwise flip rate, and cost and model
+    time per 1,000 judgments from the stored usage (calls answered from the cache count
+    as the call that first paid for them did not: they cost nothing and take no time)."""
+    usage: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
+    for judgment in judgments:
+        usage[(judgment.judge, judgment.strategy)].append(judgment)
+    rows: dict[tuple[str, str], dict] = {}
+    for rate in rates:
+        key = (rate["judge"], rate["strategy"])
+        row = rows.setdefault(key, {"judge": key[0], "strategy": key[1],
+                                    "paradigm": rate["paradigm"]})
+        if rate["level"] == "overall":
+            row.update(rate=rate["rate"], ci_low=rate["ci_low"], ci_high=rate["ci_high"],
+                       instances=rate["instances"],
+                       unparseable_share=rate["unparseable"] / rate["n"] if rate["n"] else None)
+        elif rate["level"] == "ability":
+            row[rate["group"]] = rate["rate"]
+        elif rate["level"] == "score-invariant":
+            row["SI_retained"] = rate["rate"]
+    flips = {(p["judge"], p["strategy"]): p["flip_rate"] for p in pairwise
+             if p["group"] == "all"}
+    for key, row in rows.items():
+        calls = [j for j in usage.get(key, []) if j.status != "error"]
+        paid = [j for j in calls if not j.cached]
+        costs = [j.cost for j in paid if j.cost is not None]
+        row["flip_rate"] = flips.get(key)
+        row["judgments"] = len(calls)
+        row["cost_per_1000"] = (1000 * sum(costs) / len(calls)
+                                if calls and len(costs) == len(paid) else None)
+        row["seconds_per_1000"] = (1000 * sum(j.latency_s for j in paid) / len(calls)
+                                   if calls else None)
+        for name in (*ABILITIES, "SI_retained", "rate", "ci_low", "ci_high",
+                     "unparseable_share", "instances"):
+            row.setdefault(name, None)
+    ranked = sorted(rows.values(), key=lambda r: (r["rate"] is None, r["rate"] or 0.0,
+                                                  r["judge"], r["strategy"]))
+    for rank, row in enumerate(ranked, start=1):
+        row["rank"] = rank if row["rate"] is not None else None
+    return ranked
