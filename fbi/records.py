@@ -39,6 +39,8 @@ class Provenance(BaseModel):
     generator: str = ""  # "gpt-4-turbo", "rules:spelling", "human", ...
     template_version: str = ""
     seed: int | None = None
+    # the model that wrote the gold answer, when known: a judge of its family may favour it
+    gold_model: str = ""
 
 
 class Instance(BaseModel):
@@ -103,6 +105,7 @@ class Instance(BaseModel):
             "generator": self.provenance.generator,
             "template_version": self.provenance.template_version,
             "seed": self.provenance.seed,
+            "gold_model": self.provenance.gold_model,
             "flags": list(self.flags),
             "schema_version": self.schema_version,
         }
@@ -116,7 +119,8 @@ ROW_COLUMNS = tuple(
     ).to_row()
 )
 REQUIRED_COLUMNS = ("category", "instruction", "gold_answer", "perturbed_answer")
-PROVENANCE_COLUMNS = ("source", "original_id", "generator", "template_version", "seed")
+PROVENANCE_COLUMNS = ("source", "original_id", "generator", "template_version", "seed",
+                      "gold_model")
 
 #: Column aliases accepted on input (the original FBI release's names).
 COLUMN_ALIASES = {

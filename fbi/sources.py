@@ -284,8 +284,8 @@ def parquet_schema():
         ("id", text), ("ability", text), ("category", text), ("instruction", text),
         ("gold_answer", text), ("perturbed_answer", text), ("rationale", text),
         ("label", text), ("source", text), ("original_id", text), ("generator", text),
-        ("template_version", text), ("seed", pa.int64()), ("flags", pa.list_(text)),
-        ("schema_version", pa.int64()),
+        ("template_version", text), ("seed", pa.int64()), ("gold_model", text),
+        ("flags", pa.list_(text)), ("schema_version", pa.int64()),
     ])
 
 

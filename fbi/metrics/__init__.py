@@ -11,6 +11,7 @@ from fbi.metrics._agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from fbi.metrics._bias import length_bias, model_family, self_preference
 from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
 from fbi.metrics._leaderboard import leaderboard
 from fbi.metrics._outcomes import (
@@ -92,8 +93,10 @@ __all__ = [
     "kr20",
     "krippendorff_alpha",
     "leaderboard",
+    "length_bias",
     "mcnemar_exact_p",
     "missing_outcomes",
+    "model_family",
     "multiqa_metrics",
     "noise_group_metrics",
     "noise_metrics",
@@ -108,6 +111,7 @@ __all__ = [
     "remap_by_first_appearance",
     "response_consistency",
     "retest_metrics",
+    "self_preference",
     "set_scores",
     "token_confidence",
     "wilson_interval",

@@ -182,6 +182,9 @@ class PairwiseBreakdown:
     unparseable: int
     flip_rate: float | None  # pairs whose mapped verdict changes with the slot order
     first_slot_share: float | None  # A chosen among A/B verdicts; 0.5 means no position bias
+    slot_choices: int = 0  # A/B verdicts (ties and both-bad left out)
+    first_slot_ci_low: float | None = None  # 95% Wilson interval of first_slot_share
+    first_slot_ci_high: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -216,6 +219,7 @@ def pairwise_breakdowns(outcomes: Iterable[InstanceOutcome],
         classes = Counter(o.pairwise_class for o in items)
         slot_counts = slots[key]
         chosen = slot_counts["A"] + slot_counts["B"]
+        interval = wilson_interval(slot_counts["A"], chosen)
         flip = flips.get(key, [])
         rows.append(PairwiseBreakdown(
             judge=key[0], strategy=key[1], group=key[2], G=classes["G"], P=classes["P"],
@@ -223,7 +227,9 @@ def pairwise_breakdowns(outcomes: Iterable[InstanceOutcome],
             inconsistent=classes["inconsistent"],
             unparseable=sum(o.outcome == "unparseable" for o in items),
             flip_rate=sum(flip) / len(flip) if flip else None,
-            first_slot_share=slot_counts["A"] / chosen if chosen else None))
+            first_slot_share=slot_counts["A"] / chosen if chosen else None,
+            slot_choices=chosen, first_slot_ci_low=interval[0] if interval else None,
+            first_slot_ci_high=interval[1] if interval else None))
     return rows
 
 

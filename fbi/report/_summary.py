@@ -22,10 +22,12 @@ from fbi.metrics import (
     instance_outcomes,
     judge_stability,
     leaderboard,
+    length_bias,
     missing_outcomes,
     paired_comparisons,
     pairwise_breakdowns,
     reference_histograms,
+    self_preference,
 )
 from fbi.records import ExplanationCheck, RunSpec
 from fbi.runs import Run
@@ -157,6 +159,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
     outcomes = instance_outcomes(judgments)
     missing, coverage_rows = coverage(runs, outcomes)
     rates = [row.as_dict() for row in aggregate(outcomes + missing)]
+    instances = {i: instance for run in runs for i, instance in run.instances.items()}
     pairwise = [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)]
     return {
         "convention": convention,
@@ -173,6 +176,9 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "rates": rates,
         "comparisons": paired_comparisons(outcomes),
         "leaderboard": leaderboard(rates, pairwise, judgments),
+        "bias": {"length": length_bias(outcomes, instances),
+                 "self_preference": self_preference(
+                     outcomes, instances, {run.label: run.spec.model for run in runs})},
         "pairwise": pairwise,
         "reference": [row.as_dict() for row in reference_histograms(outcomes)],
         "explanation_check": explanation_check_rows(outcomes,
@@ -302,6 +308,51 @@ def leaderboard_table(summary: dict) -> tuple[list[str], list[list[str]]]:
              "% unparseable", "% flips", "cost / 1k", "model s / 1k"], rows)
 
 
+def bias_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The bias diagnostics as (title, header, rows): length bands, slot position, and
+    self-preference where gold answers name their model."""
+    names = summary["display_names"]
+    bias = summary.get("bias", {})
+
+    def cell(row: dict | None) -> str:
+        if row is None or row["rate"] is None:
+            return "–"
+        return (f"{100 * row['rate']:.1f} [{100 * row['ci_low']:.0f}–"
+                f"{100 * row['ci_high']:.0f}] ({row['n']})")
+
+    tables = []
+    length = {(r["judge"], r["strategy"], r["band"]): r for r in bias.get("length", [])}
+    pairs = sorted({(judge, strategy) for judge, strategy, _ in length})
+    if pairs:
+        tables.append(("Undetected % by the perturbed answer's length beside the gold's "
+                       "(shorter < 0.9×, longer > 1.1× in words), [95% Wilson] (n)",
+                       ["judge", "strategy", "shorter", "about equal", "longer"],
+                       [[judge, names.get(strategy, strategy),
+                         *(cell(length.get((judge, strategy, band)))
+                           for band in ("shorter", "about equal", "longer"))]
+                        for judge, strategy in pairs]))
+    slots = [r for r in summary.get("pairwise", []) if r["group"] == "all" and r["slot_choices"]]
+    if slots:
+        tables.append(("Position: % of A/B verdicts that chose the first slot "
+                       "(50 is unbiased), [95% Wilson] (n)",
+                       ["judge", "strategy", "first slot"],
+                       [[r["judge"], names.get(r["strategy"], r["strategy"]),
+                         f"{100 * r['first_slot_share']:.1f} [{100 * r['first_slot_ci_low']:.0f}"
+                         f"–{100 * r['first_slot_ci_high']:.0f}] ({r['slot_choices']})"]
+                        for r in slots]))
+    own = {(r["judge"], r["strategy"], r["same_family"]): r
+           for r in bias.get("self_preference", [])}
+    pairs = sorted({(judge, strategy) for judge, strategy, _ in own})
+    if pairs:
+        tables.append(("Self-preference: undetected % on gold answers written by the "
+                       "judge's own model family and by others, [95% Wilson] (n)",
+                       ["judge", "strategy", "own family", "other models"],
+                       [[judge, names.get(strategy, strategy), cell(own.get((judge, strategy,
+                                                                              True))),
+                         cell(own.get((judge, strategy, False)))] for judge, strategy in pairs]))
+    return tables
+
+
 def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str], list[list]]:
     """Paper Tables 6–16 for one judge and strategy, in the layout of its paradigm."""
     paradigm = next(r["paradigm"] for r in summary["rates"]
@@ -406,6 +457,8 @@ def render_markdown(summary: dict) -> str:
                   "abilities and overall; every test is in `summary.json` `comparisons`).",
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
                   "in the paper)", "", _markdown_table(*pooled_table(summary))]
+    for title, header, rows in bias_tables(summary):
+        parts += ["", f"## Bias: {title}", "", _markdown_table(header, rows)]
     if summary.get("leaderboard"):
         parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
                   "rate (lower is better), with what they cost: % unparseable of the "

@@ -33,6 +33,7 @@ COLUMN_DOCS = [
     ("generator", "what made the perturbation: rules:CATEGORY, llm:MODEL, or human"),
     ("template_version", "version of the template or rules that made it"),
     ("seed", "random seed of the rule engine, when used"),
+    ("gold_model", "the model that wrote the gold answer, when known"),
     ("flags", "automatic pre-screen flags the candidate carried"),
     ("schema_version", "version of this record layout"),
 ]
