@@ -29,7 +29,10 @@ err_console = Console(stderr=True, highlight=False)
                    "intervals) or the paper's (single and reference over all instances).")
 @click.option("--strict", is_flag=True,
               help="Exit 1 when an instance lacks a judgment or a log line is unreadable.")
-def report(run_dirs, formats, output, convention, strict) -> None:
+@click.option("--jury", type=click.Choice(["majority", "mean", "any"]),
+              help="Add a virtual judge made of the runs given (same instances and "
+                   "strategies): majority vote, mean score, or any member detecting.")
+def report(run_dirs, formats, output, convention, strict, jury) -> None:
     """Render the blind-spot report from stored judgments only (no model call).
 
     Several run folders (other judges or strategies) become one comparison report.
@@ -37,7 +40,7 @@ def report(run_dirs, formats, output, convention, strict) -> None:
     from fbi.report import coverage_warning, table_3, write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
-                                    convention)
+                                    convention, jury)
     warnings = summary["problems"] + [coverage_warning(r) for r in summary["coverage"]]
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

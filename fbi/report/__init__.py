@@ -11,6 +11,8 @@ from fbi.report._html import (
     noise_charts,
     render_html,
 )
+from fbi.report._jury import MODES as JURY_MODES
+from fbi.report._jury import jury_run
 from fbi.report._summary import (
     ABILITY_COLUMNS,
     CONVENTIONS,
@@ -46,6 +48,7 @@ __all__ = [
     "CONVENTIONS",
     "EXAMPLES_PER_RUN",
     "FORMATS",
+    "JURY_MODES",
     "MULTIQA_COLUMNS",
     "RATE_KEY",
     "SUMMARY_SCHEMA_VERSION",
@@ -60,6 +63,7 @@ __all__ = [
     "heat_colour",
     "heatmap",
     "judge_strategies",
+    "jury_run",
     "label_runs",
     "leaderboard_table",
     "load_robustness",

@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 
 from fbi.report._html import render_html
-from fbi.report._summary import build_summary, load_robustness, render_csv, render_markdown
+from fbi.report._jury import jury_run
+from fbi.report._summary import (
+    build_summary,
+    label_runs,
+    load_robustness,
+    render_csv,
+    render_markdown,
+)
 from fbi.runs import load_run
 
 FORMATS = ("md", "html", "json", "csv")
@@ -14,12 +21,16 @@ FORMATS = ("md", "html", "json", "csv")
 
 def write_report(run_folders: list[str | Path], output: str | Path | None,
                  formats: tuple[str, ...] = FORMATS,
-                 convention: str = "fbi") -> tuple[dict, list[Path]]:
-    """Read the runs, build the summary and write the asked formats; returns both."""
+                 convention: str = "fbi", jury: str | None = None) -> tuple[dict, list[Path]]:
+    """Read the runs, build the summary and write the asked formats; returns both. With
+    ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``)."""
     robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
     robust_folders = {r["folder"] for r in robustness}
     runs = [load_run(folder) for folder in run_folders if str(Path(folder)) not in
             robust_folders]
+    if jury is not None:
+        runs = label_runs(runs)
+        runs.append(jury_run(runs, jury))
     summary = build_summary(runs, robustness, convention)
     output = Path(output) if output else Path(run_folders[0])
     output.mkdir(parents=True, exist_ok=True)
