@@ -80,6 +80,7 @@ class ModelRequest:
     seed: int | None = None
     # further litellm parameters (--model-arg top_p=0.9), sorted by name
     model_args: tuple[tuple[str, Any], ...] = ()
+    sample: int = 0  # the k-th asking of the same request (--samples): its own reply
 
     def cache_key(self) -> str:
         """sha256 of the canonical JSON of the fields that change the output.
@@ -95,6 +96,7 @@ class ModelRequest:
             # only when set, so the keys of requests without them stay as they were
             **({"seed": self.seed} if self.seed is not None else {}),
             **({"model_args": self.model_args} if self.model_args else {}),
+            **({"sample": self.sample} if self.sample else {}),
         }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -301,8 +303,9 @@ class ModelClient:
         api_key = self.api_key_for(request.model, request.api_base)
         if api_key:
             kwargs["api_key"] = api_key
-        if request.seed is not None:
-            kwargs["seed"] = request.seed
+        if request.seed is not None or request.sample:
+            # the k-th sample is seeded k past the run's seed: different, reproducible
+            kwargs["seed"] = (request.seed or 0) + request.sample
         kwargs.update(request.model_args)
         if request.top_logprobs:
             kwargs.update(logprobs=True, top_logprobs=request.top_logprobs)

@@ -199,6 +199,7 @@ class Judgment(CallRecord):
     verdict: Literal["gold", "perturbed", "tie", "both_bad"] | None = None
     explanation: str | None = None
     parser_version: str = ""
+    sample: int = 0  # which of --samples K asks of the same call (0: the first, or only)
 
 
 RunKind = Literal["evaluate", "explain-check", "perturb", "robustness"]

@@ -78,6 +78,7 @@ def options_of(spec, folder: Path) -> dict[str, Any]:
         "include_extra": selection.get("include_extra", False),
         "limit": selection.get("limit"), "temperature": parameters.get("temperature"),
         "max_tokens": parameters.get("max_tokens"), "seed": parameters.get("seed"),
+        "samples": parameters.get("samples"),
         "model_arg": [f"{k}={_json(v)}" for k, v in
                       (parameters.get("model_args") or {}).items()],
         "api_base": spec.api_base, "timeout": settings.get("timeout_s"),

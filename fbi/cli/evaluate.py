@@ -151,6 +151,10 @@ def default_output(judge: str, dataset: str) -> Path:
               help="A file whose text is sent as the system message of every call.")
 @click.option("--hf-config", help="With --dataset hf:ORG/NAME[@REVISION]: one config.")
 @click.option("--hf-split", help="With --dataset hf:ORG/NAME[@REVISION]: one split.")
+@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Ask every call K times (use with --temperature > 0): the report gives "
+                   "how often an instance's outcome changes between samples, Fleiss' κ "
+                   "across them, and the rate's spread. Tables use the first sample.")
 @click.option("--sample", type=click.IntRange(min=1),
               help="A seeded random N instances per category (or overall: --sample-by).")
 @click.option("--sample-seed", type=int, default=0, show_default=True)
@@ -169,7 +173,8 @@ def default_output(judge: str, dataset: str) -> Path:
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
              api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
-             label, seed, model_args, system_prompt, hf_config, hf_split, sample, sample_seed,
+             label, seed, model_args, system_prompt, hf_config, hf_split, samples, sample,
+             sample_seed,
              sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
@@ -200,7 +205,8 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         temperature=temperature, max_tokens=max_tokens, api_base=api_base,
         concurrency=concurrency, timeout_s=timeout, retries=retries, repair=repair,
         max_cost=max_cost, prompts_dir=prompts_dir, label=label, seed=seed,
-        model_args=model_args, system_prompt=read_system_prompt(system_prompt))
+        model_args=model_args, system_prompt=read_system_prompt(system_prompt),
+        samples=samples)
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output)
     cache = None if no_cache else ResponseCache(cache_path)
@@ -214,7 +220,8 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     totals = evaluation.run(client, RichProgress("judging"),
                             batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals)
-    console.print(headline_table(read_judgments(output), evaluation.registry))
+    first_samples = [j for j in read_judgments(output) if j.sample == 0]
+    console.print(headline_table(first_samples, evaluation.registry))
     console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
                   f"fbi report {output}")
     exit_for(totals)

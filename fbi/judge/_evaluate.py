@@ -75,6 +75,7 @@ class EvaluationConfig:
     seed: int | None = None
     model_args: tuple[tuple[str, Any], ...] = ()  # further litellm parameters, sorted
     system_prompt: str | None = None  # sent as the system message of every call
+    samples: int = 1  # ask every call this many times (repeatability; see --samples)
 
     @property
     def reply_tokens(self) -> int:
@@ -140,7 +141,8 @@ def plan_calls(
                     strategy.meta.range_for(instance.ability.axis)
             if score_range not in schemas:
                 schemas[score_range] = strategy.response_schema(score_range)
-            for role, variables in _roles(strategy, instance):
+            for role, variables, sample in _sampled(_roles(strategy, instance),
+                                                    config.samples):
                 if score_range is not None:
                     variables.update(score_min=score_range[0], score_max=score_range[1])
                 text = registry.render(strategy, instruction=instance.instruction,
@@ -151,20 +153,29 @@ def plan_calls(
                     model=config.judge, messages=(*system, ("user", text)),
                     temperature=config.temperature, max_tokens=config.reply_tokens,
                     response_schema=schemas[score_range], api_base=config.api_base,
-                    seed=config.seed, model_args=config.model_args)
+                    seed=config.seed, model_args=config.model_args, sample=sample)
                 fields = {
                     "instance_id": instance.id, "ability": instance.ability,
                     "category": instance.category, "strategy": strategy.name,
                     "strategy_version": strategy.version, "paradigm": strategy.paradigm,
                     "role": role, "judge": config.judge, "score_range": score_range,
-                    "parser_version": PARSER_VERSION}
+                    "parser_version": PARSER_VERSION, "sample": sample}
                 calls.append(Call(
-                    f"{instance.id}|{strategy.name}|{role}", request, Judgment, fields,
+                    f"{instance.id}|{strategy.name}|{role}" + (f"|s{sample}" if sample else ""),
+                    request, Judgment, fields,
                     judge_parser(strategy.paradigm, role, score_range, echoes_of(instance)),
                     repair=_repair(registry, strategy, request, score_range),
                     repairs=config.repair,
                     expected_reply_tokens=EXPECTED_REPLY_TOKENS[strategy.meta.explanation]))
     return calls
+
+
+def _sampled(roles, samples: int):
+    """(role, variables, sample) for every sample of every role; the first sample keeps
+    the call ids and cache keys of a run without --samples."""
+    for role, variables in roles:
+        for sample in range(samples):
+            yield role, dict(variables), sample
 
 
 def _roles(strategy: Strategy, instance: Instance):
@@ -195,7 +206,8 @@ def _repair(registry: StrategyRegistry, strategy: Strategy, request: ModelReques
             model=request.model, messages=(*request.messages, ("assistant", reply),
                                            ("user", ask)),
             temperature=request.temperature, max_tokens=64, response_schema=schema,
-            api_base=request.api_base, seed=request.seed, model_args=request.model_args)
+            api_base=request.api_base, seed=request.seed, model_args=request.model_args,
+            sample=request.sample)
 
     return follow_up
 
@@ -271,6 +283,8 @@ class Evaluation:
                         "max_tokens": self.config.reply_tokens,
                         # only when set, so folders written before still match
                         **({"seed": self.config.seed} if self.config.seed is not None else {}),
+                        **({"samples": self.config.samples} if self.config.samples > 1
+                           else {}),
                         **({"model_args": dict(self.config.model_args)}
                            if self.config.model_args else {}),
                         **({"system_prompt_sha256": hashlib.sha256(

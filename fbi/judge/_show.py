@@ -28,7 +28,7 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
               system_prompt: str | None = None) -> ShownCall:
     """The call ``call_id`` of a judge run folder (see the module docstring)."""
     run = load_run(run_dir)
-    judgments = {j.call_id: j for j in run.judgments}
+    judgments = {j.call_id: j for j in [*run.judgments, *run.repeats]}
     if call_id not in judgments:
         close = difflib.get_close_matches(call_id, judgments, n=3, cutoff=0.5)
         hint = f" Did you mean {', '.join(close)}?" if close else \
@@ -59,7 +59,8 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
         max_tokens=parameters.get("max_tokens"), api_base=run.spec.api_base,
         seed=parameters.get("seed"),
         model_args=tuple(sorted((parameters.get("model_args") or {}).items())),
-        system_prompt=system_prompt, prompts_dir=prompts_dir)
+        system_prompt=system_prompt, prompts_dir=prompts_dir,
+        samples=judgment.sample + 1)
     (call,) = [c for c in plan_calls([instance], [strategy], registry, config)
                if c.call_id == call_id]
     matches = call.request.prompt_hash() == judgment.prompt_hash

@@ -59,6 +59,7 @@ from fbi.metrics._rates import (
     reference_histograms,
     wilson_interval,
 )
+from fbi.metrics._repeat import repeatability
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -109,6 +110,7 @@ __all__ = [
     "rate_of",
     "reference_histograms",
     "remap_by_first_appearance",
+    "repeatability",
     "response_consistency",
     "retest_metrics",
     "self_preference",

@@ -27,6 +27,7 @@ from fbi.metrics import (
     paired_comparisons,
     pairwise_breakdowns,
     reference_histograms,
+    repeatability,
     self_preference,
 )
 from fbi.records import ExplanationCheck, RunSpec
@@ -117,7 +118,7 @@ def _relabelled(run: Run, label: str) -> Run:
     return Run(run.folder, run.spec.model_copy(update={"label": label}),
                [j.model_copy(update={"judge": label}) for j in run.judgments],
                run.instances, [c.model_copy(update={"judge": label}) for c in run.checks],
-               run.problems)
+               run.problems, [j.model_copy(update={"judge": label}) for j in run.repeats])
 
 
 CONVENTIONS = ("fbi", "paper")
@@ -176,6 +177,8 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "rates": rates,
         "comparisons": paired_comparisons(outcomes),
         "leaderboard": leaderboard(rates, pairwise, judgments),
+        "repeatability": repeatability(
+            [*judgments, *(j for run in runs for j in run.repeats)]),
         "bias": {"length": length_bias(outcomes, instances),
                  "self_preference": self_preference(
                      outcomes, instances, {run.label: run.spec.model for run in runs})},
@@ -306,6 +309,17 @@ def leaderboard_table(summary: dict) -> tuple[list[str], list[list[str]]]:
                      money(row["cost_per_1000"]), seconds(row["seconds_per_1000"])])
     return (["rank", "judge", "strategy", "% undetected", *ABILITY_COLUMNS, "SI retained",
              "% unparseable", "% flips", "cost / 1k", "model s / 1k"], rows)
+
+
+def repeatability_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+    names = summary["display_names"]
+    return (["judge", "strategy", "samples", "instances", "% changed", "Fleiss' κ",
+             "% undetected mean [min–max]"],
+            [[r["judge"], names.get(r["strategy"], r["strategy"]), str(r["samples"]),
+              str(r["instances"]), _percent(r["changed_share"]), _f(r["fleiss_kappa"]),
+              "–" if r["rate_mean"] is None else
+              f"{100 * r['rate_mean']:.1f} [{100 * r['rate_min']:.1f}–"
+              f"{100 * r['rate_max']:.1f}]"] for r in summary["repeatability"]])
 
 
 def bias_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -457,6 +471,12 @@ def render_markdown(summary: dict) -> str:
                   "abilities and overall; every test is in `summary.json` `comparisons`).",
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
                   "in the paper)", "", _markdown_table(*pooled_table(summary))]
+    if summary.get("repeatability"):
+        parts += ["", "## Repeatability (the same calls asked several times)", "",
+                  "How often an instance's outcome changes between samples, Fleiss' κ of "
+                  "the samples as raters, and the undetected rate's spread over samples "
+                  "(the tables above read the first sample).", "",
+                  _markdown_table(*repeatability_table(summary))]
     for title, header, rows in bias_tables(summary):
         parts += ["", f"## Bias: {title}", "", _markdown_table(header, rows)]
     if summary.get("leaderboard"):

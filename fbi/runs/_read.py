@@ -15,7 +15,9 @@ from fbi.runs._log import read_log
 
 @dataclass
 class Run:
-    """A run folder, read."""
+    """A run folder, read. ``judgments`` are the first sample of every call — what every
+    table reads, so a run with ``--samples K`` is reported like one without; the further
+    samples are in ``repeats``, for the repeatability figures."""
 
     folder: Path
     spec: RunSpec
@@ -23,6 +25,7 @@ class Run:
     instances: dict[str, Instance]
     checks: list[ExplanationCheck]
     problems: list[str] = field(default_factory=list)  # what could not be read, said
+    repeats: list[Judgment] = field(default_factory=list)  # samples 1..K-1
 
     @property
     def label(self) -> str:
@@ -49,7 +52,9 @@ def load_run(folder: str | Path) -> Run:
     judgments = read_log(judgments_path, Judgment)
     checks = read_log(folder / "explanation_checks.jsonl", ExplanationCheck)
     problems = [p for p in (judgments.problem(), checks.problem()) if p]
-    return Run(folder, spec, list(judgments.latest().values()), instances,
-               list(checks.latest().values()), problems)
+    records = list(judgments.latest().values())
+    return Run(folder, spec, [j for j in records if j.sample == 0], instances,
+               list(checks.latest().values()), problems,
+               [j for j in records if j.sample > 0])
 
 
