@@ -42,7 +42,7 @@ def jury_run(members: list[Run], mode: str) -> Run:
             calls[(judgment.strategy, judgment.instance_id)][run.label][judgment.role] = \
                 judgment
     judgments = []
-    for (_, _), by_member in sorted(calls.items()):
+    for _, by_member in sorted(calls.items()):
         if len(by_member) < 2:
             continue  # only one member judged it: no jury
         judgments += _verdict(by_member, mode, label)
