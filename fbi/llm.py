@@ -59,7 +59,7 @@ def import_litellm():
         litellm.suppress_debug_info = True
         litellm.drop_params = True  # a provider without json_schema gets free text instead
         litellm.telemetry = False
-        from fbi.local_judge import register
+        from fbi.local import register
 
         register(litellm)
         litellm._fbi_ready = True
@@ -117,9 +117,12 @@ class ModelResponse:
     latency_s: float = 0.0
     cached: bool = False
     finish_reason: str | None = None
-    # per generated token, the log-probabilities of the top candidates (chosen one first),
-    # when the request asked for them and the provider returns them
-    token_logprobs: list[list[float]] | None = None
+    # per generated token, (text, log-probability) of the chosen token and then of its top
+    # alternatives, when the request asked for them and the provider returns them
+    token_logprobs: list[list[tuple[str, float]]] | None = None
+
+    def __post_init__(self) -> None:
+        self.token_logprobs = _as_token_logprobs(self.token_logprobs)
 
     def usage(self) -> dict[str, Any]:
         """The usage fields of a call record."""
@@ -332,7 +335,7 @@ class ModelClient:
             cost=_cost(litellm, reply),
             latency_s=latency,
             finish_reason=getattr(choice, "finish_reason", None),
-            token_logprobs=_token_logprobs(choice) if request.top_logprobs else None,
+            token_logprobs=token_logprobs_of(choice) if request.top_logprobs else None,
         )
 
 
@@ -341,7 +344,7 @@ def check_model(model: str, api_base: str | None = None, api_key: str | None = N
     for it is set (or given, or a custom ``api_base`` may need none). ConfigError says
     what to set."""
     if model.startswith("local/"):
-        from fbi.local_judge import check_available
+        from fbi.local import check_available
 
         check_available(model)
         return
@@ -401,21 +404,23 @@ _CODE_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
 def abort_local_calls() -> None:
     """Make the embedded judge stop generating (Ctrl-C): calls in flight end at the next
     token with an error, queued ones at once. API calls are cancelled by the caller."""
-    from fbi.local_judge import abort_all
+    from fbi.local import abort_all
 
     abort_all()
 
 
 def allow_local_calls() -> None:
     """Undo :func:`abort_local_calls` when a new run starts."""
-    from fbi.local_judge import allow_all
+    from fbi.local import allow_all
 
     allow_all()
 
 
-def _token_logprobs(choice) -> list[list[float]] | None:
-    """Top log-probabilities per token from an OpenAI-shaped choice, chosen token first."""
-    logprobs = getattr(choice, "logprobs", None)
+def token_logprobs_of(choice) -> list[list[tuple[str, float]]] | None:
+    """Per generated token, (text, log-probability) of the chosen token and then its top
+    alternatives, from an OpenAI-shaped choice (litellm's object, or a batch file's dict)."""
+    logprobs = choice.get("logprobs") if isinstance(choice, dict) else \
+        getattr(choice, "logprobs", None)
     content = getattr(logprobs, "content", None) if logprobs is not None else None
     if content is None and isinstance(logprobs, dict):
         content = logprobs.get("content")
@@ -424,9 +429,20 @@ def _token_logprobs(choice) -> list[list[float]] | None:
     tokens = []
     for token in content:
         token = token if isinstance(token, dict) else token.model_dump()
-        top = [t["logprob"] for t in token.get("top_logprobs") or []]
-        tokens.append([token["logprob"], *[p for p in top if p != token["logprob"]]][:10])
+        chosen = (token.get("token") or "", token["logprob"])
+        others = [(t.get("token") or "", t["logprob"]) for t in token.get("top_logprobs") or []
+                  if t.get("token") != chosen[0]]
+        tokens.append([chosen, *others][:21])
     return tokens
+
+
+def _as_token_logprobs(tokens) -> list[list[tuple[str, float]]] | None:
+    """Stored token log-probabilities as (text, log-probability) pairs. Cache entries
+    written before fbi kept the texts hold bare numbers: their texts are unknown ("")."""
+    if not tokens:
+        return None
+    return [[(str(c[0]), float(c[1])) if isinstance(c, (list, tuple)) else ("", float(c))
+             for c in top] for top in tokens]
 
 
 _UNPRICED: set[str] = set()  # models litellm has no price for: not looked up again

@@ -198,6 +198,11 @@ class Judgment(CallRecord):
     slot_verdict: str | None = None
     verdict: Literal["gold", "perturbed", "tie", "both_bad"] | None = None
     explanation: str | None = None
+    # --logprobs: the score weighted by the judge's token probabilities (G-Eval), the
+    # distribution behind it, and the share of the score token's probability it covers
+    expected_score: float | None = None
+    score_probabilities: dict[int, float] | None = None
+    score_mass: float | None = None
     parser_version: str = ""
     sample: int = 0  # which of --samples K asks of the same call (0: the first, or only)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import re
 import threading
@@ -56,14 +57,42 @@ def qa_script(request: dict) -> str:
 SCRIPTS = {"judge": hashed_verdict_script, "qa": qa_script}
 
 
+_TOKENS = re.compile(r"\d+|\w+|\s+|[^\w\s]")
+#: With logprobs asked: the score's token gets these (offset from the score, probability)
+#: candidates, plus a non-number with the rest; every other token is certain.
+SCORE_CANDIDATES = ((0, 0.6), (-1, 0.3))
+
+
+def token_logprobs(text: str) -> dict:
+    """OpenAI-shaped ``logprobs`` for ``text``: numbers are single tokens (as in OpenAI's
+    tokenizers); the token after ``"score": `` is uncertain (SCORE_CANDIDATES)."""
+    content = []
+    score_at = re.search(r'"score":\s*(\d+)', text)
+    position = 0
+    for token in _TOKENS.findall(text):
+        if score_at and position == score_at.start(1):
+            score = int(token)
+            top = [(str(score + offset), p) for offset, p in SCORE_CANDIDATES]
+            top.append(("?", 1 - sum(p for _, p in SCORE_CANDIDATES)))
+        else:
+            top = [(token, 1.0)]
+        content.append({"token": token, "logprob": math.log(top[0][1]),
+                        "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in top]})
+        position += len(token)
+    return {"content": content}
+
+
 def chat_completion(text: str, request: dict) -> dict:
     prompt_tokens = sum(len((m.get("content") or "").split())
                         for m in request.get("messages", []))
+    choice = {"index": 0, "finish_reason": "stop",
+              "message": {"role": "assistant", "content": text}}
+    if request.get("logprobs"):
+        choice["logprobs"] = token_logprobs(text)
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
         "model": request.get("model", "test"),
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
+        "choices": [choice],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
                   "total_tokens": prompt_tokens + len(text.split())},
     }

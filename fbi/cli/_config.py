@@ -79,6 +79,7 @@ def options_of(spec, folder: Path) -> dict[str, Any]:
         "limit": selection.get("limit"), "temperature": parameters.get("temperature"),
         "max_tokens": parameters.get("max_tokens"), "seed": parameters.get("seed"),
         "samples": parameters.get("samples"),
+        "logprobs": True if parameters.get("logprobs") else None,
         "model_arg": [f"{k}={_json(v)}" for k, v in
                       (parameters.get("model_args") or {}).items()],
         "api_base": spec.api_base, "timeout": settings.get("timeout_s"),

@@ -36,6 +36,9 @@ def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2))
 
 
+#: Top log-probabilities asked per token with --logprobs: OpenAI's maximum.
+TOP_LOGPROBS = 20
+
 #: litellm parameters that have an option of their own, or must never be set this way.
 RESERVED_MODEL_ARGS = {"model", "messages", "api_key", "api_base", "temperature",
                        "max_tokens", "seed", "response_format", "timeout", "num_retries",
@@ -155,6 +158,11 @@ def default_output(judge: str, dataset: str) -> Path:
               help="Ask every call K times (use with --temperature > 0): the report gives "
                    "how often an instance's outcome changes between samples, Fleiss' κ "
                    "across them, and the rate's spread. Tables use the first sample.")
+@click.option("--logprobs", is_flag=True,
+              help="Ask single-answer and reference calls for token log-probabilities and "
+                   "store the probability-weighted (G-Eval) expected score beside the "
+                   "sampled one; the report shows the undetected rate under both. For "
+                   "providers that return them (OpenAI, vLLM, the embedded judge).")
 @click.option("--sample", type=click.IntRange(min=1),
               help="A seeded random N instances per category (or overall: --sample-by).")
 @click.option("--sample-seed", type=int, default=0, show_default=True)
@@ -173,9 +181,8 @@ def default_output(judge: str, dataset: str) -> Path:
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
              api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
-             label, seed, model_args, system_prompt, hf_config, hf_split, samples, sample,
-             sample_seed,
-             sample_by, batch,
+             label, seed, model_args, system_prompt, hf_config, hf_split, samples, logprobs,
+             sample, sample_seed, sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
@@ -206,7 +213,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         concurrency=concurrency, timeout_s=timeout, retries=retries, repair=repair,
         max_cost=max_cost, prompts_dir=prompts_dir, label=label, seed=seed,
         model_args=model_args, system_prompt=read_system_prompt(system_prompt),
-        samples=samples)
+        samples=samples, logprobs=TOP_LOGPROBS if logprobs else 0)
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output)
     cache = None if no_cache else ResponseCache(cache_path)

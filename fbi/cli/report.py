@@ -49,7 +49,12 @@ def report(run_dirs, formats, output, convention, strict, jury) -> None:
         header, rows = table_3(summary, judge)
         console.print(rate_table(f"{judge}: % undetected ({shown}); SI: % retained",
                                  header, rows))
-    from fbi.report import robustness_tables
+    from fbi.report import robustness_tables, weighted_table
+
+    if summary.get("weighted_scores"):
+        console.print(rate_table("% undetected under the sampled and the probability-"
+                                 "weighted score (--logprobs) [95% interval]",
+                                 *weighted_table(summary)))
 
     for title, header, rows in robustness_tables(summary):
         console.print(rate_table(title, header, rows))

@@ -22,6 +22,7 @@ from typing import Any
 from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
 from fbi.judge._strategies import Strategy, StrategyRegistry
+from fbi.judge._weighting import weighted_score
 from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, ModelResponse, litellm_version
 from fbi.records import (
     INSTANCE_SCHEMA_VERSION,
@@ -76,6 +77,9 @@ class EvaluationConfig:
     model_args: tuple[tuple[str, Any], ...] = ()  # further litellm parameters, sorted
     system_prompt: str | None = None  # sent as the system message of every call
     samples: int = 1  # ask every call this many times (repeatability; see --samples)
+    # --logprobs: ask scored calls for this many top token log-probabilities per token,
+    # for the probability-weighted (G-Eval) score; 0: none
+    logprobs: int = 0
 
     @property
     def reply_tokens(self) -> int:
@@ -99,20 +103,30 @@ def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
         parsed = parse_reply(texts[0], field_name, score_range, echoes, finish_reason)
         for repaired in texts[1:] if parsed.status != "ok" else []:
             again = parse_reply(repaired, field_name, score_range, echoes)
-            if again.status == "ok":
+            if again.status == "ok":  # (``at`` is dropped: it points into a follow-up)
                 return dataclasses.replace(
-                    again, explanation=parsed.explanation or texts[0].strip() or None)
+                    again, explanation=parsed.explanation or texts[0].strip() or None,
+                    at=None)
         return parsed
 
     def parse(responses: list[ModelResponse]) -> Parsed:
-        parsed = read([r.text for r in responses], responses[0].finish_reason)
+        texts = [r.text for r in responses]
+        parsed = read(texts, responses[0].finish_reason)
         verdict = None
         if parsed.verdict is not None and role in SLOTS:
             a, b = SLOTS[role]
             verdict = {"A": a, "B": b}.get(parsed.verdict, parsed.verdict)
-        return Parsed(parsed.status, {"score": parsed.score, "slot_verdict": parsed.verdict,
-                                      "verdict": verdict, "explanation": parsed.explanation},
-                      parsed.reason)
+        fields = {"score": parsed.score, "slot_verdict": parsed.verdict, "verdict": verdict,
+                  "explanation": parsed.explanation}
+        tokens = responses[0].token_logprobs
+        if tokens and parsed.score is not None and parsed.at is not None and score_range:
+            weighted = weighted_score(texts[0], parsed.score, parsed.at, score_range, tokens)
+            if weighted is not None:
+                fields.update(expected_score=round(weighted.expected, 6),
+                              score_probabilities={v: round(p, 6) for v, p in
+                                                   weighted.probabilities.items()},
+                              score_mass=round(weighted.mass, 6))
+        return Parsed(parsed.status, fields, parsed.reason)
 
     return parse
 
@@ -153,7 +167,8 @@ def plan_calls(
                     model=config.judge, messages=(*system, ("user", text)),
                     temperature=config.temperature, max_tokens=config.reply_tokens,
                     response_schema=schemas[score_range], api_base=config.api_base,
-                    seed=config.seed, model_args=config.model_args, sample=sample)
+                    seed=config.seed, model_args=config.model_args, sample=sample,
+                    top_logprobs=config.logprobs if score_range is not None else 0)
                 fields = {
                     "instance_id": instance.id, "ability": instance.ability,
                     "category": instance.category, "strategy": strategy.name,
@@ -225,9 +240,13 @@ def reparse(judgment: Judgment, instance: Instance | None) -> Judgment:
                          echoes_of(instance))
     texts = [judgment.raw_output, *judgment.repair_outputs]
     parsed = parse([ModelResponse(text=t) for t in texts])
-    return judgment.model_copy(update={**parsed.fields, "status": parsed.status,
-                                       "reason": parsed.reason,
-                                       "parser_version": PARSER_VERSION})
+    update = {**parsed.fields, "status": parsed.status, "reason": parsed.reason,
+              "parser_version": PARSER_VERSION}
+    if parsed.fields.get("score") != judgment.score:
+        # the token log-probabilities are not stored: the weighting belonged to the old
+        # reading of the score, so it goes with it
+        update.update(expected_score=None, score_probabilities=None, score_mass=None)
+    return judgment.model_copy(update=update)
 
 
 # ------------------------------------------------------------------ a whole run
@@ -284,6 +303,8 @@ class Evaluation:
                         # only when set, so folders written before still match
                         **({"seed": self.config.seed} if self.config.seed is not None else {}),
                         **({"samples": self.config.samples} if self.config.samples > 1
+                           else {}),
+                        **({"logprobs": self.config.logprobs} if self.config.logprobs
                            else {}),
                         **({"model_args": dict(self.config.model_args)}
                            if self.config.model_args else {}),

@@ -27,6 +27,7 @@ silently as detected or undetected.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -90,6 +91,7 @@ class ParsedReply:
     verdict: str | None = None  # the slot verdict: A, B, tie or both_bad
     explanation: str | None = None
     reason: str | None = None  # why it is unparseable
+    at: int | None = None  # where the object or marker that gave the verdict starts
 
 
 def parse_reply(
@@ -112,7 +114,7 @@ def parse_reply(
         # is the judge's even where an answer holds the same bytes.
         found = _from_json(unquoted, field, score_range) or _from_json(objects, field,
                                                                          score_range)
-        return found[1] if found else _broken_json(objects, field, finish_reason)
+        return _placed(found) if found else _broken_json(objects, field, finish_reason)
     # Free text with perhaps an object in it: the judge's last word outside its quotes
     # of the answers decides, a JSON object or a verdict marker.
     structured = _from_json(unquoted, field, score_range)
@@ -121,20 +123,25 @@ def parse_reply(
     marker = _last_score(visible, score_range) if field == "score" else _last_verdict(visible)
     if marker is not None and (structured is None or structured[1].status != "ok"
                                or marker[0] > structured[0]):
-        return _checked(marker[1], field, score_range, text.strip())
+        return _placed((marker[0], _checked(marker[1], field, score_range, text.strip())))
     if structured is not None:
-        return structured[1]
+        return _placed(structured)
     # The judge's own fenced object that merely equals an answer's bytes.
     fenced = _from_json(_outside(objects, [(start, end) for start, end in quotes
                                            if not _FENCED_BLOCK.fullmatch(text, start, end)]),
                         field, score_range)
     if fenced is not None:
-        return fenced[1]
+        return _placed(fenced)
     if finish_reason == "length":
         return ParsedReply("unparseable", reason="reply cut off by the token limit")
     if _REFUSAL.search(text):
         return ParsedReply("unparseable", reason="refusal")
     return ParsedReply("unparseable", reason="no verdict found")
+
+
+def _placed(found: tuple[int, ParsedReply]) -> ParsedReply:
+    start, parsed = found
+    return dataclasses.replace(parsed, at=start) if parsed.status == "ok" else parsed
 
 
 Placed = tuple[int, int, dict]  # a JSON object and where it starts and ends in the reply

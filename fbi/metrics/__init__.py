@@ -60,6 +60,7 @@ from fbi.metrics._rates import (
     wilson_interval,
 )
 from fbi.metrics._repeat import repeatability
+from fbi.metrics._weighted import weighted_rates
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -116,5 +117,6 @@ __all__ = [
     "self_preference",
     "set_scores",
     "token_confidence",
+    "weighted_rates",
     "wilson_interval",
 ]

@@ -414,7 +414,8 @@ def set_scores(predicted: list[str], gold: list[str]) -> tuple[float, float, flo
     return precision, recall, f1
 
 
-def token_confidence(token_logprobs: list[list[float]] | None) -> dict[str, float] | None:
+def token_confidence(token_logprobs: list[list[tuple[str, float]]] | None
+                     ) -> dict[str, float] | None:
     """Confidence from token log-probabilities, each a mean over the generated tokens:
     ``max_softmax`` the chosen token's probability, ``margin`` its lead over the runner-up
     (0 without one), ``neg_entropy`` minus the entropy of the renormalised top candidates.
@@ -423,7 +424,7 @@ def token_confidence(token_logprobs: list[list[float]] | None) -> dict[str, floa
         return None
     chosen, margins, entropies = [], [], []
     for top in token_logprobs:
-        probabilities = np.exp(np.asarray(top, dtype=np.float64))
+        probabilities = np.exp(np.asarray([logprob for _, logprob in top], dtype=np.float64))
         chosen.append(probabilities[0])
         margins.append(probabilities[0] - probabilities[1] if len(probabilities) > 1 else 0.0)
         p = probabilities / probabilities.sum()

@@ -19,6 +19,7 @@ from fbi.report._summary import (
     MULTIQA_COLUMNS,
     RATE_KEY,
     SUMMARY_SCHEMA_VERSION,
+    WEIGHTED_NOTE,
     bias_tables,
     build_summary,
     category_table,
@@ -37,6 +38,7 @@ from fbi.report._summary import (
     robustness_tables,
     table_3,
     table_4,
+    weighted_table,
 )
 from fbi.report._write import (
     FORMATS,
@@ -52,6 +54,7 @@ __all__ = [
     "MULTIQA_COLUMNS",
     "RATE_KEY",
     "SUMMARY_SCHEMA_VERSION",
+    "WEIGHTED_NOTE",
     "ability_bars",
     "bias_tables",
     "build_summary",
@@ -77,5 +80,6 @@ __all__ = [
     "robustness_tables",
     "table_3",
     "table_4",
+    "weighted_table",
     "write_report",
 ]

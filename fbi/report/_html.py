@@ -12,6 +12,7 @@ from fbi.diffing import word_diff
 from fbi.report._summary import (
     ABILITY_COLUMNS,
     RATE_KEY,
+    WEIGHTED_NOTE,
     Run,
     bias_tables,
     category_table,
@@ -20,9 +21,11 @@ from fbi.report._summary import (
     judge_strategies,
     leaderboard_table,
     pooled_table,
+    repeatability_table,
     robustness_tables,
     table_3,
     table_4,
+    weighted_table,
 )
 from fbi.taxonomy import PERTURBATION_CATEGORIES
 
@@ -137,6 +140,10 @@ def render_html(summary: dict, runs: list[Run]) -> str:
         table4=table_4(summary) if len(judge_strategies(summary)) > 1 else None,
         pooled=pooled_table(summary), note=convention_note(summary),
         leaderboard=leaderboard_table(summary), bias=bias_tables(summary),
+        weighted=weighted_table(summary) if summary.get("weighted_scores") else None,
+        weighted_note=WEIGHTED_NOTE,
+        repeatability=repeatability_table(summary) if summary.get("repeatability")
+        else None,
         warnings=summary["problems"] + [coverage_warning(r) for r in summary["coverage"]],
         heatmap=heatmap(summary), bars=ability_bars(summary), pairwise=pairwise,
         per_category=[(judge, summary["display_names"].get(s, s),

@@ -29,6 +29,7 @@ from fbi.metrics import (
     reference_histograms,
     repeatability,
     self_preference,
+    weighted_rates,
 )
 from fbi.records import ExplanationCheck, RunSpec
 from fbi.runs import Run
@@ -179,6 +180,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "leaderboard": leaderboard(rates, pairwise, judgments),
         "repeatability": repeatability(
             [*judgments, *(j for run in runs for j in run.repeats)]),
+        "weighted_scores": weighted_rates(judgments),
         "bias": {"length": length_bias(outcomes, instances),
                  "self_preference": self_preference(
                      outcomes, instances, {run.label: run.spec.model for run in runs})},
@@ -320,6 +322,32 @@ def repeatability_table(summary: dict) -> tuple[list[str], list[list[str]]]:
               "–" if r["rate_mean"] is None else
               f"{100 * r['rate_mean']:.1f} [{100 * r['rate_min']:.1f}–"
               f"{100 * r['rate_max']:.1f}]"] for r in summary["repeatability"]])
+
+
+def weighted_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """Undetected % under the sampled and the probability-weighted score (--logprobs)."""
+    names = summary["display_names"]
+
+    def rate(row: dict, kind: str) -> str:
+        if row[f"{kind}_rate"] is None:
+            return "–"
+        return (f"{_percent(row[f'{kind}_rate'])} [{100 * row[f'{kind}_ci_low']:.0f}–"
+                f"{100 * row[f'{kind}_ci_high']:.0f}]")
+
+    return (["judge", "strategy", "n", "sampled", "weighted", "ties s/w", "SI s/w",
+             "no logprobs"],
+            [[r["judge"], names.get(r["strategy"], r["strategy"]), str(r["instances"]),
+              rate(r, "sampled"), rate(r, "expected"),
+              f"{r['sampled_ties']}/{r['expected_ties']}",
+              f"{_percent(r['sampled_si_retained'])}/{_percent(r['expected_si_retained'])}",
+              str(r["without_weights"])] for r in summary.get("weighted_scores", [])])
+
+
+WEIGHTED_NOTE = ("% undetected on the same instances under the sampled score and under "
+                 "the probability-weighted score (G-Eval: the expectation over the score "
+                 "tokens' probabilities, from --logprobs), with 95% Wilson intervals; ties "
+                 "(s/w) count as undetected; SI s/w is % retained under each; \"no "
+                 "logprobs\" instances lack an expected score and are in neither rate.")
 
 
 def bias_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -477,6 +505,9 @@ def render_markdown(summary: dict) -> str:
                   "the samples as raters, and the undetected rate's spread over samples "
                   "(the tables above read the first sample).", "",
                   _markdown_table(*repeatability_table(summary))]
+    if summary.get("weighted_scores"):
+        parts += ["", "## Probability-weighted scores", "", WEIGHTED_NOTE, "",
+                  _markdown_table(*weighted_table(summary))]
     for title, header, rows in bias_tables(summary):
         parts += ["", f"## Bias: {title}", "", _markdown_table(header, rows)]
     if summary.get("leaderboard"):

@@ -35,7 +35,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from fbi.errors import ConfigError, InputError, ModelError
-from fbi.llm import ModelClient, ModelResponse, describe_error, import_litellm, public_url
+from fbi.llm import (
+    ModelClient,
+    ModelResponse,
+    describe_error,
+    import_litellm,
+    public_url,
+    token_logprobs_of,
+)
 from fbi.records import CallRecord
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 from fbi.runs._log import AppendLog, append_durably, read_log
@@ -332,7 +339,7 @@ def _response_of(line: dict, model: str) -> ModelResponse | None:
         text=(choice.get("message") or {}).get("content") or "",
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         cost=batch_cost(model, prompt_tokens, completion_tokens),
-        finish_reason=choice.get("finish_reason"))
+        finish_reason=choice.get("finish_reason"), token_logprobs=token_logprobs_of(choice))
 
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

