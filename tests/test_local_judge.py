@@ -47,3 +47,30 @@ def test_missing_local_extra_says_what_to_install(tmp_path):
                             cwd=OUTSIDE_CHECKOUT)
     assert result.returncode == 2
     assert "pip install 'fbi[local]'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
+    """The embedded engine (grammar asked about the chosen token only, the shared prompt
+    opening kept between calls) replies exactly as llama-cpp-python's own chat completion
+    with a fresh context per call, for greedy decoding."""
+    from llama_cpp import Llama
+
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.local import CONTEXT_TOKENS, generate, gguf_path
+    from fbi.sources import load_dataset
+
+    calls = Evaluation(load_dataset("sample").select(categories=("entity",), limit=2),
+                       EvaluationConfig(), "unused").calls[:3]
+    reference = Llama(model_path=gguf_path("smollm2-135m"), n_ctx=CONTEXT_TOKENS,
+                      verbose=False, seed=0)
+    for call in calls:
+        reference.reset()
+        expected = reference.create_chat_completion(
+            messages=call.request.message_dicts(), temperature=0.0, max_tokens=120,
+            response_format={"type": "json_object", "schema": call.request.response_schema})
+        ours = generate("smollm2-135m", call.request.message_dicts(), {
+            "max_tokens": 120, "temperature": 0.0, "response_format": {
+                "type": "json_schema", "json_schema": {"schema": call.request.response_schema}}})
+        assert ours["choices"][0]["message"]["content"] == \
+            expected["choices"][0]["message"]["content"]
+        assert ours["usage"]["completion_tokens"] == expected["usage"]["completion_tokens"]

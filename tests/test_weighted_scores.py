@@ -177,6 +177,9 @@ def test_logprobs_through_the_whole_pipeline(tmp_path):
     assert set(rows) == {"vanilla", "reference"} and rows["vanilla"]["without_weights"] == 0
     assert "Probability-weighted scores" in (tmp_path / "r" / "report.md").read_text()
     assert 'id="weighted"' in (tmp_path / "r" / "report.html").read_text()
+    record = next(r for r in scored if r["score"] > r["score_range"][0])
+    shown = CliRunner().invoke(main, ["show", str(run), record["call_id"]], env=env)
+    assert f"weighted {record['expected_score']:.2f}" in shown.output, shown.output
 
 
 def test_the_embedded_judge_passes_log_probabilities(tmp_path):

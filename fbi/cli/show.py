@@ -43,6 +43,11 @@ def show(run_dir, call_id, prompts_dir, system_prompt) -> None:
     verdict = (f"score {judgment.score}" if judgment.score is not None else
                f"verdict {judgment.slot_verdict} (→ {judgment.verdict})"
                if judgment.slot_verdict else "none")
+    if judgment.expected_score is not None:
+        distribution = ", ".join(f"{value}: {p:.2f}" for value, p in
+                                 (judgment.score_probabilities or {}).items())
+        verdict += (f" (weighted {judgment.expected_score:.2f} over {distribution}; "
+                    f"{100 * (judgment.score_mass or 0):.0f}% of the token's probability)")
     console.print(f"status [bold]{judgment.status}[/]"
                   + (f" ({escape(judgment.reason)})" if judgment.reason else "")
                   + f"; {verdict}; parser {judgment.parser_version}; "

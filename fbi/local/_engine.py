@@ -10,10 +10,11 @@ distribution as filtering first (for greedy decoding: the same token).
 The loop also reads the log-probabilities straight from the logits, so ``logprobs`` costs
 no second pass and needs no ``logits_all`` buffer.
 
-One sequence at a time, on purpose: decoding several sequences in one llama.cpp batch
-was measured at no gain on this kind of machine (the 135M model is compute-bound on
-CPU: ~1.0x on 2 cores at 4 and 8 sequences), and it makes a reply depend on which other
-calls happened to share its batch (11 of 16 replies changed). See benchmarks/RESULTS.md.
+One sequence at a time, on purpose: the 135M model is compute-bound on a CPU, so
+decoding several sequences in one llama.cpp batch gains little (on 2 cores: decoding
+104 → 149 tokens/s at 8 sequences, prompt evaluation nothing, whole calls 31.2 → 30.4 s
+for 16), and it makes a reply depend on which other calls happened to share its batch
+(11 of 16 replies changed). See benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class LlamaEngine:
         self._ids = np.arange(self._n_vocab, dtype=np.int32)
         self._grammars: dict[str, str] = {}  # schema JSON → GBNF
         self._lock = threading.Lock()
+        self._in_memory: list[int] = []  # the tokens whose keys and values the context holds
 
     # -- one call -----------------------------------------------------------------
 
@@ -108,11 +110,22 @@ class LlamaEngine:
     def _decode(self, prompt: list[int], max_tokens: int, temperature: float, rng,
                 grammar, top_logprobs: int, should_stop) -> Generation:
         cpp = self._llama_cpp
-        # A fresh context per call, so a reply never depends on the calls before it.
-        cpp.llama_memory_clear(cpp.llama_get_memory(self._ctx), True)
-        for start in range(0, len(prompt), self._n_batch):
+        # The prompt's opening tokens that are already in the context (the judge
+        # instructions every call shares) are kept, the rest is dropped and fed anew.
+        # A token's keys and values depend only on the tokens before it, so the reply is
+        # the one a fresh context gives (checked: 24 of 24 replies identical) — at least
+        # one token is always fed, for the logits to start from.
+        kept = 0
+        while kept < min(len(prompt) - 1, len(self._in_memory)) and \
+                prompt[kept] == self._in_memory[kept]:
+            kept += 1
+        memory = cpp.llama_get_memory(self._ctx)
+        cpp.llama_memory_seq_rm(memory, 0, kept, -1)
+        self._in_memory = []  # unknown until the prompt is in
+        for start in range(kept, len(prompt), self._n_batch):
             self._feed(prompt[start:start + self._n_batch], start,
                        last=start + self._n_batch >= len(prompt))
+        self._in_memory = list(prompt)
         pieces: list[str] = []
         logprobs: list[TokenLogprobs] = []
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -134,6 +147,7 @@ class LlamaEngine:
             if top_logprobs:
                 logprobs.append(self._logprobs(logits, token, piece, top_logprobs))
             self._feed([token], position, last=True)
+            self._in_memory.append(token)
         pieces.append(decoder.decode(b"", final=True))
         return Generation("".join(pieces), len(prompt), generated, finish_reason, logprobs)
 

@@ -1,0 +1,161 @@
+"""The embedded judge against raw llama-cpp-python, and the README's main job.
+
+    python benchmarks/embedded_judge.py [--calls 24] [--main-job]
+
+1. Calls per minute on the main job's first N prompts (built-in sample, `vanilla`, JSON
+   schema as grammar, greedy, a fresh context per call), three ways, one after another
+   in this process: raw llama-cpp-python's `create_chat_completion`; fbi's provider
+   alone (`fbi.local.generate`); fbi's whole runner (litellm, runner, parser, log).
+2. What the hardware allows: raw llama.cpp prompt throughput, decoding speed at 1, 4 and
+   8 sequences in one batch (does decoding several calls at once pay here?), and from
+   them the least time the main job's prompts alone need.
+3. With --main-job: `fbi evaluate` as the README runs it, fresh cache, timed from outside.
+
+Results go to stdout as JSON; copy them to benchmarks/RESULTS.md with machine and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def main_job_calls(work: Path):
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.sources import load_dataset
+
+    return Evaluation(load_dataset("sample"), EvaluationConfig(), work / "plan")
+
+
+def raw_llama_cpp(calls, threads: int) -> float:
+    """Seconds for the calls through llama-cpp-python's own chat completion."""
+    from llama_cpp import Llama
+
+    from fbi.local import CONTEXT_TOKENS, gguf_path
+
+    llama = Llama(model_path=gguf_path("smollm2-135m"), n_ctx=CONTEXT_TOKENS, verbose=False,
+                  seed=0, n_threads=threads, n_threads_batch=threads)
+    started = time.perf_counter()
+    for call in calls:
+        llama.reset()
+        llama.create_chat_completion(
+            messages=call.request.message_dicts(), temperature=0.0,
+            max_tokens=call.request.max_tokens, seed=0,
+            response_format={"type": "json_object", "schema": call.request.response_schema})
+    return time.perf_counter() - started
+
+
+def fbi_provider(calls) -> float:
+    """Seconds for the calls through fbi's provider function (no litellm, no runner)."""
+    from fbi.local import generate
+
+    generate("smollm2-135m", [{"role": "user", "content": "Hi"}], {"max_tokens": 1})  # load
+    started = time.perf_counter()
+    for call in calls:
+        generate("smollm2-135m", call.request.message_dicts(), {
+            "max_tokens": call.request.max_tokens, "temperature": 0.0,
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": "verdict", "schema": call.request.response_schema}}})
+    return time.perf_counter() - started
+
+
+def fbi_runner(evaluation, n: int) -> float:
+    """Seconds for the first n calls through `Evaluation.run` (litellm, runner, log)."""
+    from fbi.llm import ModelClient
+
+    evaluation.calls = evaluation.calls[:n]
+    started = time.perf_counter()
+    evaluation.run(ModelClient(cache=None))
+    return time.perf_counter() - started
+
+
+def hardware(evaluation, threads: int) -> dict:
+    """Raw llama.cpp prompt and decoding throughput, the latter at 1, 4 and 8 sequences
+    decoded together in one batch (positions 250+, as after a judge prompt)."""
+    import llama_cpp
+    from llama_cpp import Llama
+
+    from fbi.local import gguf_path
+
+    llama = Llama(model_path=gguf_path("smollm2-135m"), n_ctx=512, verbose=False,
+                  n_threads=threads)
+    params = llama_cpp.llama_context_default_params()
+    params.n_ctx, params.n_batch, params.n_seq_max, params.kv_unified = 8192, 2048, 8, True
+    params.n_threads = params.n_threads_batch = threads
+    ctx = llama_cpp.llama_init_from_model(llama._model.model, params)
+    memory = llama_cpp.llama_get_memory(ctx)
+    batch = llama_cpp.llama_batch_init(2048, 0, 1)
+
+    def decode(sequences: int, tokens: int, start: int) -> float:
+        batch.n_tokens = sequences * tokens
+        for s in range(sequences):
+            for j in range(tokens):
+                i = s * tokens + j
+                batch.token[i], batch.pos[i], batch.n_seq_id[i] = 100 + (7 * j + s) % 999, \
+                    start + j, 1
+                batch.seq_id[i][0], batch.logits[i] = s, j == tokens - 1
+        began = time.perf_counter()
+        assert llama_cpp.llama_decode(ctx, batch) == 0
+        return time.perf_counter() - began
+
+    llama_cpp.llama_memory_clear(memory, True)
+    prompt_rate = 1024 / decode(4, 256, 0)
+    results = {"raw_prompt_tokens_per_s": round(prompt_rate)}
+    for sequences in (1, 4, 8):
+        llama_cpp.llama_memory_clear(memory, True)
+        decode(sequences, 250, 0)
+        step = sum(decode(sequences, 1, 250 + k) for k in range(20)) / 20
+        results[f"raw_decode_tokens_per_s_{sequences}_sequences"] = round(sequences / step)
+    prompt_tokens = sum(len(llama.tokenize(m["content"].encode()))
+                        for call in evaluation.calls for m in call.request.message_dicts())
+    results["main_job_prompt_tokens"] = prompt_tokens
+    results["main_job_least_seconds_for_prompts_alone"] = round(prompt_tokens / prompt_rate)
+    llama_cpp.llama_batch_free(batch)
+    llama_cpp.llama_free(ctx)
+    return results
+
+
+def main_job(work: Path) -> dict:
+    env = {**os.environ, "FBI_CACHE": str(work / "fresh-cache.sqlite")}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--output",
+                           str(work / "main-job")], env=env, capture_output=True, text=True,
+                          cwd=work)
+    return {"main_job_exit_code": done.returncode,
+            "main_job_wall_seconds": round(time.perf_counter() - started, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=24)
+    parser.add_argument("--main-job", action="store_true")
+    args = parser.parse_args()
+    threads = len(os.sched_getaffinity(0))
+    work = Path(tempfile.mkdtemp(prefix="fbi-embedded-"))
+    evaluation = main_job_calls(work)
+    calls = evaluation.calls[:args.calls]
+    results: dict = {"cores": threads, "calls": len(calls)}
+    raw = raw_llama_cpp(calls, threads)
+    provider = fbi_provider(calls)
+    runner = fbi_runner(main_job_calls(work), len(calls))
+    for name, seconds in (("raw_llama_cpp", raw), ("fbi_provider", provider),
+                          ("fbi_runner", runner)):
+        results[f"{name}_calls_per_min"] = round(60 * len(calls) / seconds, 1)
+    results["fbi_runner_overhead_vs_raw"] = round(runner / raw - 1, 3)
+    results.update(hardware(evaluation, threads))
+    if args.main_job:
+        results.update(main_job(work))
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
