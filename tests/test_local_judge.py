@@ -61,16 +61,22 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
 
     calls = Evaluation(load_dataset("sample").select(categories=("entity",), limit=2),
                        EvaluationConfig(), "unused").calls[:3]
+    asks = [(call.request.message_dicts(), call.request.response_schema) for call in calls]
+    # and a prompt longer than one llama.cpp batch (512 tokens), fed in pieces
+    long_answer = " ".join(f"Fact {n}: the river is {n} metres deep." for n in range(120))
+    asks.append(([{"role": "user", "content": f"Rate this from 1 to 10 as JSON: "
+                   f"{long_answer}"}], calls[0].request.response_schema))
     reference = Llama(model_path=gguf_path("smollm2-135m"), n_ctx=CONTEXT_TOKENS,
                       verbose=False, seed=0)
-    for call in calls:
+    for messages, schema in asks:
         reference.reset()
         expected = reference.create_chat_completion(
-            messages=call.request.message_dicts(), temperature=0.0, max_tokens=120,
-            response_format={"type": "json_object", "schema": call.request.response_schema})
-        ours = generate("smollm2-135m", call.request.message_dicts(), {
+            messages=messages, temperature=0.0, max_tokens=120,
+            response_format={"type": "json_object", "schema": schema})
+        ours = generate("smollm2-135m", messages, {
             "max_tokens": 120, "temperature": 0.0, "response_format": {
-                "type": "json_schema", "json_schema": {"schema": call.request.response_schema}}})
+                "type": "json_schema", "json_schema": {"schema": schema}}})
         assert ours["choices"][0]["message"]["content"] == \
             expected["choices"][0]["message"]["content"]
-        assert ours["usage"]["completion_tokens"] == expected["usage"]["completion_tokens"]
+        assert ours["usage"] == expected["usage"]
+    assert expected["usage"]["prompt_tokens"] > 512  # the long prompt came last

@@ -32,6 +32,7 @@ import numpy as np
 #: What the stream reports for a token: its text, its log-probability and the top
 #: alternatives as (text, log-probability), most likely first.
 TokenLogprobs = tuple[str, float, list[tuple[str, float]]]
+BATCH_TOKENS = 512  # prompt tokens fed to llama.cpp at a time
 
 
 @dataclass
@@ -57,15 +58,14 @@ class LlamaEngine:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self._llama_cpp = llama_cpp
-        self._llama = Llama(model_path=model_path, n_ctx=context_tokens, n_batch=512,
+        self._llama = Llama(model_path=model_path, n_ctx=context_tokens, n_batch=BATCH_TOKENS,
                             verbose=False, seed=0, n_threads=threads,
                             n_threads_batch=threads)
         self._ctx = self._llama._ctx.ctx
         self._vocab = llama_cpp.llama_model_get_vocab(self._llama._model.model)
         self._n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
         self._n_ctx = context_tokens
-        self._n_batch = 512
-        self._batch = llama_cpp.llama_batch_init(self._n_batch, 0, 1)
+        self._batch = llama_cpp.llama_batch_init(BATCH_TOKENS, 0, 1)
         eos, bos = self._llama.token_eos(), self._llama.token_bos()
         self._formatter = Jinja2ChatFormatter(
             template=self._llama.metadata["tokenizer.chat_template"],
@@ -122,9 +122,9 @@ class LlamaEngine:
         memory = cpp.llama_get_memory(self._ctx)
         cpp.llama_memory_seq_rm(memory, 0, kept, -1)
         self._in_memory = []  # unknown until the prompt is in
-        for start in range(kept, len(prompt), self._n_batch):
-            self._feed(prompt[start:start + self._n_batch], start,
-                       last=start + self._n_batch >= len(prompt))
+        for start in range(kept, len(prompt), BATCH_TOKENS):
+            self._feed(prompt[start:start + BATCH_TOKENS], start,
+                       last=start + BATCH_TOKENS >= len(prompt))
         self._in_memory = list(prompt)
         pieces: list[str] = []
         logprobs: list[TokenLogprobs] = []
