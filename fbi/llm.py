@@ -10,6 +10,7 @@ map read from the package rather than the network.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -310,7 +311,8 @@ class ModelClient:
             # the k-th sample is seeded k past the run's seed: different, reproducible
             kwargs["seed"] = (request.seed or 0) + request.sample
         kwargs.update(request.model_args)
-        if request.top_logprobs:
+        if request.top_logprobs and supports_logprobs(request.model) is not False:
+            # (asked of a provider without them, litellm refuses the whole call)
             kwargs.update(logprobs=True, top_logprobs=request.top_logprobs)
         if request.response_schema is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
@@ -337,6 +339,23 @@ class ModelClient:
             finish_reason=getattr(choice, "finish_reason", None),
             token_logprobs=token_logprobs_of(choice) if request.top_logprobs else None,
         )
+
+
+@functools.cache
+def supports_logprobs(model: str) -> bool | None:
+    """Whether litellm passes token log-probabilities (``top_logprobs``) to this model's
+    provider: True or False from litellm's table of supported parameters, None when
+    litellm does not know the model."""
+    if model.startswith("local/"):
+        return True  # fbi's own decoding loop returns them
+    litellm = import_litellm()
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model)
+        supported = litellm.get_supported_openai_params(model=name,
+                                                        custom_llm_provider=provider)
+    except Exception:  # litellm raises many kinds for a model it does not know
+        return None
+    return None if supported is None else "top_logprobs" in supported
 
 
 def check_model(model: str, api_base: str | None = None, api_key: str | None = None) -> None:

@@ -204,3 +204,23 @@ def test_the_embedded_judge_passes_log_probabilities(tmp_path):
     assert report.returncode == 0, report.stderr
     (row,) = json.loads((tmp_path / "r" / "summary.json").read_text())["weighted_scores"]
     assert row["judge"] == "local/smollm2-135m" and row["instances"] == 1
+
+
+def test_providers_without_log_probabilities(tmp_path):
+    """Asked explicitly (--logprobs), a provider litellm sends none to is refused up
+    front; asked by a suite where they are optional (MAQA), the parameter is left out,
+    since litellm refuses the whole call otherwise."""
+    from fbi.llm import ModelClient, ModelRequest
+
+    result = CliRunner().invoke(main, [
+        "evaluate", "--judge", "anthropic/claude-3-5-sonnet-20241022", "--logprobs",
+        "--dry-run", "--output", str(tmp_path / "run")],
+        env={"ANTHROPIC_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")})
+    assert result.exit_code == 2 and "--logprobs" in result.output, result.output
+    assert not (tmp_path / "run").exists()
+
+    client = ModelClient()
+    for model, sent in (("anthropic/claude-3-5-sonnet-20241022", False),
+                        ("openai/gpt-4o", True), ("local/smollm2-135m", True)):
+        arguments = client._arguments(ModelRequest(model, (("user", "Hi"),), top_logprobs=5))
+        assert ("top_logprobs" in arguments) is sent, model

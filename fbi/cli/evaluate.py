@@ -198,6 +198,14 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         if read_spec(resume / "run.json").parameters.get("system_prompt_sha256"):
             raise click.UsageError(f"{resume} was run with a system prompt; pass the same "
                                    "file again with --system-prompt")
+    if logprobs:
+        from fbi.llm import supports_logprobs
+
+        if supports_logprobs(judge) is False:
+            raise click.UsageError(
+                f"--logprobs: litellm passes no token log-probabilities to {judge}'s "
+                "provider. Fix: drop --logprobs, or judge with a provider that returns "
+                "them (openai, azure, hosted_vllm, together_ai, the embedded local judge)")
     dataset_spec = hub_choice(dataset_spec, hf_config, hf_split)
     dataset = load_dataset(dataset_spec)
     chosen = dataset.select(abilities, categories, include_extra, limit, sample, sample_seed,

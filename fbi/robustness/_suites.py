@@ -194,9 +194,9 @@ class RobustnessRun:
         messages: tuple[tuple[str, str], ...] = (("user", text),)
         if job.sample:  # MAQA samples are independent draws: make each request distinct
             messages = (("system", f"Sample {job.sample}."), ("user", text))
-        # MAQA asks for token log-probabilities where the provider can give them.
-        top_logprobs = 5 if job.suite == "maqa" and not self.config.model.startswith(
-            "local/") else 0
+        # MAQA asks for token log-probabilities; a provider without them is not asked
+        # (ModelClient leaves the parameter out) and its answers carry no confidence.
+        top_logprobs = 5 if job.suite == "maqa" else 0
         return ModelRequest(self.config.model, messages, job.temperature,
                             self.config.reply_tokens, ANSWER_SCHEMA, self.config.api_base,
                             top_logprobs)
