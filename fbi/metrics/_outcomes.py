@@ -71,9 +71,8 @@ def _outcome(roles: dict[str, Judgment]) -> InstanceOutcome:
         return InstanceOutcome(**base, outcome="unparseable")
 
     if paradigm == "single":
-        gold, perturbed = roles["gold"].score, roles["perturbed"].score
-        penalised = perturbed < gold  # type: ignore[operator]
-        return InstanceOutcome(**base, outcome=_label(penalised, score_invariant))
+        flawed = penalised("single", roles["perturbed"].score, roles["gold"].score)
+        return InstanceOutcome(**base, outcome=_label(flawed, score_invariant))
 
     if paradigm == "pairwise":
         first, second = roles["gold-first"].verdict, roles["perturbed-first"].verdict
@@ -83,9 +82,20 @@ def _outcome(roles: dict[str, Judgment]) -> InstanceOutcome:
 
     judgment = roles["perturbed"]
     top = judgment.score_range[1] if judgment.score_range else None
-    penalised = judgment.score != top
-    return InstanceOutcome(**base, outcome=_label(penalised, score_invariant),
+    flawed = top is None or penalised("reference", judgment.score, top=top)
+    return InstanceOutcome(**base, outcome=_label(flawed, score_invariant),
                            perturbed_score=judgment.score, score_top=top)
+
+
+def penalised(paradigm: str, perturbed, gold=None, top: int | None = None) -> bool:
+    """The paper's rule (§4) for scores, sampled or expected (fractional, --logprobs):
+    single-answer, the perturbed answer scores below the gold (a tie is not a penalty);
+    reference-guided, the perturbed answer misses the top of the range — for a fractional
+    score, it does not round to the top (E < top − ½), which for whole scores is the
+    same as ``score != top``."""
+    if paradigm == "single":
+        return perturbed < gold
+    return perturbed < top - 0.5
 
 
 def missing_outcomes(outcomes: Iterable[InstanceOutcome], instances: Iterable,

@@ -12,6 +12,8 @@ outcome rules (paper §4) are applied to the expected scores unchanged:
   fractional score; the paper has no weighted variant.
 * score-invariant edits are retained iff not penalised by the same rules.
 
+Both scores go through the one rule, :func:`fbi.metrics._outcomes.penalised`.
+
 An instance counts only when every call it needs has an expected score (the provider
 returned log-probabilities and the score was read from the first reply); the others are
 counted in ``without_weights``. Pairwise strategies have no score and no row.
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from fbi.metrics._outcomes import penalised
 from fbi.metrics._rates import wilson_interval
 from fbi.records import Judgment
 from fbi.taxonomy import SCORE_INVARIANT, get_category, strategy_order
@@ -77,14 +80,14 @@ def weighted_rates(judgments: Iterable[Judgment]) -> list[dict]:
 
 def _penalised(roles: dict[str, Judgment], paradigm: str) -> tuple[bool, bool, bool, bool]:
     """(penalised under the sampled score, under the expected score, tie sampled, tie
-    expected) for one instance."""
-    if paradigm == "single":
-        gold, perturbed = roles["gold"], roles["perturbed"]
-        return (perturbed.score < gold.score,  # type: ignore[operator]
-                perturbed.expected_score < gold.expected_score,  # type: ignore[operator]
-                perturbed.score == gold.score,
-                perturbed.expected_score == gold.expected_score)
-    judgment = roles["perturbed"]
-    top = judgment.score_range[1]  # type: ignore[index]
-    return (judgment.score != top, judgment.expected_score < top - 0.5,  # type: ignore
-            False, False)
+    expected) for one instance, by the one rule :func:`penalised`."""
+    perturbed = roles["perturbed"]
+    top = perturbed.score_range[1]  # type: ignore[index]
+    gold = roles.get("gold")
+    verdicts = []
+    for field in ("score", "expected_score"):
+        mine, theirs = getattr(perturbed, field), gold and getattr(gold, field)
+        verdicts.append(penalised(paradigm, mine, theirs, top))
+    ties = [gold is not None and getattr(perturbed, f) == getattr(gold, f)
+            for f in ("score", "expected_score")]
+    return verdicts[0], verdicts[1], ties[0], ties[1]
