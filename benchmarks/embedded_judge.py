@@ -68,9 +68,11 @@ def fbi_provider(calls) -> float:
 
 
 def fbi_runner(evaluation, n: int) -> float:
-    """Seconds for the first n calls through `Evaluation.run` (litellm, runner, log)."""
-    from fbi.llm import ModelClient
+    """Seconds for the first n calls through `Evaluation.run` (litellm, runner, log),
+    litellm imported beforehand (a one-off ~3 s, not a per-call cost)."""
+    from fbi.llm import ModelClient, import_litellm
 
+    import_litellm()
     evaluation.calls = evaluation.calls[:n]
     started = time.perf_counter()
     evaluation.run(ModelClient(cache=None))
