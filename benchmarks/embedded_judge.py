@@ -28,11 +28,12 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-def main_job_calls(work: Path):
+def main_job_calls(work: Path, concurrency: int = 8):
     from fbi.judge import Evaluation, EvaluationConfig
     from fbi.sources import load_dataset
 
-    return Evaluation(load_dataset("sample"), EvaluationConfig(), work / "plan")
+    return Evaluation(load_dataset("sample"), EvaluationConfig(concurrency=concurrency),
+                      work / f"plan-{concurrency}")
 
 
 def raw_llama_cpp(calls, threads: int) -> float:
@@ -67,16 +68,19 @@ def fbi_provider(calls) -> float:
     return time.perf_counter() - started
 
 
-def fbi_runner(evaluation, n: int) -> float:
+def fbi_runner(evaluation, n: int) -> tuple[float, float]:
     """Seconds for the first n calls through `Evaluation.run` (litellm, runner, log),
-    litellm imported beforehand (a one-off ~3 s, not a per-call cost)."""
+    litellm imported beforehand (a one-off ~3 s, not a per-call cost); and the seconds
+    the calls themselves took, from the records' latencies."""
+    from fbi.judge import read_judgments
     from fbi.llm import ModelClient, import_litellm
 
     import_litellm()
     evaluation.calls = evaluation.calls[:n]
     started = time.perf_counter()
     evaluation.run(ModelClient(cache=None))
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    return wall, sum(j.latency_s for j in read_judgments(evaluation.output_dir))
 
 
 def hardware(evaluation, threads: int) -> dict:
@@ -148,11 +152,15 @@ def main() -> None:
     results: dict = {"cores": threads, "calls": len(calls)}
     raw = raw_llama_cpp(calls, threads)
     provider = fbi_provider(calls)
-    runner = fbi_runner(main_job_calls(work), len(calls))
+    # one call at a time, so the records' latencies do not overlap (the engine decodes
+    # one call at a time anyway: measured the same speed at concurrency 1 and 8)
+    runner, in_calls = fbi_runner(main_job_calls(work, concurrency=1), len(calls))
     for name, seconds in (("raw_llama_cpp", raw), ("fbi_provider", provider),
                           ("fbi_runner", runner)):
         results[f"{name}_calls_per_min"] = round(60 * len(calls) / seconds, 1)
     results["fbi_runner_overhead_vs_raw"] = round(runner / raw - 1, 3)
+    # what the runner adds around the model calls (calls are made one at a time)
+    results["fbi_runner_time_outside_model_calls"] = round(1 - in_calls / runner, 3)
     results.update(hardware(evaluation, threads))
     if args.main_job:
         results.update(main_job(work))
