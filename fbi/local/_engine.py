@@ -12,7 +12,7 @@ no second pass and needs no ``logits_all`` buffer.
 
 One sequence at a time, on purpose: the 135M model is compute-bound on a CPU, so
 decoding several sequences in one llama.cpp batch gains little (on 2 cores: decoding
-104 → 149 tokens/s at 8 sequences, prompt evaluation nothing, whole calls 31.2 → 30.4 s
+~100 → 150 tokens/s at 8 sequences, prompt evaluation nothing, whole calls 31.2 → 30.4 s
 for 16), and it makes a reply depend on which other calls happened to share its batch
 (11 of 16 replies changed). See benchmarks/RESULTS.md.
 """

@@ -25,10 +25,9 @@ CONTEXT_TOKENS = 4096
 
 _engines: dict[str, Any] = {}
 _load_lock = threading.Lock()
-# Every llama.cpp call runs on this one thread. llama.cpp's OpenMP keeps a team of
-# worker threads per calling thread, and the teams of threads that called before keep
-# spinning for a while: calls arriving from asyncio's pool of threads made each call
-# ~10% slower on 2 cores.
+# Every llama.cpp call runs on this one thread: llama.cpp's OpenMP keeps a team of
+# worker threads per calling thread, and asyncio's pool would call from several (whose
+# idle teams then compete for the cores).
 _llama_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fbi-llama")
 # Set on Ctrl-C: generation stops at the next token and queued calls do not start. It
 # stays set until the next run begins (allow_all), so a retry cannot start a call again.
