@@ -70,32 +70,47 @@ def test_each_group_is_tested_and_the_family_corrected():
     assert entity["significant"] and not rows[1]["significant"]
 
 
-def test_the_report_marks_a_real_difference(tmp_path):
-    """Two judges through the loopback server: one gives every perturbed answer 1 and the
-    rest 10 (never misses), the other scores everything 5 (misses every error)."""
+def careful_judge():
+    """A loopback judge that never misses: 1 for every perturbed answer, 10 for the rest;
+    in a pairwise prompt, the answer that is not perturbed."""
     from fbi import load_dataset
 
     perturbed = {i.perturbed_answer for i in load_dataset("sample").instances
                  if i.category != "score-invariant"}
 
     def careful(request):
-        answer = request["messages"][-1]["content"].split("<answer>\n", 1)[1]
-        answer = answer.split("\n</answer>", 1)[0]
+        prompt = request["messages"][-1]["content"]
+        if "<answer_a>" in prompt:
+            first = prompt.split("<answer_a>\n", 1)[1].split("\n</answer_a>", 1)[0]
+            return '{"verdict": "B"}' if first in perturbed else '{"verdict": "A"}'
+        answer = prompt.split("<answer>\n", 1)[1].split("\n</answer>", 1)[0]
         return '{"score": 1}' if answer in perturbed else '{"score": 10}'
 
+    return careful
+
+
+def careful_against_lenient(tmp_path, *evaluate_args: str) -> dict:
+    """Run the careful judge and one that scores everything 5 (misses every error) over
+    the loopback server, report both together (json and md), and return summary.json."""
     env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
-    for name, script in (("careful", careful), ("lenient", lambda request: '{"score": 5}')):
-        with ChatServer(script=script) as server:
+    for name, script in (("careful", careful_judge()), ("lenient", lambda r: '{"score": 5}')):
+        with ChatServer(script=script, latency_s=0.01) as server:
             result = CliRunner().invoke(main, [
                 "evaluate", "--judge", f"openai/{name}", "--api-base", server.url,
-                "--strategy", "vanilla_star", "--output", str(tmp_path / name)], env=env)
+                *evaluate_args, "--output", str(tmp_path / name)], env=env)
             assert result.exit_code == 0, result.output
     report = CliRunner().invoke(main, ["report", str(tmp_path / "careful"),
                                        str(tmp_path / "lenient"), "--output",
                                        str(tmp_path / "out"), "--format", "json",
                                        "--format", "md"])
     assert report.exit_code == 0, report.output
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    return json.loads((tmp_path / "out" / "summary.json").read_text())
+
+
+def test_the_report_marks_a_real_difference(tmp_path):
+    """Two judges through the loopback server: one never misses, the other misses every
+    error."""
+    summary = careful_against_lenient(tmp_path, "--strategy", "vanilla_star")
     overall = [c for c in summary["comparisons"] if c["level"] == "overall"]
     assert len(overall) == 1
     (row,) = overall
@@ -112,34 +127,9 @@ def test_the_report_marks_a_real_difference(tmp_path):
 def test_the_leaderboard_ranks_pairs_and_prices_them(tmp_path):
     """Issue 15, item 1, from stored judgments: a judge that never misses ranks above
     one that always does; time per 1,000 judgments is worked out here from the log."""
-    from fbi import load_dataset
-
-    perturbed = {i.perturbed_answer for i in load_dataset("sample").instances
-                 if i.category != "score-invariant"}
-
-    def careful(request):
-        prompt = request["messages"][-1]["content"]
-        if "<answer_a>" in prompt:  # pairwise: pick the answer that is not perturbed
-            first = prompt.split("<answer_a>\n", 1)[1].split("\n</answer_a>", 1)[0]
-            return '{"verdict": "B"}' if first in perturbed else '{"verdict": "A"}'
-        answer = prompt.split("<answer>\n", 1)[1].split("\n</answer>", 1)[0]
-        return '{"score": 1}' if answer in perturbed else '{"score": 10}'
-
-    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
-    for name, script in (("careful", careful), ("lenient", lambda r: '{"score": 5}')):
-        with ChatServer(script=script, latency_s=0.01) as server:
-            result = CliRunner().invoke(main, [
-                "evaluate", "--judge", f"openai/{name}", "--api-base", server.url,
-                "--strategy", "vanilla_star", "--strategy", "pairwise_star",
-                "--category", "entity", "--category", "grammar", "--output",
-                str(tmp_path / name)], env=env)
-            assert result.exit_code == 0, result.output
-    report = CliRunner().invoke(main, ["report", str(tmp_path / "careful"),
-                                       str(tmp_path / "lenient"), "--output",
-                                       str(tmp_path / "out"), "--format", "json",
-                                       "--format", "md"])
-    assert report.exit_code == 0, report.output
-    board = json.loads((tmp_path / "out" / "summary.json").read_text())["leaderboard"]
+    board = careful_against_lenient(
+        tmp_path, "--strategy", "vanilla_star", "--strategy", "pairwise_star", "--category",
+        "entity", "--category", "grammar")["leaderboard"]
     assert [(r["rank"], r["judge"]) for r in board][:2] == [(1, "openai/careful"),
                                                             (2, "openai/careful")]
     assert {r["rate"] for r in board[:2]} == {0.0}
