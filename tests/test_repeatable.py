@@ -113,3 +113,42 @@ def test_the_sample_is_recorded_and_a_different_one_is_another_run(tmp_path, by)
     assert other.exit_code == 2 and "sample_seed" in other.output
     selection = json.loads((tmp_path / "run" / "run.json").read_text())["selection"]
     assert selection["sample"] == 1 and selection["sample_by"] == by
+
+
+def test_the_explanation_cap_reaches_the_request_and_is_remade_by_resume(tmp_path):
+    """--explanation-chars sets the explanation's maxLength in the reply schema the judge
+    is sent; run.json records it and --resume asks for it again (all from the cache)."""
+    def caps(requests) -> set:
+        return {r["response_format"]["json_schema"]["schema"]["properties"]["explanation"]
+                ["maxLength"] for r in requests if "response_format" in r}  # not the probe
+
+    with ChatServer() as server:
+        common = ("evaluate", "--judge", "openai/judge", "--api-base", server.url,
+                  "--category", "entity", "--limit", "1")
+        default = fbi(tmp_path, *common, "--output", str(tmp_path / "default"))
+        assert default.exit_code == 0, default.output
+        assert caps(server.requests) == {600}  # an API judge's default
+        server.requests.clear()
+        capped = fbi(tmp_path, *common, "--explanation-chars", "80", "--output",
+                     str(tmp_path / "capped"))
+        assert capped.exit_code == 0, capped.output
+        assert caps(server.requests) == {80}
+        served = server.counts["ok"]
+        again = fbi(tmp_path, "evaluate", "--resume", str(tmp_path / "capped"), "--output",
+                    str(tmp_path / "again"))
+        assert again.exit_code == 0, again.output
+        assert server.counts["ok"] == served  # the same requests: all cached
+    for folder, cap in (("default", 600), ("capped", 80), ("again", 80)):
+        spec = json.loads((tmp_path / folder / "run.json").read_text())
+        assert spec["parameters"]["explanation_chars"] == cap, folder
+    assert judgments(tmp_path / "again") == judgments(tmp_path / "capped")
+
+
+def test_the_embedded_judge_gets_a_one_sentence_explanation_cap():
+    from fbi.judge import EvaluationConfig, recorded_explanation_chars
+
+    assert EvaluationConfig().explanation_limit == 120  # local/smollm2-135m
+    assert EvaluationConfig(judge="gpt-4-turbo").explanation_limit == 600
+    assert EvaluationConfig(explanation_chars=300).explanation_limit == 300
+    # run.json of runs made before the option existed: they all used 600
+    assert recorded_explanation_chars({"max_tokens": 400}) == 600

@@ -69,6 +69,9 @@ def test_response_schema_puts_the_explanation_first_and_enumerates_scores(regist
     schema = registry.get("vanilla").response_schema((1, 5))
     assert list(schema["properties"]) == ["explanation", "score"]
     assert schema["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    assert schema["properties"]["explanation"]["maxLength"] == 600
+    assert registry.get("vanilla").response_schema((1, 5), 90)["properties"][
+        "explanation"]["maxLength"] == 90
     pairwise = registry.get("pairwise_star").response_schema(None)
     assert list(pairwise["properties"]) == ["verdict"]
 

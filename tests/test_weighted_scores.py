@@ -192,6 +192,9 @@ def test_the_embedded_judge_passes_log_probabilities(tmp_path):
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
     assert len(records) == 2
+    # the embedded judge's one-sentence cap on the explanation, enforced by the grammar
+    assert json.loads((run / "run.json").read_text())["parameters"]["explanation_chars"] == 120
+    assert all(0 < len(r["explanation"]) <= 120 for r in records)
     for record in records:
         probabilities = {int(k): p for k, p in record["score_probabilities"].items()}
         assert sum(probabilities.values()) == pytest.approx(1, abs=1e-4)

@@ -69,6 +69,8 @@ def resume_run(ctx: click.Context, param: click.Parameter, value: Path | None) -
 
 def options_of(spec, folder: Path) -> dict[str, Any]:
     """The `fbi evaluate` options that remake the run a spec describes."""
+    from fbi.judge import recorded_explanation_chars
+
     selection, parameters, settings = spec.selection, spec.parameters, spec.settings
     origins = {p.get("origin") for p in spec.prompts.values()} - {"built-in", None}
     options: dict[str, Any] = {
@@ -78,6 +80,7 @@ def options_of(spec, folder: Path) -> dict[str, Any]:
         "include_extra": selection.get("include_extra", False),
         "limit": selection.get("limit"), "temperature": parameters.get("temperature"),
         "max_tokens": parameters.get("max_tokens"), "seed": parameters.get("seed"),
+        "explanation_chars": recorded_explanation_chars(parameters),
         "samples": parameters.get("samples"),
         "logprobs": True if parameters.get("logprobs") else None,
         "model_arg": [f"{k}={_json(v)}" for k, v in

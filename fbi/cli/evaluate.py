@@ -130,6 +130,9 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1),
               help="Reply token limit (default 400 for the embedded judge, 1024 otherwise).")
+@click.option("--explanation-chars", type=click.IntRange(min=1),
+              help="Longest explanation the reply's JSON schema allows, in characters "
+                   "(default 120 for the embedded judge, 600 otherwise).")
 @click.option("--repair", type=click.IntRange(min=0), default=0, show_default=True,
               help="Ask again up to N times for just the verdict when a reply is unreadable.")
 @click.option("--api-base", help="Base URL of an OpenAI-compatible or other provider API.")
@@ -179,7 +182,8 @@ def default_output(judge: str, dataset: str) -> Path:
               help="Remake the run a folder records (its run.json): same judge, data, "
                    "selection and parameters, into that folder unless --output is given.")
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
-             score_range, concurrency, timeout, retries, temperature, max_tokens, repair,
+             score_range, concurrency, timeout, retries, temperature, max_tokens,
+             explanation_chars, repair,
              api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
              label, seed, model_args, system_prompt, hf_config, hf_split, samples, logprobs,
              sample, sample_seed, sample_by, batch,
@@ -221,7 +225,8 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         concurrency=concurrency, timeout_s=timeout, retries=retries, repair=repair,
         max_cost=max_cost, prompts_dir=prompts_dir, label=label, seed=seed,
         model_args=model_args, system_prompt=read_system_prompt(system_prompt),
-        samples=samples, logprobs=TOP_LOGPROBS if logprobs else 0)
+        samples=samples, logprobs=TOP_LOGPROBS if logprobs else 0,
+        explanation_chars=explanation_chars)
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output)
     cache = None if no_cache else ResponseCache(cache_path)

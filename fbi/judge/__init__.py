@@ -12,6 +12,7 @@ from fbi.judge._evaluate import (
     judge_parser,
     plan_calls,
     read_judgments,
+    recorded_explanation_chars,
     reparse,
 )
 from fbi.judge._explanations import (
@@ -63,6 +64,7 @@ __all__ = [
     "parse_reply",
     "plan_calls",
     "read_judgments",
+    "recorded_explanation_chars",
     "reparse",
     "show_call",
 ]

@@ -21,7 +21,7 @@ from typing import Any
 
 from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
-from fbi.judge._strategies import Strategy, StrategyRegistry
+from fbi.judge._strategies import EXPLANATION_MAX_CHARS, Strategy, StrategyRegistry
 from fbi.judge._weighting import weighted_score
 from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, ModelResponse, litellm_version
 from fbi.records import (
@@ -54,6 +54,11 @@ from fbi.sources import Dataset, write_dataset
 DEFAULT_STRATEGIES = ("vanilla",)
 # What a reply usually costs in tokens, for --dry-run estimates.
 EXPECTED_REPLY_TOKENS = {True: 250, False: 12}
+#: The embedded judge's explanation cap. SmolLM2-135M fills whatever room it is given
+#: with repeated sentences (139 reply tokens on average at 600 characters, 3 of 144 replies
+#: cut before the score); one sentence keeps "explanation, then score" and halves the
+#: main job's time, with the same detection on the built-in sample (benchmarks/RESULTS.md).
+EMBEDDED_EXPLANATION_CHARS = 120
 # Who sits in slot A and slot B, by the role of a pairwise call.
 SLOTS = {"gold-first": ("gold", "perturbed"), "perturbed-first": ("perturbed", "gold")}
 
@@ -80,12 +85,28 @@ class EvaluationConfig:
     # --logprobs: ask scored calls for this many top token log-probabilities per token,
     # for the probability-weighted (G-Eval) score; 0: none
     logprobs: int = 0
+    # the explanation's length cap in the reply's JSON schema; None: 120 characters for
+    # the embedded judge, 600 otherwise
+    explanation_chars: int | None = None
 
     @property
     def reply_tokens(self) -> int:
         if self.max_tokens:
             return self.max_tokens
         return 400 if self.judge.startswith("local/") else 1024
+
+    @property
+    def explanation_limit(self) -> int:
+        if self.explanation_chars:
+            return self.explanation_chars
+        return EMBEDDED_EXPLANATION_CHARS if self.judge.startswith("local/") \
+            else EXPLANATION_MAX_CHARS
+
+
+def recorded_explanation_chars(parameters: dict[str, Any]) -> int:
+    """The explanation cap a run used, from its run.json ``parameters``; runs written
+    before the cap was an option all used 600 characters."""
+    return int(parameters.get("explanation_chars") or EXPLANATION_MAX_CHARS)
 
 
 def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
@@ -154,7 +175,8 @@ def plan_calls(
                 score_range = config.score_range or \
                     strategy.meta.range_for(instance.ability.axis)
             if score_range not in schemas:
-                schemas[score_range] = strategy.response_schema(score_range)
+                schemas[score_range] = strategy.response_schema(score_range,
+                                                                config.explanation_limit)
             for role, variables, sample in _sampled(_roles(strategy, instance),
                                                     config.samples):
                 if score_range is not None:
@@ -300,6 +322,7 @@ class Evaluation:
             selection=self.dataset.selection,
             parameters={"temperature": self.config.temperature,
                         "max_tokens": self.config.reply_tokens,
+                        "explanation_chars": self.config.explanation_limit,
                         # only when set, so folders written before still match
                         **({"seed": self.config.seed} if self.config.seed is not None else {}),
                         **({"samples": self.config.samples} if self.config.samples > 1

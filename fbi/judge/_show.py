@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.judge._evaluate import EvaluationConfig, plan_calls
+from fbi.judge._evaluate import EvaluationConfig, plan_calls, recorded_explanation_chars
 from fbi.judge._strategies import StrategyRegistry
 from fbi.records import Judgment
 from fbi.runs import load_run
@@ -57,6 +57,7 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
         score_range=stored_range if stored_range != default_range else None,
         temperature=parameters.get("temperature", 0.0),
         max_tokens=parameters.get("max_tokens"), api_base=run.spec.api_base,
+        explanation_chars=recorded_explanation_chars(parameters),
         seed=parameters.get("seed"),
         model_args=tuple(sorted((parameters.get("model_args") or {}).items())),
         system_prompt=system_prompt, prompts_dir=prompts_dir,

@@ -91,12 +91,14 @@ class Strategy:
     def verdict_field(self) -> str:
         return "verdict" if self.paradigm == "pairwise" else "score"
 
-    def response_schema(self, score_range: tuple[int, int] | None) -> dict[str, Any]:
+    def response_schema(self, score_range: tuple[int, int] | None,
+                        explanation_chars: int = EXPLANATION_MAX_CHARS) -> dict[str, Any]:
         """The JSON schema of the reply. The explanation comes first when the strategy
-        asks for one (the paper's protocol), capped in length so the verdict survives."""
+        asks for one (the paper's protocol), capped at ``explanation_chars`` so the
+        verdict survives a length cut."""
         properties: dict[str, Any] = {}
         if self.meta.explanation:
-            properties["explanation"] = {"type": "string", "maxLength": EXPLANATION_MAX_CHARS}
+            properties["explanation"] = {"type": "string", "maxLength": explanation_chars}
         if self.paradigm == "pairwise":
             properties["verdict"] = {"type": "string", "enum": list(PAIRWISE_VERDICTS)}
         else:
