@@ -28,7 +28,7 @@ def env(tmp_path: Path, cache: str = "cache.sqlite") -> dict[str, str]:
 
 def evaluate(server: ChatServer, out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "fbi", "evaluate", "--judge", JUDGE, "--api-base",
-            server.url, "--output", str(out), *SELECTION, *extra]
+            server.url, "--dataset", "sample", "--output", str(out), *SELECTION, *extra]
 
 
 def run(args: list[str], environment: dict[str, str]) -> subprocess.CompletedProcess:

@@ -33,6 +33,35 @@ def test_show_sample_counts_every_category():
     assert "Read 72 rows from 1 file(s); loaded 72 instances." in result.output
 
 
+def test_quick_is_the_first_instance_of_each_category_of_the_sample():
+    """The main job's dataset: hand-checked against sample.yaml's order."""
+    from fbi.sources import load_dataset
+    from fbi.taxonomy import PERTURBATION_CATEGORIES
+
+    sample = load_dataset("sample")
+    quick = load_dataset("quick")
+    first: dict[str, str] = {}
+    for instance in sample:  # the file's order
+        first.setdefault(instance.category, instance.id)
+    assert [i.id for i in quick] == list(first.values())
+    assert len(quick) == len(PERTURBATION_CATEGORIES) + 1 == 23  # the 22 and SI
+    assert all(i.id.endswith("-1") for i in quick)
+    by_id = {i.id: i for i in sample}
+    assert all(i == by_id[i.id] for i in quick)
+    shown = CliRunner().invoke(main, ["datasets", "show", "quick"], terminal_width=200)
+    assert shown.exit_code == 0 and "loaded 23 instances" in shown.output, shown.output
+
+
+def test_fbi_evaluate_judges_quick_unless_told_otherwise():
+    result = CliRunner().invoke(main, ["evaluate", "--dry-run"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "Read 23 rows from quick; judging 23 instances" in result.output
+    assert "--dataset sample: all 72" in result.output
+    whole = CliRunner().invoke(main, ["evaluate", "--dataset", "sample", "--dry-run"],
+                               terminal_width=200)
+    assert "judging 72 instances" in whole.output and "all 72" not in whole.output
+
+
 def test_show_fbi_release(fbi_original):
     result = CliRunner().invoke(main, ["datasets", "show", str(fbi_original)],
                                 terminal_width=200)

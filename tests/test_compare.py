@@ -97,7 +97,7 @@ def careful_against_lenient(tmp_path, *evaluate_args: str) -> dict:
         with ChatServer(script=script, latency_s=0.01) as server:
             result = CliRunner().invoke(main, [
                 "evaluate", "--judge", f"openai/{name}", "--api-base", server.url,
-                *evaluate_args, "--output", str(tmp_path / name)], env=env)
+                "--dataset", "sample", *evaluate_args, "--output", str(tmp_path / name)], env=env)
             assert result.exit_code == 0, result.output
     report = CliRunner().invoke(main, ["report", str(tmp_path / "careful"),
                                        str(tmp_path / "lenient"), "--output",

@@ -30,7 +30,7 @@ def fbi_env(tmp_path: Path) -> dict[str, str]:
 
 def evaluate_args(server: ChatServer, out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "fbi", "evaluate", "--judge", JUDGE, "--api-base", server.url,
-            "--output", str(out), *extra]
+            "--dataset", "sample", "--output", str(out), *extra]
 
 
 def run(args, env) -> subprocess.CompletedProcess:

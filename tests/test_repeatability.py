@@ -29,7 +29,7 @@ def run(tmp_path_factory):
     env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(folder / "c.sqlite")}
     with ChatServer(script=chancy_judge) as server:
         args = ["evaluate", "--judge", "openai/chancy", "--api-base", server.url,
-                "--strategy", "vanilla_star", "--temperature", "0.7"]
+                "--dataset", "sample", "--strategy", "vanilla_star", "--temperature", "0.7"]
         three = CliRunner().invoke(main, [*args, "--samples", "3", "--output",
                                           str(folder / "three")], env=env)
         assert three.exit_code == 0, three.output

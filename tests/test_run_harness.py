@@ -202,8 +202,8 @@ def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path):
     env = env_for(tmp_path)
     out = tmp_path / "run"
     with ChatServer(latency_s=0.5) as server:
-        args = ("evaluate", "--judge", JUDGE, "--api-base", server.url, "--output", str(out),
-                "--strategy", "vanilla_star", "--concurrency", "4")
+        args = ("evaluate", "--judge", JUDGE, "--api-base", server.url, "--dataset", "sample",
+                "--output", str(out), "--strategy", "vanilla_star", "--concurrency", "4")
         process = start(*args, env=env)
         wait_for_lines(out / "judgments.jsonl", 8, process)
         process.send_signal(signal.SIGINT)
@@ -342,8 +342,8 @@ def test_a_second_process_on_a_busy_folder_is_refused_and_loses_nothing(tmp_path
     env = env_for(tmp_path)
     out = tmp_path / "run"
     with ChatServer(latency_s=0.2) as server:
-        args = ("evaluate", "--judge", JUDGE, "--api-base", server.url, "--output", str(out),
-                "--strategy", "vanilla_star", "--concurrency", "2")
+        args = ("evaluate", "--judge", JUDGE, "--api-base", server.url, "--dataset", "sample",
+                "--output", str(out), "--strategy", "vanilla_star", "--concurrency", "2")
         first = start(*args, env=env)
         wait_for_lines(out / "judgments.jsonl", 4, first)
         second = fbi(*args, env=env)

@@ -23,7 +23,7 @@ from fbi.cli._run import (
 )
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
-from fbi.sources import SAMPLE
+from fbi.sources import QUICK
 from fbi.taxonomy import ABILITY_LEGEND, PAPER_STRATEGIES, strategy_order
 
 
@@ -106,8 +106,9 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.command()
 @click.option("--judge", default=LOCAL_JUDGE, show_default=True,
               help="Any litellm model string, e.g. gpt-4-turbo or openai/NAME with --api-base.")
-@click.option("--dataset", "dataset_spec", default=SAMPLE, show_default=True,
-              help="sample, a .jsonl/.csv/.parquet file, an FBI TSV folder, "
+@click.option("--dataset", "dataset_spec", default=QUICK, show_default=True,
+              help="quick (one instance of each category of the built-in sample), sample "
+                   "(all 72), a .jsonl/.csv/.parquet file, an FBI TSV folder, "
                    "hf:ORG/NAME[@REVISION].")
 @click.option("--strategy", "strategies", multiple=True,
               help="Strategy name or 'all' (repeatable). Default: vanilla. The paper's: "
@@ -219,6 +220,9 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         "in extra categories; --include-extra judges them"
     console.print(f"Read {dataset.rows_read} rows from {dataset_spec}; judging {len(chosen)} "
                   f"instances" + (f" ({left_out} left out {why})" if left_out else ""))
+    if dataset_spec == QUICK:
+        console.print("quick: the first instance per category of the sample; "
+                      "--dataset sample: all 72")
     config = EvaluationConfig(
         judge=judge, strategies=tuple(strategies) or DEFAULT_STRATEGIES, score_range=score_range,
         temperature=temperature, max_tokens=max_tokens, api_base=api_base,
