@@ -11,8 +11,10 @@ from fbi.local._provider import (
     check_available,
     generate,
     gguf_path,
+    load_engine,
     register,
 )
 
 __all__ = ["CONTEXT_TOKENS", "MODELS", "PROVIDER", "LocalCallAborted", "abort_all",
-           "allow_all", "check_available", "generate", "gguf_path", "register"]
+           "allow_all", "check_available", "generate", "gguf_path", "load_engine",
+           "register"]

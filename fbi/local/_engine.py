@@ -88,9 +88,7 @@ class LlamaEngine:
                  ) -> Generation:
         """The reply to ``messages``. ``should_stop`` is asked before every token; when
         it says yes, :class:`InterruptedError` is raised."""
-        formatted = self._formatter(messages=messages)
-        prompt = self._llama.tokenize(formatted.prompt.encode("utf-8"),
-                                      add_bos=not formatted.added_special, special=True)
+        prompt = self.prompt_tokens(messages)
         if len(prompt) + max_tokens > self._n_ctx:
             raise ContextOverflow(
                 f"Requested tokens ({len(prompt) + max_tokens}) exceed context window of "
@@ -106,6 +104,12 @@ class LlamaEngine:
             finally:
                 if grammar is not None:
                     self._llama_cpp.llama_sampler_free(grammar)
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        """The tokens the model reads for ``messages``, chat template applied."""
+        formatted = self._formatter(messages=messages)
+        return self._llama.tokenize(formatted.prompt.encode("utf-8"),
+                                    add_bos=not formatted.added_special, special=True)
 
     def _decode(self, prompt: list[int], max_tokens: int, temperature: float, rng,
                 grammar, top_logprobs: int, should_stop) -> Generation:
