@@ -187,6 +187,19 @@ def test_a_report_never_pools_two_runs(tmp_path):
                and r["strategy"] == "vanilla"]
     assert sorted(r["judge"] for r in overall) == sorted(labels)
     assert all(r["n"] == overall[0]["n"] for r in overall)  # each run alone, not pooled
+    # the explanation cap tells runs apart too; a run.json without it (written before
+    # the option) had 600
+    short = tmp_path / "short"
+    shutil.copytree(FIXTURE, short)
+    spec = json.loads((short / "run.json").read_text())
+    spec["parameters"]["explanation_chars"] = 120
+    (short / "run.json").write_text(json.dumps(spec))
+    result = CliRunner().invoke(main, ["report", str(FIXTURE), str(short), "--output",
+                                       str(tmp_path / "out2"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out2" / "summary.json").read_text())
+    assert {r["label"] for r in summary["runs"]} == {"openai/hand-judge@expl600",
+                                                     "openai/hand-judge@expl120"}
 
     twin = tmp_path / "twin"
     shutil.copytree(FIXTURE, twin)

@@ -85,6 +85,8 @@ def _distinguishing_suffix(run: Run, group: list[Run]) -> str:
                              sort_keys=True)
         return {"t": str(spec.parameters.get("temperature")),
                 "max": str(spec.parameters.get("max_tokens")),
+                # runs recorded before the explanation cap was an option all used 600
+                "expl": str(spec.parameters.get("explanation_chars") or 600),
                 "api=": _host(spec.api_base),
                 "prompts=": _digest(prompts), "data=": (spec.dataset.get("fingerprint")
                                                         or "")[:8],
