@@ -322,8 +322,11 @@ class Evaluation:
             selection=self.dataset.selection,
             parameters={"temperature": self.config.temperature,
                         "max_tokens": self.config.reply_tokens,
-                        "explanation_chars": self.config.explanation_limit,
                         # only when set, so folders written before still match
+                        # (the explanation cap: when not the 600 they all had)
+                        **({"explanation_chars": self.config.explanation_limit}
+                           if self.config.explanation_limit != EXPLANATION_MAX_CHARS
+                           else {}),
                         **({"seed": self.config.seed} if self.config.seed is not None else {}),
                         **({"samples": self.config.samples} if self.config.samples > 1
                            else {}),
