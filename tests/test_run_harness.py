@@ -171,16 +171,22 @@ def test_perturb_exits_1_on_failed_calls_and_refuses_another_model(tmp_path):
 # ----------------------------------------------------------------- 3. runs never pooled
 
 
-def test_a_report_never_pools_two_runs(tmp_path):
-    warm = tmp_path / "t07"
-    shutil.copytree(FIXTURE, warm)
-    spec = json.loads((warm / "run.json").read_text())
-    spec["parameters"]["temperature"] = 0.7
-    (warm / "run.json").write_text(json.dumps(spec))
-    result = CliRunner().invoke(main, ["report", str(FIXTURE), str(warm), "--output",
-                                       str(tmp_path / "out"), "--format", "json"])
+def report_beside_the_fixture(tmp_path, name: str, **parameters) -> dict:
+    """summary.json of a report on the fixture run and a copy of it whose run.json
+    parameters are changed by ``parameters``."""
+    copy = tmp_path / name
+    shutil.copytree(FIXTURE, copy)
+    spec = json.loads((copy / "run.json").read_text())
+    spec["parameters"].update(parameters)
+    (copy / "run.json").write_text(json.dumps(spec))
+    result = CliRunner().invoke(main, ["report", str(FIXTURE), str(copy), "--output",
+                                       str(tmp_path / f"out-{name}"), "--format", "json"])
     assert result.exit_code == 0, result.output
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    return json.loads((tmp_path / f"out-{name}" / "summary.json").read_text())
+
+
+def test_a_report_never_pools_two_runs(tmp_path):
+    summary = report_beside_the_fixture(tmp_path, "t07", temperature=0.7)
     labels = {r["label"] for r in summary["runs"]}
     assert labels == {"openai/hand-judge@t0.0", "openai/hand-judge@t0.7"}
     overall = [r for r in summary["rates"] if r["level"] == "overall"
@@ -189,15 +195,7 @@ def test_a_report_never_pools_two_runs(tmp_path):
     assert all(r["n"] == overall[0]["n"] for r in overall)  # each run alone, not pooled
     # the explanation cap tells runs apart too; a run.json without it (written before
     # the option) had 600
-    short = tmp_path / "short"
-    shutil.copytree(FIXTURE, short)
-    spec = json.loads((short / "run.json").read_text())
-    spec["parameters"]["explanation_chars"] = 120
-    (short / "run.json").write_text(json.dumps(spec))
-    result = CliRunner().invoke(main, ["report", str(FIXTURE), str(short), "--output",
-                                       str(tmp_path / "out2"), "--format", "json"])
-    assert result.exit_code == 0, result.output
-    summary = json.loads((tmp_path / "out2" / "summary.json").read_text())
+    summary = report_beside_the_fixture(tmp_path, "short", explanation_chars=120)
     assert {r["label"] for r in summary["runs"]} == {"openai/hand-judge@expl600",
                                                      "openai/hand-judge@expl120"}
 
