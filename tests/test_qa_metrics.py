@@ -13,6 +13,7 @@ from fbi.metrics import (
     cluster_sizes,
     cohens_h,
     effect_size_label,
+    fleiss_kappa_over_answers,
     kr20,
     multiqa_metrics,
     noise_metrics,
@@ -52,6 +53,27 @@ def test_fleiss_matches_statsmodels():
     assert result["fleiss_kappa_relabelled"] == pytest.approx(
         fleiss_kappa(sizes, method="fleiss"))
     assert result["fleiss_kappa"] != pytest.approx(result["fleiss_kappa_relabelled"])
+
+
+def test_fleiss_over_free_text_answers_is_sparse_and_matches_statsmodels():
+    """Free text: almost every answer is its own category. The sparse κ equals
+    statsmodels' over the dense table, and a table whose dense grid would need
+    hundreds of GiB (200,000 questions, ~1,000,000 distinct answers) still computes."""
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    rng = np.random.default_rng(3)
+    shared = rng.integers(0, 3, size=(40, 5)).astype(str)
+    own = np.char.add(np.char.add(shared, "-q"), np.arange(40).astype(str)[:, None])
+    answers = np.where(rng.random((40, 5)) < 0.5, shared, own)
+    table, _ = aggregate_raters(answers)
+    assert fleiss_kappa_over_answers(answers) == pytest.approx(
+        fleiss_kappa(table, method="fleiss"))
+    big = np.char.add("answer-", np.arange(1_000_000).astype(str)).reshape(200_000, 5)
+    big[:, 1] = big[:, 0]  # two raters agree on every question, no answer shared across
+    kappa = multiqa_metrics(np.ones(big.shape), big, permutations_count=0)["fleiss_kappa"]
+    # P̄ = 2/(5·4) = 0.1 per question; P̄_e = 200,000·(2/1e6)² + 600,000·(1/1e6)² ≈ 1.4e-6
+    expected_e = 200_000 * (2 / 1e6) ** 2 + 600_000 * (1 / 1e6) ** 2
+    assert kappa == pytest.approx((0.1 - expected_e) / (1 - expected_e))
 
 
 def test_fleiss_over_the_answers_by_the_papers_formula():

@@ -102,17 +102,41 @@ def remap_by_first_appearance(answers: np.ndarray) -> np.ndarray:
     return np.take_along_axis(label_of_column, first, axis=1)
 
 
-def answer_table(answers: np.ndarray) -> np.ndarray:
-    """(N × k) answers → (N × C) counts of each distinct answer, the categories shared by
-    every question (Fleiss' table with the answers themselves as categories)."""
+def fleiss_kappa_over_answers(answers: np.ndarray, sizes: np.ndarray | None = None
+                              ) -> float | None:
+    """Fleiss' κ with the answers themselves as categories (MultiQ&A §5.2), computed
+    sparsely so that free-text answers (a new category per question) cost O(N·k).
+
+    The dense items × categories table would be N × (distinct answers): for a million
+    free-text answers that is hundreds of GiB. Both terms of κ need far less:
+    P̄ needs only each question's own answer counts (its cluster sizes), and P̄_e only
+    each answer's total count across the table. The result equals Fleiss' κ of the dense
+    table (statsmodels' ``fleiss_kappa`` of ``aggregate_raters``); None when k < 2 or
+    P̄_e = 1. ``sizes``, the answers' cluster sizes, may be passed when already computed.
+    """
     answers = np.asarray(answers)
     n, k = answers.shape
+    if n == 0 or k < 2:
+        return None
     import pandas as pd
 
-    codes, uniques = pd.factorize(answers.ravel())
-    table = np.zeros((n, len(uniques)), dtype=np.int64)
-    np.add.at(table, (np.repeat(np.arange(n), k), codes), 1)
-    return table
+    codes = pd.factorize(answers.ravel())[0]
+    if sizes is None:
+        sizes = cluster_sizes(remap_by_first_appearance(answers))
+    return _fleiss_from_sizes_and_totals(sizes, np.bincount(codes))
+
+
+def _fleiss_from_sizes_and_totals(sizes: np.ndarray, category_totals: np.ndarray
+                                  ) -> float | None:
+    """κ = (P̄ − P̄_e)/(1 − P̄_e) from each item's category counts (any order: only
+    Σ n_ij(n_ij − 1) is used) and each category's total over the items."""
+    n, k = sizes.shape[0], int(sizes[0].sum())
+    agreement = float(((sizes * (sizes - 1)).sum(axis=1) / (k * (k - 1))).mean())
+    shares = category_totals / (n * k)
+    expected = float((shares ** 2).sum())
+    if expected == 1:
+        return None
+    return (agreement - expected) / (1 - expected)
 
 
 def cluster_sizes(labels: np.ndarray) -> np.ndarray:
@@ -152,7 +176,7 @@ def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | 
         "item_difficulty": float(correct.mean(axis=1).mean()),
         "certainty": float(certainty.mean()),
         "gibbs_m2": float(1 - variation.mean()),
-        "fleiss_kappa": fleiss_kappa(answer_table(answers)),
+        "fleiss_kappa": fleiss_kappa_over_answers(answers, sizes),
         "fleiss_kappa_relabelled": fleiss_kappa(sizes),
         "cronbach_alpha": kr20(correct),
     }
