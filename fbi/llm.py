@@ -38,6 +38,9 @@ RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "dropp
 CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found"})
 #: Consecutive configuration failures that stop a run (the circuit breaker).
 BREAKER_THRESHOLD = 5
+#: A pool's server that failed is left out for this many seconds (litellm Router's
+#: cooldown); its calls go to the others meanwhile.
+POOL_COOLDOWN_S = 10.0
 
 _UNREACHABLE = {"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
                 "ClientConnectorDNSError", "gaierror", "ConnectTimeout"}
@@ -196,6 +199,7 @@ class ModelClient:
         rpm: float | None = None,
         breaker: int = BREAKER_THRESHOLD,
         probe_first: bool = True,
+        api_pool: Iterable[str] = (),
     ):
         self.cache = cache
         self.timeout_s = timeout_s
@@ -207,6 +211,33 @@ class ModelClient:
         self.probe_first = probe_first  # see preflight
         self._configuration_failures = 0  # in a row, across concurrent calls
         self.calls_made = 0  # requests that reached a model (retries included)
+        # Several servers of one model (--api-base given more than once): requests sent to
+        # the first are spread over all of them by litellm's Router. The first names the
+        # pool in requests and cache keys, so a reply's key never depends on which server
+        # answered.
+        self.api_pool = tuple(dict.fromkeys(api_pool))
+        self._routers: dict[str, Any] = {}
+
+    def pooled(self, api_base: str | None) -> bool:
+        """Whether calls to ``api_base`` are spread over a pool of servers."""
+        return len(self.api_pool) > 1 and api_base == self.api_pool[0]
+
+    def _router(self, model: str):
+        """litellm's Router over the pool for ``model``: random spread (simple-shuffle),
+        a server that fails once left out for :data:`POOL_COOLDOWN_S`, and a failed call
+        tried on the other servers before it counts as failed here."""
+        if model not in self._routers:
+            litellm = import_litellm()
+            deployments = []
+            for base in self.api_pool:
+                key = self.api_key_for(model, base)
+                deployments.append({"model_name": model, "litellm_params": {
+                    "model": model, "api_base": base, **({"api_key": key} if key else {})}})
+            self._routers[model] = litellm.Router(
+                model_list=deployments, routing_strategy="simple-shuffle",
+                num_retries=2 * len(self.api_pool), allowed_fails=0,
+                cooldown_time=POOL_COOLDOWN_S, retry_after=0, timeout=self.timeout_s)
+        return self._routers[model]
 
     def cached(self, request: ModelRequest) -> ModelResponse | None:
         if self.cache is None:
@@ -265,17 +296,26 @@ class ModelClient:
         """One tiny uncached call, so a wrong model, key or server is a message before a
         run starts rather than a thousand failed calls. Only a configuration failure
         (:data:`CONFIGURATION`) is an error here; a busy or flaky server is the run's
-        retries' business. Synchronous: no event loop outlives it, and Ctrl-C stops it."""
-        request = ModelRequest(model, (("user", "Reply with OK."),), max_tokens=5,
-                               api_base=api_base)
-        self.calls_made += 1
-        try:
-            import_litellm().completion(**self._arguments(request))
-        except Exception as error:
-            kind = error_kind(error)
-            if kind in CONFIGURATION:
-                raise ConfigError(f"{model}: the probe call failed ({kind}): "
-                                  f"{describe_error(error)}. Fix: {FIXES[kind]}") from None
+        retries' business. A pool passes when one of its servers answers (they are tried
+        in turn). Synchronous: no event loop outlives it, and Ctrl-C stops it."""
+        servers = self.api_pool if self.pooled(api_base) else (api_base,)
+        failures = []
+        for server in servers:
+            request = ModelRequest(model, (("user", "Reply with OK."),), max_tokens=5,
+                                   api_base=server)
+            self.calls_made += 1
+            try:
+                import_litellm().completion(**self._arguments(request))
+                return
+            except Exception as error:
+                kind = error_kind(error)
+                if kind not in CONFIGURATION:
+                    return
+                failures.append((kind, error))
+        kind, error = failures[0]
+        pool = f" on all {len(servers)} servers of the pool" if len(servers) > 1 else ""
+        raise ConfigError(f"{model}: the probe call failed{pool} ({kind}): "
+                          f"{describe_error(error)}. Fix: {FIXES[kind]}") from None
 
     def api_key_for(self, model: str, api_base: str | None) -> str | None:
         """The key to send: --api-key, else a stand-in for a keyless compatible server,
@@ -326,7 +366,10 @@ class ModelClient:
         kwargs = self._arguments(request)
         started = time.perf_counter()
         self.calls_made += 1
-        reply = await litellm.acompletion(**kwargs)
+        if self.pooled(request.api_base):
+            reply = await self._router(request.model).acompletion(**_routed(kwargs))
+        else:
+            reply = await litellm.acompletion(**kwargs)
         latency = time.perf_counter() - started
         choice = reply.choices[0]
         usage = getattr(reply, "usage", None)
@@ -339,6 +382,13 @@ class ModelClient:
             finish_reason=getattr(choice, "finish_reason", None),
             token_logprobs=token_logprobs_of(choice) if request.top_logprobs else None,
         )
+
+
+def _routed(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A call's litellm arguments for the pool's Router: the server and its key belong to
+    each deployment, and retries across servers to the Router."""
+    return {name: value for name, value in kwargs.items()
+            if name not in ("api_base", "api_key", "num_retries", "max_retries")}
 
 
 @functools.cache
@@ -494,6 +544,8 @@ def error_kind(error: BaseException) -> ErrorKind:
     status = getattr(error, "status_code", None)
     if "LocalCallAborted" in names or "LocalCallAborted" in text:
         return "interrupted"
+    if "RouterRateLimitError" in names and "cooldown" in text:
+        return "unreachable"  # every server of a pool failed just now
     if (_MISSING_KEY.search(text) or status in (401, 403)
             or names & {"AuthenticationError", "PermissionDeniedError"}):
         return "auth"
@@ -532,6 +584,9 @@ def describe_error(error: Exception) -> str:
     """The provider's error in one line, secrets removed: what records and the console
     may hold. This is the one place provider error text enters fbi."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if error_kind(error) == "unreachable" and "RouterRateLimitError" in type(error).__name__:
+        text = (f"every server of the pool failed within the last {POOL_COOLDOWN_S:g} s "
+                "(each is left out that long after a failure)")
     # trimmed of its final full stop: messages go on with ". Fix: ..."
     return redact(f"{type(error).__name__}: {text}")[:400].rstrip(". ")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import threading
@@ -222,8 +223,10 @@ class ChatServer:
         echo_credentials: bool = False,
         api_key: str | None = None,
         models: tuple[str, ...] | None = None,
+        on_answer: Callable[[dict], None] | None = None,
     ):
         self.script = script
+        self.on_answer = on_answer  # called after each chat reply is sent
         self.fault_rate = fault_rate
         self.faults = faults
         self.latency_s = latency_s
@@ -294,7 +297,9 @@ class ChatServer:
                     return self._send(500, {"error": {"message": "boom", "type": "server"}})
                 if fault == "garbage":
                     return self._send_raw(200, b"<html>not json at all", "text/html")
-                return self._send(200, chat_completion(server.script(request), request))
+                self._send(200, chat_completion(server.script(request), request))
+                if server.on_answer is not None:
+                    server.on_answer(request)
 
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 self._send_raw(status, json.dumps(payload).encode(), "application/json",
@@ -339,8 +344,23 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--script", choices=sorted(SCRIPTS), default="judge")
+    parser.add_argument("--die-after", type=int,
+                        help="print 'answered' per chat reply sent, and end the process "
+                             "at once (as a crash would) after this many")
     args = parser.parse_args()
+    answered = 0
+    answered_lock = threading.Lock()
+
+    def count_and_die(request: dict) -> None:
+        global answered
+        with answered_lock:
+            answered += 1
+            print("answered", flush=True)
+            if answered >= args.die_after:
+                os._exit(0)
+
     with ChatServer(SCRIPTS[args.script], latency_s=args.latency,
-                    fault_rate=args.fault_rate) as chat_server:
+                    fault_rate=args.fault_rate,
+                    on_answer=count_and_die if args.die_after else None) as chat_server:
         print(chat_server.url, flush=True)
         threading.Event().wait()

@@ -15,6 +15,11 @@ from typing import Any
 import click
 
 
+def _multiple(command: click.Command) -> set[str]:
+    """Parameter names of the options that may be given several times."""
+    return {p.name for p in command.params if getattr(p, "multiple", False) and p.name}
+
+
 def _keys(command: click.Command) -> dict[str, str]:
     """Every flag name (without dashes, dashes as underscores) → its parameter name."""
     keys = {}
@@ -34,7 +39,9 @@ def _defaults(ctx: click.Context, options: dict[str, Any], where: str) -> None:
             close = difflib.get_close_matches(str(key).replace("-", "_"), keys, n=1)
             hint = f" Did you mean {close[0].replace('_', '-')!r}?" if close else ""
             raise click.BadParameter(f"{where}: unknown option {key!r}.{hint}")
-        mapped[name] = value
+        # one value for a repeatable option (api-base: URL) is a list of one
+        mapped[name] = [value] if name in _multiple(ctx.command) and \
+            isinstance(value, str) else value
     ctx.default_map = {**(ctx.default_map or {}), **mapped}
 
 
@@ -85,7 +92,9 @@ def options_of(spec, folder: Path) -> dict[str, Any]:
         "logprobs": True if parameters.get("logprobs") else None,
         "model_arg": [f"{k}={_json(v)}" for k, v in
                       (parameters.get("model_args") or {}).items()],
-        "api_base": spec.api_base, "timeout": settings.get("timeout_s"),
+        "api_base": settings.get("api_pool") or ([spec.api_base] if spec.api_base
+                                                  else None),
+        "timeout": settings.get("timeout_s"),
         "retries": settings.get("retries"), "concurrency": settings.get("concurrency"),
         "repair": settings.get("repair"), "max_cost": settings.get("max_cost"),
         "label": spec.label, "output": str(folder),

@@ -141,12 +141,13 @@ def model_access_options(command):
 
 
 def model_client(cache, timeout: float, retries: int, api_key: str | None,
-                 rpm: float | None, no_probe: bool):
-    """The ModelClient of a command, from its harness and model-access options."""
+                 rpm: float | None, no_probe: bool, api_pool: tuple[str, ...] = ()):
+    """The ModelClient of a command, from its harness and model-access options (and the
+    servers of a pool, when --api-base is given more than once)."""
     from fbi.llm import ModelClient, RetryPolicy
 
     return ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries),
-                       api_key=api_key, rpm=rpm, probe_first=not no_probe)
+                       api_key=api_key, rpm=rpm, probe_first=not no_probe, api_pool=api_pool)
 
 
 def batch_options(command):

@@ -136,7 +136,10 @@ def default_output(judge: str, dataset: str) -> Path:
                    "(default 120 for the embedded judge, 600 otherwise).")
 @click.option("--repair", type=click.IntRange(min=0), default=0, show_default=True,
               help="Ask again up to N times for just the verdict when a reply is unreadable.")
-@click.option("--api-base", help="Base URL of an OpenAI-compatible or other provider API.")
+@click.option("--api-base", "api_bases", multiple=True,
+              help="Base URL of an OpenAI-compatible or other provider API. Repeat it for "
+                   "a pool of servers of the same model: calls are spread over them, and a "
+                   "server that fails is left out while the others answer.")
 @click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
               help="A folder of extra or overriding strategy templates (NAME.jinja).")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
@@ -185,7 +188,7 @@ def default_output(judge: str, dataset: str) -> Path:
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens,
              explanation_chars, repair,
-             api_base, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
+             api_bases, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
              label, seed, model_args, system_prompt, hf_config, hf_split, samples, logprobs,
              sample, sample_seed, sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
@@ -211,6 +214,10 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
                 f"--logprobs: litellm passes no token log-probabilities to {judge}'s "
                 "provider. Fix: drop --logprobs, or judge with a provider that returns "
                 "them (openai, azure, hosted_vllm, together_ai, the embedded local judge)")
+    if batch and len(api_bases) > 1:
+        raise click.UsageError("--batch sends the calls to one provider's batch service: give "
+                               "one --api-base, or leave out --batch to spread live calls "
+                               "over the servers")
     dataset_spec = hub_choice(dataset_spec, hf_config, hf_split)
     dataset = load_dataset(dataset_spec)
     chosen = dataset.select(abilities, categories, include_extra, limit, sample, sample_seed,
@@ -225,7 +232,8 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
                       "--dataset sample: all 72")
     config = EvaluationConfig(
         judge=judge, strategies=tuple(strategies) or DEFAULT_STRATEGIES, score_range=score_range,
-        temperature=temperature, max_tokens=max_tokens, api_base=api_base,
+        temperature=temperature, max_tokens=max_tokens,
+        api_base=api_bases[0] if api_bases else None, api_pool=tuple(api_bases),
         concurrency=concurrency, timeout_s=timeout, retries=retries, repair=repair,
         max_cost=max_cost, prompts_dir=prompts_dir, label=label, seed=seed,
         model_args=model_args, system_prompt=read_system_prompt(system_prompt),
@@ -234,7 +242,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output)
     cache = None if no_cache else ResponseCache(cache_path)
-    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
+    client = model_client(cache, timeout, retries, api_key, rpm, no_probe, api_bases)
     if dry_run:
         estimate = evaluation.dry_run(client)
         print_examples(evaluation.examples())

@@ -23,7 +23,14 @@ from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
 from fbi.judge._strategies import EXPLANATION_MAX_CHARS, Strategy, StrategyRegistry
 from fbi.judge._weighting import weighted_score
-from fbi.llm import LOCAL_JUDGE, ModelClient, ModelRequest, ModelResponse, litellm_version
+from fbi.llm import (
+    LOCAL_JUDGE,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    litellm_version,
+    public_url,
+)
 from fbi.records import (
     INSTANCE_SCHEMA_VERSION,
     JUDGMENT_SCHEMA_VERSION,
@@ -70,7 +77,8 @@ class EvaluationConfig:
     score_range: tuple[int, int] | None = None  # overrides every scored strategy's range
     temperature: float = 0.0
     max_tokens: int | None = None  # None: 400 for the embedded judge, 1024 otherwise
-    api_base: str | None = None
+    api_base: str | None = None  # the server, or the first of a pool (names it in requests)
+    api_pool: tuple[str, ...] = ()  # every server of a pool (--api-base given repeatedly)
     concurrency: int = 8
     timeout_s: float = 120.0
     retries: int = 6
@@ -340,6 +348,10 @@ class Evaluation:
             settings={"timeout_s": self.config.timeout_s, "retries": self.config.retries,
                       "concurrency": self.config.concurrency, "repair": self.config.repair,
                       "max_cost": self.config.max_cost,
+                      # the servers calls were spread over; a setting, not identity: a
+                      # resumed run may use another pool of the same model
+                      **({"api_pool": [public_url(b) for b in self.config.api_pool]}
+                         if len(self.config.api_pool) > 1 else {}),
                       # the --score-range asked for (its effect is in `prompts`), so
                       # `--resume` can ask for it again
                       **({"score_range": list(self.config.score_range)}
