@@ -79,7 +79,7 @@ def fbi_runner(evaluation, n: int) -> tuple[float, float]:
     from fbi.llm import ModelClient, import_litellm
 
     import_litellm()
-    evaluation.calls = evaluation.calls[:n]
+    evaluation = first_calls(evaluation, n)
     started = time.perf_counter()
     evaluation.run(ModelClient(cache=None))
     wall = time.perf_counter() - started
@@ -128,13 +128,13 @@ def hardware(evaluation, threads: int) -> dict:
     from fbi.local import load_engine
 
     engine, before, fed, total = load_engine("smollm2-135m"), [], 0, 0
-    for call in evaluation.calls:
+    for call in evaluation.calls():
         prompt = engine.prompt_tokens(call.request.message_dicts())
         shared = next((i for i, (a, b) in enumerate(zip(prompt, before, strict=False))
                        if a != b),
                       min(len(prompt) - 1, len(before)))
         total, fed, before = total + len(prompt), fed + len(prompt) - shared, prompt
-    results["main_job_calls"] = len(evaluation.calls)
+    results["main_job_calls"] = evaluation.call_count
     results["main_job_prompt_tokens"] = total
     results["main_job_prompt_tokens_fed"] = fed
     results["main_job_least_seconds_for_prompts_alone"] = round(fed / prompt_rate)
@@ -157,6 +157,18 @@ def main_job(work: Path, runs: int) -> dict:
     return {"main_job_exit_codes": codes, "main_job_wall_seconds": walls}
 
 
+def first_calls(evaluation, n: int):
+    """The same evaluation over its first instances: its first ``n`` calls (``vanilla``
+    makes two of each instance, in the plan's order)."""
+    import dataclasses
+
+    from fbi.judge import Evaluation
+
+    dataset = dataclasses.replace(evaluation.dataset,
+                                  instances=evaluation.dataset.instances[:(n + 1) // 2])
+    return Evaluation(dataset, evaluation.config, evaluation.output_dir)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -167,7 +179,7 @@ def main() -> None:
     threads = len(os.sched_getaffinity(0))
     work = Path(tempfile.mkdtemp(prefix="fbi-embedded-"))
     evaluation = main_job_calls(work)
-    calls = evaluation.calls[:args.calls]
+    calls = list(first_calls(evaluation, args.calls).calls())
     results: dict = {"cores": threads, "calls": len(calls)}
     raw = raw_llama_cpp(calls, threads)
     provider = fbi_provider(calls)

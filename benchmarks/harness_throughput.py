@@ -67,7 +67,7 @@ def planned_requests(spec: str, limit: int, url: str) -> list[dict]:
              "api_base": url, "max_tokens": c.request.max_tokens,
              "response_format": {"type": "json_schema", "json_schema": {
                  "name": "verdict", "schema": c.request.response_schema, "strict": False}}}
-            for c in evaluation.calls]
+            for c in evaluation.calls()]
 
 
 def timed(args: list[str]) -> float:

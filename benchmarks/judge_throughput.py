@@ -63,7 +63,7 @@ def bare_litellm(evaluation, concurrency: int) -> tuple[float, int]:
     from fbi.llm import import_litellm
 
     litellm = import_litellm()
-    requests = [call.request for call in evaluation.calls]
+    requests = [call.request for call in evaluation.calls()]
 
     async def main() -> None:
         gate = asyncio.Semaphore(concurrency)
@@ -118,7 +118,7 @@ def main() -> None:
         try:
             cache = work / "cache.sqlite"
             full = plan(spec, ("all",), url, work / "fill", None, args.concurrency)
-            results["cached_calls"] = len(full.calls)
+            results["cached_calls"] = full.call_count
             seconds, _ = fbi_run(full, cache)
             results["fill_seconds"] = round(seconds, 1)
             again = plan(spec, ("all",), url, work / "cached", None, args.concurrency)
@@ -134,7 +134,7 @@ def main() -> None:
     if args.local_calls:
         local = plan("sample", ("vanilla",), None, work / "local", 1, 1,
                      judge="local/smollm2-135m")
-        local.calls = local.calls[: args.local_calls]
+        local.dataset.instances = local.dataset.instances[:(args.local_calls + 1) // 2]
         seconds, calls = fbi_run(local, None)
         results["local_judge_calls_per_min"] = round(60 * calls / seconds, 1)
     print(json.dumps(results, indent=2))

@@ -60,7 +60,8 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
     from fbi.sources import load_dataset
 
     calls = Evaluation(load_dataset("sample").select(categories=("entity",), limit=2),
-                       EvaluationConfig(), "unused").calls[:3]
+                       EvaluationConfig(), "unused").calls()
+    calls = [next(calls) for _ in range(3)]
     asks = [(call.request.message_dicts(), call.request.response_schema) for call in calls]
     # and a prompt longer than one llama.cpp batch (512 tokens), fed in pieces
     long_answer = " ".join(f"Fact {n}: the river is {n} metres deep." for n in range(120))

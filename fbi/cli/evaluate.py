@@ -194,7 +194,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
-    from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_judgments
+    from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_verdicts
     from fbi.sources import load_dataset
 
     if limit is not None and sample is not None:
@@ -252,8 +252,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     totals = evaluation.run(client, RichProgress("judging"),
                             batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals)
-    first_samples = [j for j in read_judgments(output) if j.sample == 0]
-    console.print(headline_table(first_samples, evaluation.registry))
+    console.print(headline_table(read_verdicts(output), evaluation.registry))
     console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
                   f"fbi report {output}")
     exit_for(totals)

@@ -12,6 +12,7 @@ from fbi.judge._evaluate import (
     judge_parser,
     plan_calls,
     read_judgments,
+    read_verdicts,
     recorded_explanation_chars,
     reparse,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "parse_reply",
     "plan_calls",
     "read_judgments",
+    "read_verdicts",
     "recorded_explanation_chars",
     "reparse",
     "show_call",

@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
@@ -53,6 +54,7 @@ from fbi.runs import (
     check_batchable,
     dry_run,
     execute,
+    finished_ids,
     now,
     read_log,
 )
@@ -66,6 +68,10 @@ EXPECTED_REPLY_TOKENS = {True: 250, False: 12}
 #: cut before the score); one sentence keeps "explanation, then score" and halves the
 #: main job's time, with the same detection on the built-in sample (benchmarks/RESULTS.md).
 EMBEDDED_EXPLANATION_CHARS = 120
+#: Planned calls the preflight looks at: when the first this many calls still to make are
+#: all in the response cache, the run is taken as a cached re-run and the probe call is
+#: skipped (looking at every call would render every prompt twice).
+PREFLIGHT_CALLS = 256
 # Who sits in slot A and slot B, by the role of a pairwise call.
 SLOTS = {"gold-first": ("gold", "perturbed"), "perturbed-first": ("perturbed", "gold")}
 
@@ -172,9 +178,9 @@ def plan_calls(
     strategies: list[Strategy],
     registry: StrategyRegistry,
     config: EvaluationConfig,
-) -> list[Call]:
-    """Every call the protocol asks for, in a stable order."""
-    calls = []
+) -> Iterator[Call]:
+    """Every call the protocol asks for, in a stable order, each rendered as it is taken
+    (a run of 50,000 calls never holds 50,000 prompts)."""
     for strategy in strategies:
         schemas: dict[tuple[int, int] | None, dict] = {}
         for instance in instances:
@@ -205,14 +211,19 @@ def plan_calls(
                     "strategy_version": strategy.version, "paradigm": strategy.paradigm,
                     "role": role, "judge": config.judge, "score_range": score_range,
                     "parser_version": PARSER_VERSION, "sample": sample}
-                calls.append(Call(
+                yield Call(
                     f"{instance.id}|{strategy.name}|{role}" + (f"|s{sample}" if sample else ""),
                     request, Judgment, fields,
                     judge_parser(strategy.paradigm, role, score_range, echoes_of(instance)),
                     repair=_repair(registry, strategy, request, score_range),
                     repairs=config.repair,
-                    expected_reply_tokens=EXPECTED_REPLY_TOKENS[strategy.meta.explanation]))
-    return calls
+                    expected_reply_tokens=EXPECTED_REPLY_TOKENS[strategy.meta.explanation])
+
+
+def calls_per_instance(strategy: Strategy, samples: int = 1) -> int:
+    """How many calls :func:`plan_calls` makes of one instance for ``strategy``: both
+    answers or both slot orders, one reference-guided call; each ``samples`` times."""
+    return (1 if strategy.paradigm == "reference" else 2) * samples
 
 
 def _sampled(roles, samples: int):
@@ -291,7 +302,6 @@ class Evaluation:
     output_dir: Path
     registry: StrategyRegistry = field(init=False)
     strategies: list[Strategy] = field(init=False)
-    calls: list[Call] = field(init=False)
 
     def __post_init__(self) -> None:
         self.output_dir = Path(self.output_dir)
@@ -301,8 +311,17 @@ class Evaluation:
             low, high = self.config.score_range
             if low >= high:
                 raise InputError(f"score range {low}-{high} is empty. Fix: give A-B with A < B")
-        self.calls = plan_calls(self.dataset.instances, self.strategies, self.registry,
-                                self.config)
+
+    def calls(self) -> Iterator[Call]:
+        """The planned calls, rendered one at a time as they are taken."""
+        return plan_calls(self.dataset.instances, self.strategies, self.registry,
+                          self.config)
+
+    @property
+    def call_count(self) -> int:
+        """How many calls :meth:`calls` yields, without rendering them."""
+        return len(self.dataset) * sum(calls_per_instance(s, self.config.samples)
+                                       for s in self.strategies)
 
     @property
     def judgments_path(self) -> Path:
@@ -364,10 +383,12 @@ class Evaluation:
 
     def examples(self) -> dict[str, Call]:
         """The first planned call of each strategy: what --dry-run shows rendered."""
-        first: dict[str, Call] = {}
-        for call in self.calls:
-            first.setdefault(call.fields["strategy"], call)
-        return first
+        if not self.dataset.instances:
+            return {}
+        first_instance = self.dataset.instances[:1]
+        return {strategy.name: next(plan_calls(first_instance, [strategy], self.registry,
+                                               self.config))
+                for strategy in self.strategies}
 
     def dry_run(self, client: ModelClient) -> DryRun:
         """Calls still to make, and their estimated tokens and cost; writes nothing. A folder
@@ -375,7 +396,7 @@ class Evaluation:
         RunFolder.check(self.run_spec(), self.output_dir / "run.json")
         finished = read_log(self.judgments_path, Judgment).latest()
         done = [k for k, r in finished.items() if r.status != "error"]
-        return dry_run(self.calls, client, done)
+        return dry_run(self.calls(), client, done)
 
     def run(self, client: ModelClient, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:
@@ -391,31 +412,79 @@ class Evaluation:
             batches_path(self.judgments_path), client, self.config.judge,
             self.config.api_base, batch)
         client.preflight(self.config.judge, self.config.api_base,
-                         [c.request for c in self.calls])
+                         (c.request for c in islice(self._pending_calls(), PREFLIGHT_CALLS)))
         with RunFolder.open(self.run_spec(), self.output_dir / "run.json") as folder:
             # The instances judged, beside the judgments, so reports need nothing else.
             write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
-            log = AppendLog(self.judgments_path, Judgment)
+            stale = []
+            log = AppendLog(self.judgments_path, Judgment, keep_records=False,
+                            visit=lambda j: j.parser_version != PARSER_VERSION
+                            and stale.append(j.call_id))
             try:
-                self._reparse_stale(log)
+                if stale:
+                    self._reparse(log)
                 if runner is not None:
-                    totals = runner.run(self.calls, log, progress)
+                    totals = runner.run(list(self.calls()), log, progress)
                 else:
-                    totals = execute(self.calls, client, log, self.config.concurrency,
-                                     progress, self.config.max_cost)
+                    totals = execute(self.calls(), client, log, self.config.concurrency,
+                                     progress, self.config.max_cost, total=self.call_count)
             finally:
                 log.close()
             folder.write(self.run_spec(totals))
         return totals
 
-    def _reparse_stale(self, log: AppendLog) -> None:
+    def _pending_calls(self) -> Iterator[Call]:
+        """The planned calls this folder has not finished (read only)."""
+        finished = set(finished_ids(self.judgments_path, Judgment))
+        return (c for c in self.calls() if c.call_id not in finished)
+
+    def _reparse(self, log: AppendLog) -> None:
         """A newer parser reads the stored replies again, at no cost."""
-        records = list(log.records.values())
-        if all(j.parser_version == PARSER_VERSION for j in records):
-            return
         instances = {i.id: i for i in self.dataset.instances}
-        log.rewrite([reparse(j, instances.get(j.instance_id))
-                     if j.parser_version != PARSER_VERSION else j for j in records])
+        log.rewrite(reparse(j, instances.get(j.instance_id))
+                    if j.parser_version != PARSER_VERSION else j
+                    for j in read_log(self.judgments_path, Judgment).records)
+
+
+class JudgmentVerdict(NamedTuple):
+    """What outcome rules read of a judgment (see :mod:`fbi.metrics`), without its texts:
+    the compact form :func:`read_verdicts` keeps of each call, with the attribute names of
+    :class:`~fbi.records.Judgment`."""
+
+    instance_id: str
+    judge: str
+    strategy: str
+    paradigm: str
+    role: str
+    ability: Any
+    category: str
+    status: str
+    score: int | None
+    verdict: str | None
+    score_range: tuple[int, int] | None
+    sample: int
+
+
+def read_verdicts(run_dir: str | Path, sample: int | None = 0) -> list[JudgmentVerdict]:
+    """The verdicts of a run folder (the last record of each call; of one ``sample`` of
+    --samples K, or all with None), read one record at a time: a run of 50,000 calls is
+    summarised without holding its replies. A bad line is an InputError naming it."""
+    path = Path(run_dir) / "judgments.jsonl"
+    if not path.exists():
+        raise InputError(f"{path}: no judgments here. Fix: pass a folder written by "
+                         "`fbi evaluate --output`")
+    latest: dict[str, JudgmentVerdict] = {}
+
+    def keep(j: Judgment) -> None:
+        if sample is None or j.sample == sample:
+            latest[j.call_id] = JudgmentVerdict(
+                j.instance_id, j.judge, j.strategy, j.paradigm, j.role, j.ability,
+                j.category, j.status, j.score, j.verdict, j.score_range, j.sample)
+
+    contents = read_log(path, Judgment, keep=False, visit=keep)
+    if contents.problem():
+        raise InputError(contents.problem())
+    return list(latest.values())
 
 
 def read_judgments(run_dir: str | Path) -> list[Judgment]:

@@ -21,7 +21,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -190,31 +190,49 @@ def estimated_cost(request: ModelRequest) -> float | None:
 
 def execute(calls: Iterable[Call], client: ModelClient, log: AppendLog,
             concurrency: int = 8, progress: Progress | None = None,
-            max_cost: float | None = None) -> RunTotals:
-    """Run every call without a finished record in ``log``; see the module docstring."""
-    calls = list(calls)
+            max_cost: float | None = None, total: int | None = None) -> RunTotals:
+    """Run every call without a finished record in ``log``; see the module docstring.
+
+    ``calls`` may be a generator that renders each call as it is taken, with ``total``
+    their number: then no list of calls is ever held, and the progress bar starts from
+    the log's finished calls (a run folder's log holds only its own plan's calls)."""
     finished = log.finished
-    pending = [c for c in calls if c.call_id not in finished]
-    spent_before = sum(r.cost or 0.0 for r in log.records.values())
-    totals = RunTotals(total=len(calls), already_done=len(calls) - len(pending),
-                       budget=max_cost)
+    if total is None:
+        calls = list(calls)
+        total = len(calls)
+        done_before = sum(1 for c in calls if c.call_id in finished)
+    else:
+        done_before = min(len(finished), total)
+    totals = RunTotals(total=total, already_done=done_before, budget=max_cost)
+    skipped = 0
+
+    def pending() -> Iterator[Call]:
+        nonlocal skipped
+        for call in calls:
+            if call.call_id in finished:
+                skipped += 1
+            else:
+                yield call
+
     progress = progress or NoProgress()
     requests_before = client.calls_made
     allow_local_calls()
-    progress.start(len(calls), totals.already_done)
+    progress.start(total, done_before)
     try:
+        queue = pending()
         totals.interrupted = _run_interruptibly(lambda stop: _run(
-            pending, client, log, totals, progress, stop, concurrency, max_cost, spent_before))
+            queue, client, log, totals, progress, stop, concurrency, max_cost, log.spent))
+        if next(queue, None) is None:  # every call was taken: the count is exact
+            totals.already_done = skipped
     finally:
         progress.finish()
         totals.requests = client.calls_made - requests_before
     return totals
 
 
-async def _run(pending: list[Call], client: ModelClient, log: AppendLog, totals: RunTotals,
-               progress: Progress, stop: asyncio.Event, concurrency: int,
+async def _run(queue: Iterator[Call], client: ModelClient, log: AppendLog,
+               totals: RunTotals, progress: Progress, stop: asyncio.Event, concurrency: int,
                max_cost: float | None, spent_before: float) -> None:
-    queue = iter(pending)
     reserved = 0.0
 
     async def worker() -> None:
@@ -307,22 +325,32 @@ class DryRun:
 
 def finished_ids(path, record_type: type[CallRecord]) -> list[str]:
     """Call ids of a log that need no new try (read only: for --dry-run)."""
-    return [call_id for call_id, record in read_log(path, record_type).latest().items()
-            if record.status != "error"]
+    return [call_id for call_id, (status, _) in
+            read_log(path, record_type, keep=False).outcomes.items() if status != "error"]
 
 
-def dry_run(calls: list[Call], client: ModelClient, finished: Iterable[str]) -> DryRun:
-    """Calls still to make, their tokens and cost; calls nothing and writes nothing."""
-    if calls:  # what can be checked without a call: provider known, key set
-        check_model(calls[0].request.model, calls[0].request.api_base, client.api_key)
+def dry_run(calls: Iterable[Call], client: ModelClient, finished: Iterable[str]) -> DryRun:
+    """Calls still to make, their tokens and cost; calls nothing and writes nothing.
+    ``calls`` may be a generator: each is rendered, priced and dropped in turn."""
     finished = set(finished)
-    open_calls = [c for c in calls if c.call_id not in finished]
-    to_call = [c for c in open_calls if client.cached(c.request) is None]
-    model = calls[0].request.model if calls else ""
-    prompt_tokens = sum(count_tokens(c.request.model, c.request.message_dicts())
-                        for c in to_call)
-    reply_tokens = sum(min(c.request.max_tokens or 1024, c.expected_reply_tokens or 250)
-                       for c in to_call)
-    cost = estimate_cost(model, prompt_tokens, reply_tokens) if to_call else 0.0
-    return DryRun(len(calls), len(calls) - len(open_calls), len(open_calls) - len(to_call),
-                  len(to_call), prompt_tokens, reply_tokens, cost)
+    estimate = DryRun(0, 0, 0, 0, 0, 0, 0.0)
+    model = None
+    for call in calls:
+        if model is None:  # what can be checked without a call: provider known, key set
+            model = call.request.model
+            check_model(model, call.request.api_base, client.api_key)
+        estimate.calls += 1
+        if call.call_id in finished:
+            estimate.done += 1
+        elif client.cached(call.request) is not None:
+            estimate.cached += 1
+        else:
+            estimate.to_call += 1
+            estimate.prompt_tokens += count_tokens(call.request.model,
+                                                   call.request.message_dicts())
+            estimate.completion_tokens += min(call.request.max_tokens or 1024,
+                                              call.expected_reply_tokens or 250)
+    if estimate.to_call:
+        estimate.cost_usd = estimate_cost(model or "", estimate.prompt_tokens,
+                                          estimate.completion_tokens)
+    return estimate

@@ -18,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import BinaryIO, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -45,10 +46,13 @@ class LogContents(Generic[Record]):
     """What a log file holds: valid records in file order, and what was wrong with it."""
 
     path: Path
-    records: list[Record] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)  # empty when read with keep=False
     bad_lines: list[BadLine] = field(default_factory=list)
     torn_tail: bool = False
     valid_bytes: int = 0  # length of the file up to the end of its last complete line
+    # call_id → (status, cost) of its last record: what a run needs to resume, kept even
+    # when the records themselves are not
+    outcomes: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     def latest(self) -> dict[str, Record]:
         """call_id → the last record written for it."""
@@ -64,35 +68,55 @@ class LogContents(Generic[Record]):
                 "Fix: delete that line; its call is made again on the next run")
 
 
-def read_log(path: str | Path, model: type[Record]) -> LogContents[Record]:
-    """Read a log under the policy above. A missing file reads as empty."""
+def read_log(path: str | Path, model: type[Record], keep: bool = True,
+             visit: Callable[[Record], None] | None = None) -> LogContents[Record]:
+    """Read a log under the policy above. A missing file reads as empty.
+
+    ``keep=False`` reads in constant memory per record: each is validated, summarised in
+    ``outcomes``, shown to ``visit``, and dropped (a run of 50,000 calls resumes without
+    holding 50,000 records).
+    """
     path = Path(path)
     contents: LogContents[Record] = LogContents(path)
     if not path.exists():
         return contents
     try:
-        data = path.read_bytes()
+        file = open(path, "rb")  # noqa: SIM115 (closed below; OSError is reported)
     except OSError as error:
         raise InputError(f"{path}: cannot be read ({error.strerror}). Fix: check the file's "
                          "permissions") from None
-    lines = data.split(b"\n")
-    complete, tail = lines[:-1], lines[-1]
-    offset = 0
-    for number, raw in enumerate(complete, start=1):
-        offset += len(raw) + 1
-        if not raw.strip():
-            continue
-        try:
-            contents.records.append(model.model_validate_json(raw))
-        except (ValidationError, ValueError) as error:
-            contents.bad_lines.append(BadLine(number, validation_summary(error, limit=1)))
+
+    def take(raw: bytes) -> None:
+        record = model.model_validate_json(raw)
+        call_id = getattr(record, "call_id", None)
+        if call_id is not None:  # a call's log (batch logs are keyed otherwise)
+            contents.outcomes[call_id] = (getattr(record, "status", "ok"),
+                                          getattr(record, "cost", None) or 0.0)
+        if keep:
+            contents.records.append(record)
+        if visit is not None:
+            visit(record)
+
+    with file:
+        offset, number = 0, 0
+        for raw in file:  # split on b"\n" only: a binary file's lines
+            if not raw.endswith(b"\n"):  # the last line, without its newline
+                if raw.strip():
+                    try:  # a whole record that only lacks its newline is still a record
+                        take(raw)
+                        offset += len(raw)
+                    except (ValidationError, ValueError):
+                        contents.torn_tail = True
+                break
+            number += 1
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                take(raw[:-1])
+            except (ValidationError, ValueError) as error:
+                contents.bad_lines.append(BadLine(number, validation_summary(error, limit=1)))
     contents.valid_bytes = offset
-    if tail.strip():
-        try:  # a whole record that only lacks its newline is still a record
-            contents.records.append(model.model_validate_json(tail))
-            contents.valid_bytes = len(data)
-        except (ValidationError, ValueError):
-            contents.torn_tail = True
     return contents
 
 
@@ -100,13 +124,17 @@ class AppendLog(Generic[Record]):
     """A log opened for appending by the one process that holds its run's lock.
 
     Opening truncates a torn tail and adds a missing final newline, so the next record
-    starts on a line of its own.
+    starts on a line of its own. It remembers each call's status and cost (what resuming
+    needs); ``keep_records=False`` keeps no more than that, so its memory does not grow
+    with the records' texts. ``visit`` sees every record read on opening.
     """
 
-    def __init__(self, path: str | Path, model: type[Record]):
+    def __init__(self, path: str | Path, model: type[Record], keep_records: bool = True,
+                 visit: Callable[[Record], None] | None = None):
         self.path = Path(path)
         self.model = model
-        contents = read_log(self.path, model)
+        self.keep_records = keep_records
+        contents = read_log(self.path, model, keep=keep_records, visit=visit)
         problem = contents.problem()
         if problem:
             raise InputError(problem)
@@ -115,6 +143,9 @@ class AppendLog(Generic[Record]):
         if self._size() > contents.valid_bytes:
             self._file.truncate(contents.valid_bytes)
         self.records: dict[str, Record] = contents.latest()
+        self._outcomes = contents.outcomes
+        self._finished = {call_id for call_id, (status, _) in self._outcomes.items()
+                          if status != "error"}
         if contents.valid_bytes and self.path.stat().st_size and not contents.torn_tail \
                 and not data_ends_with_newline(self.path):
             self._write(b"\n")
@@ -140,24 +171,44 @@ class AppendLog(Generic[Record]):
                 self._file.truncate(before)
             raise StorageError(
                 f"{self.path}: cannot be written ({error.strerror}); the "
-                f"{len(self.records)} records before are saved. Fix: free space on that disk "
-                "(or make it writable) and run the same command again to resume") from None
+                f"{len(self._outcomes)} records before are saved. Fix: free space on that "
+                "disk (or make it writable) and run the same command again to resume") \
+                from None
 
     @property
-    def finished(self) -> dict[str, Record]:
-        """call_id → its record, for calls that need no new try (not ``error``)."""
-        return {k: r for k, r in self.records.items()
-                if getattr(r, "status", "ok") != "error"}
+    def finished(self) -> set[str]:
+        """Ids of the calls that need no new try (their last record is not ``error``)."""
+        return self._finished
+
+    @property
+    def spent(self) -> float:
+        """USD the log's calls cost, each call's last record counted."""
+        return sum(cost for _, cost in self._outcomes.values())
 
     def append(self, record: Record) -> None:
         self._write(dumps(record) + b"\n")
-        self.records[record.call_id] = record  # type: ignore[attr-defined]
+        self._note(record)
 
-    def rewrite(self, records: list[Record]) -> None:
-        """Replace the whole log atomically (e.g. after re-reading stored replies)."""
+    def _note(self, record: Record) -> None:
+        call_id = record.call_id  # type: ignore[attr-defined]
+        status = getattr(record, "status", "ok")
+        self._outcomes[call_id] = (status, getattr(record, "cost", None) or 0.0)
+        if status == "error":
+            self._finished.discard(call_id)
+        else:
+            self._finished.add(call_id)
+        if self.keep_records:
+            self.records[call_id] = record
+
+    def rewrite(self, records: Iterable[Record]) -> None:
+        """Replace the whole log atomically (e.g. after re-reading stored replies), one
+        record at a time."""
         self._file.close()
-        write_atomically(self.path, b"".join(dumps(r) + b"\n" for r in records))
-        self.records = {r.call_id: r for r in records}  # type: ignore[attr-defined]
+        self.records, self._outcomes, self._finished = {}, {}, set()
+        with atomic_file(self.path) as out:
+            for record in records:
+                out.write(dumps(record) + b"\n")
+                self._note(record)
         self._file = self._open()
 
     def close(self) -> None:
@@ -208,11 +259,19 @@ def data_ends_with_newline(path: Path) -> bool:
 def write_atomically(path: str | Path, text: str | bytes) -> None:
     """Write a whole file so a reader sees the old or the new one, never half; the
     temporary file is removed if the write fails (a full disk leaves nothing behind)."""
+    with atomic_file(path) as out:
+        out.write(text.encode("utf-8") if isinstance(text, str) else text)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
+    """A binary file to write piece by piece that replaces ``path`` whole when the block
+    ends (fsynced first), or is removed if the block fails."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as out:
-            out.write(text.encode("utf-8") if isinstance(text, str) else text)
+            yield out
             out.flush()
             os.fsync(out.fileno())
         tmp.replace(path)
