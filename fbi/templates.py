@@ -17,6 +17,8 @@ from typing import Any
 from fbi.errors import InputError
 from fbi.resources import package_folder
 
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
 
 def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
     import yaml
@@ -126,4 +128,6 @@ class TemplateFolder:
         except OverflowError as error:
             raise InputError(f"{where}: {str(error).rstrip('.')}. Fix: loop over less") \
                 from None
-        return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+        if "\n\n\n" in text:  # (the search costs a tenth of the substitution)
+            text = _BLANK_RUNS.sub("\n\n", text)
+        return text.strip() + "\n"
