@@ -394,9 +394,7 @@ class Evaluation:
         """Calls still to make, and their estimated tokens and cost; writes nothing. A folder
         holding another run is refused here too."""
         RunFolder.check(self.run_spec(), self.output_dir / "run.json")
-        finished = read_log(self.judgments_path, Judgment).latest()
-        done = [k for k, r in finished.items() if r.status != "error"]
-        return dry_run(self.calls(), client, done)
+        return dry_run(self.calls(), client, finished_ids(self.judgments_path, Judgment))
 
     def run(self, client: ModelClient, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:
@@ -416,10 +414,14 @@ class Evaluation:
         with RunFolder.open(self.run_spec(), self.output_dir / "run.json") as folder:
             # The instances judged, beside the judgments, so reports need nothing else.
             write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
-            stale = []
+            stale: list[str] = []  # calls read by an older parser
+
+            def note_stale(judgment: Judgment) -> None:
+                if judgment.parser_version != PARSER_VERSION:
+                    stale.append(judgment.call_id)
+
             log = AppendLog(self.judgments_path, Judgment, keep_records=False,
-                            visit=lambda j: j.parser_version != PARSER_VERSION
-                            and stale.append(j.call_id))
+                            visit=note_stale)
             try:
                 if stale:
                     self._reparse(log)
@@ -469,10 +471,7 @@ def read_verdicts(run_dir: str | Path, sample: int | None = 0) -> list[JudgmentV
     """The verdicts of a run folder (the last record of each call; of one ``sample`` of
     --samples K, or all with None), read one record at a time: a run of 50,000 calls is
     summarised without holding its replies. A bad line is an InputError naming it."""
-    path = Path(run_dir) / "judgments.jsonl"
-    if not path.exists():
-        raise InputError(f"{path}: no judgments here. Fix: pass a folder written by "
-                         "`fbi evaluate --output`")
+    path = _judgments_of(run_dir)
     latest: dict[str, JudgmentVerdict] = {}
 
     def keep(j: Judgment) -> None:
@@ -490,11 +489,17 @@ def read_verdicts(run_dir: str | Path, sample: int | None = 0) -> list[JudgmentV
 def read_judgments(run_dir: str | Path) -> list[Judgment]:
     """The judgments of a run folder, the last record of each call; a bad line is an
     InputError naming it."""
-    path = Path(run_dir) / "judgments.jsonl"
-    if not path.exists():
-        raise InputError(f"{path}: no judgments here. Fix: pass a folder written by "
-                         "`fbi evaluate --output`")
+    path = _judgments_of(run_dir)
     contents = read_log(path, Judgment)
     if contents.problem():
         raise InputError(contents.problem())
     return list(contents.latest().values())
+
+
+def _judgments_of(run_dir: str | Path) -> Path:
+    """A run folder's judgments.jsonl; an InputError when there is none."""
+    path = Path(run_dir) / "judgments.jsonl"
+    if not path.exists():
+        raise InputError(f"{path}: no judgments here. Fix: pass a folder written by "
+                         "`fbi evaluate --output`")
+    return path
