@@ -9,7 +9,12 @@ release (`../shared/data/fbi-original`) × all 11 strategies:
    release (50,400 calls), each into a fresh folder with a fresh cache: wall time, time
    per call and peak RSS, so a cost that grows with the run shows as a ratio;
 2. a fully cached re-run of the whole release into a new folder (every reply from the
-   cache, 0 requests to the model).
+   cache, 0 requests to the model);
+3. ``fbi report`` over 5, 10 and 20 run folders of the whole release (copies of the run
+   above, each under its own ``--label``: the report's work is the same as for 20 judges).
+
+``--work DIR`` keeps the folders and caches in DIR, and a later invocation with the same
+DIR and ``--reuse`` measures the cached re-run and the report without the fresh runs.
 
 Each run is a child process that reports its own peak RSS (``ru_maxrss``) as it exits;
 times are measured from outside, start-up included. Results go to stdout as JSON; copy
@@ -22,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +71,27 @@ def calls_line(stdout: str) -> str:
         else "(no totals line)"
 
 
+def report_scale(work: Path, counts: list[int], env: dict[str, str]) -> dict:
+    """`fbi report` over N copies of the whole release's run folder, each labelled as
+    its own judge: wall time and peak RSS per N (markdown and JSON, as a user asks)."""
+    folders = []
+    for number in range(max(counts)):
+        folder = work / f"judge-{number:02d}"
+        if not folder.exists():
+            shutil.copytree(work / "full", folder)
+            spec = json.loads((folder / "run.json").read_text())
+            spec["label"] = f"judge-{number:02d}"
+            (folder / "run.json").write_text(json.dumps(spec))
+        folders.append(str(folder))
+    results = {}
+    for count in counts:
+        run = measured_fbi("report", *folders[:count], "--output",
+                           str(work / f"report-{count}"), env=env)
+        results[f"{count}_folders"] = {"seconds": run["seconds"],
+                                       "peak_rss_mb": run["peak_rss_mb"]}
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -72,10 +99,19 @@ def main() -> None:
                         help="instances per category of the small run")
     parser.add_argument("--skip-full", action="store_true",
                         help="only the small run (a quick check)")
+    parser.add_argument("--work", type=Path, help="keep folders and caches here")
+    parser.add_argument("--reuse", action="store_true",
+                        help="the whole release's run is already in --work: skip the "
+                             "fresh runs")
+    parser.add_argument("--report", default="5,10,20",
+                        help="numbers of run folders to report on (empty: none)")
     args = parser.parse_args()
     if not FBI_ORIGINAL.is_dir():
         raise SystemExit(f"needs the original FBI release at {FBI_ORIGINAL}")
-    work = Path(tempfile.mkdtemp(prefix="fbi-scale-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="fbi-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if args.reuse and not (work / "full" / "judgments.jsonl").exists():
+        raise SystemExit(f"--reuse: no whole-release run in {work / 'full'}")
     server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "openai_server.py")],
                               stdout=subprocess.PIPE, text=True)
     url = server.stdout.readline().strip()
@@ -85,8 +121,8 @@ def main() -> None:
               str(FBI_ORIGINAL), "--strategy", "all", "--concurrency", "64", "--no-probe"]
     results = {}
     try:
-        sizes = [("small", ["--limit", str(args.small_limit)])]
-        if not args.skip_full:
+        sizes = [] if args.reuse else [("small", ["--limit", str(args.small_limit)])]
+        if not args.skip_full and not args.reuse:
             sizes.append(("full", []))
         for name, extra in sizes:
             env = {**base_env, "FBI_CACHE": str(work / f"{name}.sqlite")}
@@ -99,10 +135,14 @@ def main() -> None:
                              "totals": calls_line(run["stdout"])}
         if not args.skip_full:
             env = {**base_env, "FBI_CACHE": str(work / "full.sqlite")}
+            shutil.rmtree(work / "cached", ignore_errors=True)
             run = measured_fbi(*common, "--output", str(work / "cached"), env=env)
             results["cached_rerun_new_folder"] = {
                 "seconds": run["seconds"], "peak_rss_mb": run["peak_rss_mb"],
                 "totals": calls_line(run["stdout"])}
+            if args.report:
+                results["report"] = report_scale(
+                    work, [int(n) for n in args.report.split(",")], base_env)
     finally:
         server.terminate()
     print(json.dumps(results, indent=2, ensure_ascii=False))

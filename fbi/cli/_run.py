@@ -77,6 +77,15 @@ def print_dry_run(estimate: DryRun, model: str, where: str) -> None:
         f"Estimated {estimate.prompt_tokens:,} prompt + {estimate.completion_tokens:,} reply "
         "tokens, cost " + (f"${cost:.4f}" if cost is not None
                            else f"unknown (no price data for {escape(model)})") + ".")
+    if estimate.sampled:
+        margin = estimate.prompt_tokens_margin
+        share = f" ({100 * margin / estimate.prompt_tokens:.1f}%)" if estimate.prompt_tokens \
+            else ""
+        console.print(
+            f"[yellow]Estimated from a seeded random sample[/]: {estimate.sampled:,} prompts "
+            "rendered, the same instances under every strategy; every count but the "
+            f"calls planned is scaled from it. Prompt tokens ±{margin:,}{share} "
+            "(95% interval).", soft_wrap=True)
 
 
 def print_totals(totals: RunTotals, noun: str = "calls") -> None:

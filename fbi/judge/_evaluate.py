@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import random
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from fbi.runs import (
     finished_ids,
     now,
     read_log,
+    sampled_dry_run,
 )
 from fbi.sources import Dataset, write_dataset
 
@@ -292,6 +294,12 @@ def reparse(judgment: Judgment, instance: Instance | None) -> Judgment:
 
 # ------------------------------------------------------------------ a whole run
 
+#: A dry run renders every prompt up to this many planned calls, a sample beyond.
+DRY_RUN_EXACT_CALLS = 20_000
+#: Instances a larger dry run renders under each strategy, and the seed that picks them.
+DRY_RUN_SAMPLE = 400
+DRY_RUN_SEED = 0
+
 
 @dataclass
 class Evaluation:
@@ -390,11 +398,30 @@ class Evaluation:
                                                self.config))
                 for strategy in self.strategies}
 
-    def dry_run(self, client: ModelClient) -> DryRun:
+    def dry_run(self, client: ModelClient, exact_up_to: int | None = None,
+                sample_size: int | None = None) -> DryRun:
         """Calls still to make, and their estimated tokens and cost; writes nothing. A folder
-        holding another run is refused here too."""
+        holding another run is refused here too.
+
+        Up to ``exact_up_to`` (:data:`DRY_RUN_EXACT_CALLS`) planned calls every prompt is
+        rendered and counted. Past it, the same seeded sample of ``sample_size``
+        (:data:`DRY_RUN_SAMPLE`) instances is rendered under every strategy and the totals
+        are estimated from it (``DryRun.sampled`` and ``prompt_tokens_margin`` say so): a
+        dry run of 200,000 instances × 11 strategies would otherwise render 4.2 million
+        prompts."""
         RunFolder.check(self.run_spec(), self.output_dir / "run.json")
-        return dry_run(self.calls(), client, finished_ids(self.judgments_path, Judgment))
+        finished = finished_ids(self.judgments_path, Judgment)
+        exact_up_to = DRY_RUN_EXACT_CALLS if exact_up_to is None else exact_up_to
+        sample_size = DRY_RUN_SAMPLE if sample_size is None else sample_size
+        instances = self.dataset.instances
+        if self.call_count <= exact_up_to or sample_size >= len(instances):
+            return dry_run(self.calls(), client, finished)
+        chosen = sorted(random.Random(DRY_RUN_SEED).sample(range(len(instances)),
+                                                           sample_size))
+        return sampled_dry_run(
+            ((len(instances), (list(plan_calls([instances[i]], [strategy], self.registry,
+                                                self.config)) for i in chosen))
+             for strategy in self.strategies), client, finished)
 
     def run(self, client: ModelClient, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:

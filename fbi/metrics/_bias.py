@@ -63,8 +63,12 @@ def length_bias(outcomes: Iterable[InstanceOutcome],
                 instances: dict[str, Instance]) -> list[dict]:
     """Per judge × strategy × length band: readable error instances, undetected, rate."""
     groups: dict[tuple[str, str, str], list[bool]] = defaultdict(list)
+    bands: dict[str, str] = {}  # instance id → band: every judge and strategy shares it
     for outcome, instance in _readable_errors(outcomes, instances):
-        band = length_band(instance.gold_answer, instance.perturbed_answer)
+        band = bands.get(instance.id)
+        if band is None:
+            band = bands[instance.id] = length_band(instance.gold_answer,
+                                                    instance.perturbed_answer)
         groups[(outcome.judge, outcome.strategy, band)].append(outcome.outcome == "undetected")
     order = [label for _, label in LENGTH_BANDS]
     return [_rate_row({"judge": judge, "strategy": strategy, "band": band}, missed)

@@ -29,7 +29,7 @@ Outcome = Literal["detected", "undetected", "retained", "penalised", "unparseabl
 PairwiseClass = Literal["G", "P", "both-good", "both-bad", "inconsistent"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a report over 20 runs holds half a million
 class InstanceOutcome:
     instance_id: str
     judge: str

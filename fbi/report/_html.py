@@ -83,6 +83,7 @@ def missed_examples(runs: list[Run]) -> list[dict]:
     from fbi.metrics import instance_outcomes
 
     examples = []
+    diffs: dict[str, list] = {}  # instance id → its word diff: judges often miss the same
     for run in runs:
         by_key = {(j.strategy, j.instance_id, j.role): j for j in run.judgments}
         shown = 0
@@ -97,7 +98,8 @@ def missed_examples(runs: list[Run]) -> list[dict]:
             examples.append({
                 "judge": outcome.judge, "strategy": outcome.strategy,
                 "category": instance.category, "instruction": instance.instruction,
-                "diff": word_diff(instance.gold_answer, instance.perturbed_answer),
+                "diff": diffs.get(instance.id) or diffs.setdefault(
+                    instance.id, word_diff(instance.gold_answer, instance.perturbed_answer)),
                 "rationale": instance.rationale,
                 "explanation": judgment.explanation if judgment else None,
                 "verdict": _verdict_line(outcome, by_key),

@@ -19,6 +19,7 @@ its rates, intervals, comparisons and pairwise tables are real, but score-level 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import replace
 from statistics import mean
 
 from fbi.errors import InputError
@@ -101,10 +102,10 @@ def _majority_verdict(judgments: list[Judgment]) -> str | None:
 def _record(sample: Judgment, label: str, role: str, score: int | None = None,
             verdict: str | None = None) -> Judgment:
     readable = score is not None or verdict is not None
-    return sample.model_copy(update={
-        "call_id": f"{sample.instance_id}|{sample.strategy}|{role}", "role": role,
-        "judge": label, "score": score, "verdict": verdict, "slot_verdict": None,
-        "status": "ok" if readable else "unparseable",
-        "reason": None if readable else "no member gave a readable verdict",
-        "raw_output": None, "repair_outputs": [], "explanation": None, "cost": 0.0,
-        "latency_s": 0.0, "cached": True, "prompt_tokens": 0, "completion_tokens": 0})
+    return replace(  # members are read lean (fbi.runs.LeanJudgment)
+        sample, call_id=f"{sample.instance_id}|{sample.strategy}|{role}", role=role,
+        judge=label, score=score, verdict=verdict, slot_verdict=None,
+        status="ok" if readable else "unparseable",
+        reason=None if readable else "no member gave a readable verdict",
+        explanation=None, cost=0.0, latency_s=0.0, cached=True, prompt_tokens=0,
+        completion_tokens=0)

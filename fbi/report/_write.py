@@ -26,7 +26,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
     ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``)."""
     robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
     robust_folders = {r["folder"] for r in robustness}
-    runs = [load_run(folder) for folder in run_folders if str(Path(folder)) not in
+    runs = [load_run(folder, full=False) for folder in run_folders if str(Path(folder)) not in
             robust_folders]
     if jury is not None:
         runs = label_runs(runs)

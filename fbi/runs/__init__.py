@@ -27,10 +27,13 @@ from fbi.runs._execute import (
     Progress,
     RunTotals,
     dry_run,
+    estimate_from_sample,
     execute,
     finished_ids,
     perform,
+    price_call,
     record_of,
+    sampled_dry_run,
 )
 from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
 from fbi.runs._log import (
@@ -63,6 +66,7 @@ __all__ = [
     "check_batchable",
     "dry_run",
     "dumps",
+    "estimate_from_sample",
     "execute",
     "execute_into",
     "finished_ids",
@@ -70,9 +74,11 @@ __all__ = [
     "load_run",
     "now",
     "perform",
+    "price_call",
     "read_batches",
     "read_log",
     "read_spec",
     "record_of",
+    "sampled_dry_run",
     "write_atomically",
 ]

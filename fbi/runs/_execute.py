@@ -314,13 +314,25 @@ def _run_interruptibly(make) -> bool:
 
 @dataclass
 class DryRun:
-    calls: int
-    done: int
-    cached: int
-    to_call: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float | None
+    """What a dry run found: calls planned, already done, answered by the cache, still to
+    make, and the tokens and cost of those still to make."""
+
+    calls: int = 0
+    done: int = 0
+    cached: int = 0
+    to_call: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    #: Calls rendered to estimate the rest; 0 when every call was (the figures are exact).
+    sampled: int = 0
+    #: Half-width of the 95% interval of ``prompt_tokens`` when estimated from a sample.
+    prompt_tokens_margin: int = 0
+
+    def add(self, other: DryRun) -> None:
+        for name in ("calls", "done", "cached", "to_call", "prompt_tokens",
+                     "completion_tokens"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 def finished_ids(path, record_type: type[CallRecord]) -> list[str]:
@@ -333,24 +345,86 @@ def dry_run(calls: Iterable[Call], client: ModelClient, finished: Iterable[str])
     """Calls still to make, their tokens and cost; calls nothing and writes nothing.
     ``calls`` may be a generator: each is rendered, priced and dropped in turn."""
     finished = set(finished)
-    estimate = DryRun(0, 0, 0, 0, 0, 0, 0.0)
-    model = None
+    estimate, model = DryRun(), ""
     for call in calls:
-        if model is None:  # what can be checked without a call: provider known, key set
-            model = call.request.model
-            check_model(model, call.request.api_base, client.api_key)
-        estimate.calls += 1
-        if call.call_id in finished:
-            estimate.done += 1
-        elif client.cached(call.request) is not None:
-            estimate.cached += 1
-        else:
-            estimate.to_call += 1
-            estimate.prompt_tokens += count_tokens(call.request.model,
-                                                   call.request.message_dicts())
-            estimate.completion_tokens += min(call.request.max_tokens or 1024,
-                                              call.expected_reply_tokens or 250)
+        if not estimate.calls:
+            model = _check_access(call, client)
+        estimate.add(price_call(call, client, finished))
+    return _priced(estimate, model)
+
+
+def price_call(call: Call, client: ModelClient, finished: set[str]) -> DryRun:
+    """One call's share of a dry run (its tokens counted only if it is still to make)."""
+    if call.call_id in finished:
+        return DryRun(calls=1, done=1)
+    if client.cached(call.request) is not None:
+        return DryRun(calls=1, cached=1)
+    return DryRun(calls=1, to_call=1,
+                  prompt_tokens=count_tokens(call.request.model, call.request.message_dicts()),
+                  completion_tokens=min(call.request.max_tokens or 1024,
+                                        call.expected_reply_tokens or 250))
+
+
+def sampled_dry_run(strata: Iterable[tuple[int, Iterable[list[Call]]]],
+                    client: ModelClient, finished: Iterable[str]) -> DryRun:
+    """A dry run estimated from samples, for work too large to render every prompt.
+
+    ``strata`` gives, per stratum (fbi: a strategy), its number of units (instances) and
+    the calls of each unit of a simple random sample of them; each sampled call is
+    rendered and priced as :func:`dry_run` does, and :func:`estimate_from_sample` scales
+    the sample up."""
+    finished = set(finished)
+    sampled, model, priced_strata = 0, "", []
+    for size, units in strata:
+        priced = []
+        for unit_calls in units:
+            unit = DryRun()
+            for call in unit_calls:
+                if not sampled:
+                    model = _check_access(call, client)
+                sampled += 1
+                unit.add(price_call(call, client, finished))
+            priced.append(unit)
+        priced_strata.append((size, priced))
+    estimate = estimate_from_sample(priced_strata)
+    estimate.sampled = sampled
+    return _priced(estimate, model)
+
+
+def estimate_from_sample(strata: Iterable[tuple[int, list[DryRun]]]) -> DryRun:
+    """Population totals from a simple random sample of units in each stratum: each
+    count is the sample's sum × N/n, stratum by stratum. ``prompt_tokens_margin`` is the
+    95% half-width of the stratified estimator of the total, with the finite-population
+    correction (Cochran, *Sampling Techniques*, 3rd ed., §5.3):
+    1.96·√(Σ N²(1 − n/N)·s²/n), s² the sample variance of the units' prompt tokens.
+    A stratum whose units all plan the same number of calls keeps ``calls`` exact."""
+    estimate, variance = DryRun(), 0.0
+    for size, units in strata:
+        n = len(units)
+        if not n:
+            continue
+        for name in ("calls", "done", "cached", "to_call", "prompt_tokens",
+                     "completion_tokens"):
+            value = round(sum(getattr(unit, name) for unit in units) * size / n)
+            setattr(estimate, name, getattr(estimate, name) + value)
+        if 1 < n < size:
+            tokens = [unit.prompt_tokens for unit in units]
+            mean = sum(tokens) / n
+            spread = sum((t - mean) ** 2 for t in tokens) / (n - 1)
+            variance += size ** 2 * (1 - n / size) * spread / n
+    estimate.prompt_tokens_margin = round(1.96 * variance ** 0.5)
+    return estimate
+
+
+def _check_access(call: Call, client: ModelClient) -> str:
+    """What can be checked without a call: the provider is known and its key is set.
+    Returns the model."""
+    check_model(call.request.model, call.request.api_base, client.api_key)
+    return call.request.model
+
+
+def _priced(estimate: DryRun, model: str) -> DryRun:
     if estimate.to_call:
-        estimate.cost_usd = estimate_cost(model or "", estimate.prompt_tokens,
+        estimate.cost_usd = estimate_cost(model, estimate.prompt_tokens,
                                           estimate.completion_tokens)
     return estimate

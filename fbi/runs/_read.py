@@ -4,13 +4,55 @@ writes; never takes the run's lock."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, make_dataclass
+from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from fbi.errors import InputError
 from fbi.records import ExplanationCheck, Instance, Judgment, RunSpec
 from fbi.runs._folder import read_spec
 from fbi.runs._log import read_log
+
+#: What analysis never reads of a judgment: the raw reply, its repairs and the prompt's
+#: hash (``fbi show`` reads them from the full record).
+_UNREAD = frozenset({"raw_output", "repair_outputs", "prompt_hash"})
+
+#: A validated :class:`~fbi.records.Judgment` without the fields in ``_UNREAD``, in slots:
+#: a report over 20 runs of 50,400 calls holds a million of them. Made from Judgment's own
+#: field list so the two never drift; copy one with ``dataclasses.replace``.
+LeanJudgment = make_dataclass(
+    "LeanJudgment", [(name, Any) for name in Judgment.model_fields if name not in _UNREAD],
+    slots=True, namespace={"__module__": __name__})
+
+
+_lean_values = attrgetter(*LeanJudgment.__dataclass_fields__)
+
+
+def lean(judgment: Judgment) -> Any:
+    """The :data:`LeanJudgment` of a judgment. Its short strings (ids, names, versions)
+    are already shared between records: pydantic's JSON parser caches them."""
+    return LeanJudgment(*_lean_values(judgment))
+
+
+#: Instances read, by the sha256 of their file: runs of several judges over one dataset
+#: (a comparison report) hold one copy, read once.
+_INSTANCES_READ: dict[str, dict[str, Instance]] = {}
+
+
+def _instances(path: Path) -> dict[str, Instance]:
+    from fbi.sources import load_dataset
+
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:  # load_dataset says what is wrong with the file
+        return {i.id: i for i in load_dataset(str(path))}
+    if digest not in _INSTANCES_READ:
+        if len(_INSTANCES_READ) >= 8:
+            _INSTANCES_READ.pop(next(iter(_INSTANCES_READ)))
+        _INSTANCES_READ[digest] = {i.id: i for i in load_dataset(str(path))}
+    return _INSTANCES_READ[digest]
 
 
 @dataclass
@@ -21,7 +63,7 @@ class Run:
 
     folder: Path
     spec: RunSpec
-    judgments: list[Judgment]
+    judgments: list[Judgment]  # or LeanJudgment, read with full=False
     instances: dict[str, Instance]
     checks: list[ExplanationCheck]
     problems: list[str] = field(default_factory=list)  # what could not be read, said
@@ -32,9 +74,11 @@ class Run:
         return self.spec.label or self.spec.judge
 
 
-def load_run(folder: str | Path) -> Run:
+def load_run(folder: str | Path, full: bool = True) -> Run:
     """A judge run folder, read; never written. Lines of a log that do not validate are
-    left out and named in ``problems`` (the report prints them)."""
+    left out and named in ``problems`` (the report prints them). ``full=False`` keeps each
+    judgment as a :data:`LeanJudgment`, read one line at a time: what a report over many
+    runs needs, in a fraction of the memory."""
     folder = Path(folder)
     spec_path, judgments_path = folder / "run.json", folder / "judgments.jsonl"
     if not spec_path.exists() or not judgments_path.exists():
@@ -46,13 +90,21 @@ def load_run(folder: str | Path) -> Run:
         raise InputError(f"{folder}: holds a {spec.kind} run, not a judge run")
     instances: dict[str, Instance] = {}
     if (folder / "instances.jsonl").exists():
-        from fbi.sources import load_dataset
+        instances = _instances(folder / "instances.jsonl")
+    if full:
+        judgments = read_log(judgments_path, Judgment)
+        records = list(judgments.latest().values())
+    else:
+        latest: dict[str, Any] = {}  # call id → its last record, as in LogContents.latest
 
-        instances = {i.id: i for i in load_dataset(str(folder / "instances.jsonl"))}
-    judgments = read_log(judgments_path, Judgment)
+        def keep_lean(judgment: Judgment) -> None:
+            latest[judgment.call_id] = lean(judgment)
+
+        judgments = read_log(judgments_path, Judgment, keep=False, visit=keep_lean)
+        judgments.outcomes.clear()
+        records = list(latest.values())
     checks = read_log(folder / "explanation_checks.jsonl", ExplanationCheck)
     problems = [p for p in (judgments.problem(), checks.problem()) if p]
-    records = list(judgments.latest().values())
     return Run(folder, spec, [j for j in records if j.sample == 0], instances,
                list(checks.latest().values()), problems,
                [j for j in records if j.sample > 0])
