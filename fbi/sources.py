@@ -131,8 +131,9 @@ class Dataset:
     def fingerprint(self) -> str:
         """sha256 of the canonical rows, order-independent: same content, same print."""
         digest = hashlib.sha256()
-        for row in sorted((i.to_row() for i in self.instances), key=lambda r: r["id"]):
-            digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode())
+        for instance in sorted(self.instances, key=lambda i: i.id):  # a row at a time
+            digest.update(json.dumps(instance.to_row(), sort_keys=True,
+                                     ensure_ascii=False).encode())
         return digest.hexdigest()
 
     def select(
@@ -220,14 +221,21 @@ def validate_dataset(spec: str) -> Validation:
     """Read SPEC and report every problem; never raises for bad rows."""
     files: list[str] = []
     problems: list[Problem] = []
+    rows_read = 0
+
+    def counted() -> Iterator[RawRow]:  # rows are built as read, never held all at once
+        nonlocal rows_read
+        for row in read_rows(spec, files, problems):
+            rows_read += 1
+            yield row
+
     try:
-        rows = list(read_rows(spec, files, problems))
+        instances, row_problems = build_instances(counted())
     except DatasetError as error:  # the whole source is unreadable
         return Validation(spec, 0, [], problems + error.problems, files)
-    instances, row_problems = build_instances(rows)
-    if not rows and not problems:  # a header-only CSV, a Parquet file of zero rows
+    if not rows_read and not problems:  # a header-only CSV, a Parquet file of zero rows
         problems.append(Problem(spec, "", "holds no rows", "add at least one instance"))
-    return Validation(spec, len(rows), instances, problems + row_problems, files)
+    return Validation(spec, rows_read, instances, problems + row_problems, files)
 
 
 def source_name(spec: str) -> str:
@@ -430,12 +438,12 @@ def _read_file(path: Path, files: list[str], defaults: dict[str, Any]) -> Iterat
     if suffix == ".parquet":
         yield from _read_parquet(path, defaults)
         return
+    if suffix == ".jsonl":  # read a line at a time: a file of 1 GB is never held whole
+        yield from _read_jsonl(path, defaults)
+        return
     text = _read_utf8(path)
     if not text.strip():
-        raise DatasetError([Problem(str(path), "", "the file is empty",
-                                    "point at a file that holds rows")])
-    if suffix == ".jsonl":
-        yield from _read_jsonl(path, text, defaults)
+        raise DatasetError(_empty(path))
     else:
         if suffix == ".tsv" and "category" not in defaults:
             category = FBI_FILE_CATEGORIES.get(path.stem)
@@ -449,33 +457,51 @@ def _read_utf8(path: Path) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise DatasetError([Problem(
-            str(path), f"line {line}", f"bytes that are not UTF-8 (byte {error.start})",
-            "re-save the file as UTF-8")]) from None
+        raise DatasetError([_not_utf8(path, raw[: error.start].count(b"\n") + 1,
+                                      error.start)]) from None
 
 
-def _read_jsonl(path: Path, text: str, defaults: dict[str, Any]) -> Iterator[RawRow]:
-    # Split on "\n" only (and drop a "\r" before it): texts may hold U+2028, U+0085 and
+def _not_utf8(path: Path, line: int, byte: int) -> Problem:
+    return Problem(str(path), f"line {line}", f"bytes that are not UTF-8 (byte {byte})",
+                   "re-save the file as UTF-8")
+
+
+def _empty(path: Path) -> list[Problem]:
+    return [Problem(str(path), "", "the file is empty", "point at a file that holds rows")]
+
+
+def _read_jsonl(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
+    # Split on b"\n" only (and drop a "\r" before it): texts may hold U+2028, U+0085 and
     # the other characters str.splitlines would wrongly break a record on.
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except RecursionError:
-            yield RawRow(str(path), f"line {number}", {"__error__": (
-                "JSON nested too deeply to read", "flatten the record")})
-            continue
-        except json.JSONDecodeError as error:
-            yield RawRow(str(path), f"line {number}", {"__error__": (
-                f"not valid JSON ({error.msg} at column {error.colno}); "
-                "the line may be truncated", "write one complete JSON object per line")})
-            continue
-        if not isinstance(data, dict):
-            data = {"__error__": ("expected a JSON object", "write one JSON object per line")}
-        yield RawRow(str(path), f"line {number}", data, defaults)
+    any_text, offset = False, 0
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise DatasetError([_not_utf8(path, number, offset + error.start)]) from None
+            offset += len(raw)
+            line = line.removesuffix("\n").removesuffix("\r")
+            if not line.strip():
+                continue
+            any_text = True
+            try:
+                data = json.loads(line)
+            except RecursionError:
+                yield RawRow(str(path), f"line {number}", {"__error__": (
+                    "JSON nested too deeply to read", "flatten the record")})
+                continue
+            except json.JSONDecodeError as error:
+                yield RawRow(str(path), f"line {number}", {"__error__": (
+                    f"not valid JSON ({error.msg} at column {error.colno}); "
+                    "the line may be truncated", "write one complete JSON object per line")})
+                continue
+            if not isinstance(data, dict):
+                data = {"__error__": ("expected a JSON object",
+                                      "write one JSON object per line")}
+            yield RawRow(str(path), f"line {number}", data, defaults)
+    if not any_text:
+        raise DatasetError(_empty(path))
 
 
 def _read_delimited(
@@ -603,11 +629,11 @@ def _card_configs(card: Path) -> dict[str, list[tuple[str, str]]]:
 # ------------------------------------------------------------------ building records
 
 
-def build_instances(rows: list[RawRow]) -> tuple[list[Instance], list[Problem]]:
+def build_instances(rows: Iterable[RawRow]) -> tuple[list[Instance], list[Problem]]:
     """Turn raw rows into instances; every bad row becomes a Problem, never a silent drop."""
     instances: list[Instance] = []
     problems: list[Problem] = []
-    first_seen: dict[str, RawRow] = {}
+    first_seen: dict[str, tuple[str, str]] = {}  # id → (file, location): not the row
     missing_reported: set[tuple[str, str]] = set()
     for row in rows:
         if "__error__" in row.data:
@@ -631,15 +657,15 @@ def build_instances(rows: list[RawRow]) -> tuple[list[Instance], list[Problem]]:
         if prefix:  # the FBI release repeats ids across files: qualify by category
             instance_id = f"{prefix}:{instance_id}"
             number = 2
-            while instance_id in first_seen and first_seen[instance_id].file == row.file:
+            while instance_id in first_seen and first_seen[instance_id][0] == row.file:
                 instance_id = f"{prefix}:{values['id']}~{number}"
                 number += 1
             values["id"] = instance_id
         if instance_id in first_seen:
-            other = first_seen[instance_id]
+            other_file, other_location = first_seen[instance_id]
             problems.append(Problem(
                 row.file, row.location,
-                f"duplicate id '{instance_id}' (first at {other.file}, {other.location})",
+                f"duplicate id '{instance_id}' (first at {other_file}, {other_location})",
                 "give every row its own id"))
             continue
         try:
@@ -648,7 +674,7 @@ def build_instances(rows: list[RawRow]) -> tuple[list[Instance], list[Problem]]:
             problems.append(Problem(row.file, row.location, _describe(error),
                                     "correct the value"))
             continue
-        first_seen[instance_id] = row
+        first_seen[instance_id] = (row.file, row.location)
         instances.append(instance)
     return instances, problems
 
