@@ -211,6 +211,9 @@ class ModelClient:
         self.probe_first = probe_first  # see preflight
         self._configuration_failures = 0  # in a row, across concurrent calls
         self.calls_made = 0  # requests that reached a model (retries included)
+        # (model, api_base) whose check_model waits for the first call the cache cannot
+        # answer: see preflight
+        self._unchecked: tuple[str, str | None] | None = None
         # Several servers of one model (--api-base given more than once): requests sent to
         # the first are spread over all of them by litellm's Router. The first names the
         # pool in requests and cache keys, so a reply's key never depends on which server
@@ -250,6 +253,10 @@ class ModelClient:
         hit = self.cached(request)
         if hit is not None:
             return hit
+        try:
+            self.check_deferred()
+        except ConfigError as error:  # stops the run; what is saved stays saved
+            raise ModelUnavailable(str(error)) from None
         response = await self._call_with_retries(request)
         if self.cache is not None:
             self.cache.put(request.cache_key(), request.model, response.to_cache())
@@ -283,14 +290,29 @@ class ModelClient:
                   requests: Iterable[ModelRequest] | None = None) -> None:
         """Before a run: :func:`check_model`, then (unless ``probe_first`` is off, the model
         is the embedded one, or every request is answered from the cache) one probe call.
-        ``requests`` None means the calls are not known yet: probe anyway. Once per client."""
-        check_model(model, api_base, self.api_key)
-        if not self.probe_first or model.startswith("local/"):
+        ``requests`` None means the calls are not known yet: probe anyway. Once per client.
+
+        When every one of ``requests`` (the run's first calls) is in the cache, nothing
+        is checked yet: a cached re-run then needs neither litellm (3 s to import) nor the
+        network. :meth:`check_deferred` checks before the first call the cache cannot
+        answer."""
+        requests = None if requests is None else list(requests)
+        answered = requests is not None and all(self.cached(r) is not None for r in requests)
+        if answered and requests:
+            self._unchecked = (model, api_base)
             return
-        if requests is not None and all(self.cached(r) is not None for r in requests):
+        check_model(model, api_base, self.api_key)
+        if answered or not self.probe_first or model.startswith("local/"):
             return
         self.probe(model, api_base)
         self.probe_first = False
+
+    def check_deferred(self) -> None:
+        """The :func:`check_model` that :meth:`preflight` left for the first real call."""
+        if self._unchecked is not None:
+            model, api_base = self._unchecked
+            self._unchecked = None
+            check_model(model, api_base, self.api_key)
 
     def probe(self, model: str, api_base: str | None) -> None:
         """One tiny uncached call, so a wrong model, key or server is a message before a

@@ -1,8 +1,9 @@
 """Folders of jinja2 templates with YAML front matter: judge prompts and perturbation
 prompts alike.
 
-Templates render in jinja2's immutable sandbox with StrictUndefined: a template cannot
-run code, and a missing variable is an error rather than an empty string. A user folder
+Templates render with StrictUndefined, so a missing variable is an error rather than an
+empty string; with a user folder they render in jinja2's immutable sandbox, so a template
+cannot run code. A user folder
 is searched before the built-in one, so users add or override templates by file name.
 Files starting with ``_`` are shared pieces (bases, macros), not entries of their own.
 """
@@ -60,6 +61,7 @@ class TemplateFolder:
             raise InputError(f"{self.user_dir}: no such folder of templates. "
                              "Fix: pass a folder holding NAME.jinja files")
         self.sources: dict[str, tuple[str, str]] = {}  # file name → (text, origin)
+        self._compiled: dict[str, Any] = {}  # file name → jinja2 Template
         for entry in package_folder(builtin).iterdir():
             if entry.name.endswith(".jinja"):
                 self.sources[entry.name] = (entry.read_text(encoding="utf-8"), "built-in")
@@ -72,7 +74,11 @@ class TemplateFolder:
                 return None
             return self.body(name), None, lambda: True
 
-        self._env = ImmutableSandboxedEnvironment(
+        # The sandbox guards against a user's templates; fbi's own need none, and render
+        # in a third less time without it (a cached re-run renders 50,400 prompts).
+        environment = jinja2.Environment if self.user_dir is None else \
+            ImmutableSandboxedEnvironment
+        self._env = environment(
             loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
             autoescape=False, trim_blocks=True, lstrip_blocks=True,
         )
@@ -110,7 +116,10 @@ class TemplateFolder:
 
         where = f"{self.origin(file_name)}/{file_name}"
         try:
-            text = self._env.get_template(file_name).render(**variables)
+            template = self._compiled.get(file_name)
+            if template is None:  # compiled once: a run renders each template thousands of times
+                template = self._compiled[file_name] = self._env.get_template(file_name)
+            text = template.render(**variables)
         except jinja2.UndefinedError as error:
             raise InputError(f"{where}: {error}. Fix: use only the variables documented "
                              "for this kind of template") from None

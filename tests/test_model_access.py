@@ -171,3 +171,56 @@ def test_the_rate_limiter_spaces_request_starts():
     slept.clear()
     asyncio.run(limiter.wait())
     assert slept == []
+
+
+def _cache_first_calls(tmp_path: Path, judge: str, strategies: tuple[str, ...], count: int,
+                       api_base: str | None = None) -> int:
+    """Put a reply for the first ``count`` calls of the sample under ``judge`` in the run's
+    cache (a real SQLite file, as a finished run would leave it); returns the calls."""
+    from fbi import load_dataset
+    from fbi.cache import ResponseCache
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.llm import ModelResponse
+
+    evaluation = Evaluation(load_dataset("sample"),
+                            EvaluationConfig(judge=judge, strategies=strategies,
+                                             api_base=api_base),
+                            tmp_path / "unused")
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    for number, call in enumerate(evaluation.calls()):
+        if number == count:
+            break
+        reply = ModelResponse('{"explanation": "fine", "score": 3, "verdict": "A"}')
+        cache.put(call.request.cache_key(), judge, reply.to_cache())
+    cache.close()
+    return evaluation.call_count
+
+
+def test_a_cached_rerun_never_imports_litellm(tmp_path):
+    total = _cache_first_calls(tmp_path, "openai/judge", ("vanilla",), 10_000,
+                               "http://127.0.0.1:9/v1")
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "fbi", "evaluate", "--judge",
+         "openai/judge", "--api-base", "http://127.0.0.1:9/v1", "--dataset", "sample",
+         "--output", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=300, cwd=OUTSIDE_CHECKOUT,
+        env=env_without_keys(tmp_path))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"{total} calls this time ({total} from the cache, 0 requests" in \
+        " ".join(result.stdout.split())
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()]
+    assert "litellm" not in imported and "fbi.cli" in imported
+
+
+def test_a_check_left_for_the_first_uncached_call_stops_the_run_cleanly(tmp_path):
+    """The first 256 calls come from the cache, so the key is checked only when call 301
+    needs the network: the run stops there with the key named, the 300 kept."""
+    _cache_first_calls(tmp_path, "gpt-4-turbo", ("vanilla", "pairwise", "reference"), 300)
+    out = tmp_path / "run"
+    result, _ = fbi(tmp_path, "evaluate", "--judge", "gpt-4-turbo", "--dataset", "sample",
+                    "--strategy", "vanilla", "--strategy", "pairwise", "--strategy",
+                    "reference", "--concurrency", "1", "--output", str(out))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "OPENAI_API_KEY" in result.stderr and "stopped" in result.stderr
+    records = (out / "judgments.jsonl").read_text().splitlines()
+    assert len(records) == 300 and all('"cached":true' in r for r in records)

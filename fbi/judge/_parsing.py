@@ -245,10 +245,12 @@ def _quoted_spans(text: str, answers: Sequence[str],
     \"tie\"") is the judge's own."""
     if not answers:
         return []
-    haystacks = [_normalised(a) for a in answers]
+    haystacks: list[str] = []  # the answers normalised, on the first candidate quote only
 
     def quotes_an_answer(start: int, end: int, content: str) -> bool:
         content = _normalised(content)
+        if not haystacks:
+            haystacks.extend(_normalised(a) for a in answers)
         # the label, if any, sits just before the quote on the same line
         line_start = text.rfind("\n", max(0, start - 40), start) + 1 or max(0, start - 40)
         return (bool(content) and any(content in h for h in haystacks)

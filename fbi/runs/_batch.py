@@ -310,6 +310,7 @@ class BatchRunner:
         return chunks
 
     def _submit_chunk(self, chunk: list[tuple[Call, bytes]]) -> None:
+        self.client.check_deferred()
         litellm = import_litellm()
         data = b"".join(line for _, line in chunk)
         uploaded = self._provider("upload a batch file", lambda: litellm.create_file(
