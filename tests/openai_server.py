@@ -104,9 +104,17 @@ class BatchService:
     validating → in_progress → completed, when its requests are answered by the chat
     script. ``fail_once`` custom ids get a per-request error the first time they are
     seen; ``expire_next`` makes the next batch to finish expire with half its requests
-    done; a cancelled batch keeps nothing."""
+    done; a cancelled batch keeps nothing.
+
+    Mistral's Batch API is served beside it (docs.mistral.ai/api, "batch"): jobs at
+    ``/v1/batch/jobs`` over the same files, QUEUED → RUNNING → SUCCESS, the model set on
+    the job, and input lines of ``custom_id`` and ``body`` only (a line in OpenAI's
+    layout, with ``method`` and ``url``, fails the job, as a format error)."""
 
     STEPS = ("validating", "in_progress", "completed")
+    MISTRAL_STATUS = {"validating": "QUEUED", "in_progress": "RUNNING",
+                      "completed": "SUCCESS", "expired": "TIMEOUT_EXCEEDED",
+                      "failed": "FAILED", "cancelled": "CANCELLED"}
 
     def __init__(self, chat: ChatServer):
         self.chat = chat
@@ -121,6 +129,14 @@ class BatchService:
         with self.lock:
             if path.endswith("/files"):
                 return 200, self._upload(body, content_type)
+            if path.endswith("/batch/jobs"):
+                return self._create_job(json.loads(body))
+            match = re.search(r"/batch/jobs/([^/]+)/cancel$", path)
+            if match and match.group(1) in self.batches:
+                batch = self.batches[match.group(1)]
+                if batch["status"] not in ("completed", "expired", "failed"):
+                    batch["status"] = "cancelled"
+                return 200, self._as_job(batch)
             if path.endswith("/batches"):
                 request = json.loads(body)
                 if request["input_file_id"] not in self.files:
@@ -153,7 +169,42 @@ class BatchService:
             if match and match.group(1) in self.batches:
                 self.retrieves += 1
                 return 200, self._advance(self.batches[match.group(1)])
+            match = re.search(r"/batch/jobs/([^/?]+)$", path)
+            if match and match.group(1) in self.batches:
+                self.retrieves += 1
+                return 200, self._as_job(self._advance(self.batches[match.group(1)]))
             return 404, {"error": {"message": f"no route {path}"}}
+
+    def _create_job(self, request: dict) -> tuple[int, dict]:
+        """``POST /v1/batch/jobs``: Mistral's create, kept as an OpenAI batch inside."""
+        (file_id,) = request["input_files"]
+        if file_id not in self.files:
+            return 404, {"detail": "no such file"}
+        lines = [json.loads(line) for line in self.files[file_id].decode().splitlines()]
+        batch_id = f"job_{len(self.batches) + 1}"
+        self.batches[batch_id] = {
+            "id": batch_id, "object": "batch", "endpoint": request["endpoint"],
+            "input_file_id": file_id, "completion_window": "24h", "status": "validating",
+            "created_at": int(time.time()), "output_file_id": None, "error_file_id": None,
+            "errors": None, "request_counts": {"total": len(lines), "completed": 0,
+                                               "failed": 0},
+            "metadata": request.get("metadata"), "model": request["model"]}
+        if any(set(line) != {"custom_id", "body"} for line in lines):
+            self.batches[batch_id].update(status="failed", errors=[
+                {"message": "input lines hold custom_id and body only", "count": 1}])
+        return 200, self._as_job(self.batches[batch_id])
+
+    def _as_job(self, batch: dict) -> dict:
+        counts = batch["request_counts"]
+        return {"id": batch["id"], "object": "batch", "input_files": [batch["input_file_id"]],
+                "endpoint": batch["endpoint"], "model": batch["model"],
+                "status": self.MISTRAL_STATUS[batch["status"]],
+                "created_at": batch["created_at"], "total_requests": counts["total"],
+                "completed_requests": counts["completed"] + counts["failed"],
+                "succeeded_requests": counts["completed"],
+                "failed_requests": counts["failed"], "output_file": batch["output_file_id"],
+                "error_file": batch["error_file_id"], "errors": batch["errors"] or [],
+                "metadata": batch["metadata"]}
 
     def _upload(self, body: bytes, content_type: str) -> dict:
         from email.parser import BytesParser
@@ -194,10 +245,10 @@ class BatchService:
                     "error": None})
             else:
                 self.chat.counts["batch"] += 1
+                body = {"model": batch.get("model"), **line["body"]}  # Mistral: the job's
                 outputs.append({"id": f"req_{number}", "custom_id": custom_id, "response": {
                     "status_code": 200, "request_id": f"r{number}",
-                    "body": chat_completion(self.chat.script(line["body"]), line["body"])},
-                    "error": None})
+                    "body": chat_completion(self.chat.script(body), body)}, "error": None})
         for kind, rows in (("output_file_id", outputs), ("error_file_id", errors)):
             if rows:
                 file_id = f"file-{len(self.files) + 1}"

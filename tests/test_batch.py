@@ -179,3 +179,46 @@ def test_batch_cost_uses_the_providers_batch_prices():
         100 * prices["output_cost_per_token_batches"]
     assert batch_cost("gpt-4o", 1000, 100) == pytest.approx(expected)
     assert batch_cost("openai/no-such-model", 1000, 100) is None
+
+
+def test_mistral_batches_give_the_live_judgments(tmp_path, live):
+    """Mistral's Batch API (jobs, the model on the job, lines of custom_id and body)
+    through litellm, against the loopback server's implementation of it."""
+    with ChatServer() as server:
+        out = tmp_path / "run"
+        environment = {**env(tmp_path), "MISTRAL_API_KEY": "mk-batch-test"}
+        args = evaluate(server, out, "--seed", "3", "--batch", "--wait", "--poll", "0.01")
+        args[args.index(JUDGE)] = "mistral/judge"
+        result = run(args, environment)
+        assert result.returncode == 0, result.stderr
+        assert server.counts["ok"] == 1 and server.counts["batch"] == CALLS  # probe only
+        assert verdicts(out) == live
+        (job,) = server.batches.batches.values()
+        assert job["model"] == "judge" and job["status"] == "completed"
+        lines = [json.loads(line) for line in
+                 server.batches.files[job["input_file_id"]].decode().splitlines()]
+        assert all(set(line) == {"custom_id", "body"} for line in lines)
+        assert all("model" not in line["body"] and line["body"]["random_seed"] == 3
+                   for line in lines)
+        (recorded,) = batches(out).values()
+        assert recorded["provider"] == "mistral" and recorded["collected"]
+        # litellm cannot cancel a Mistral job: an open one is named, and kept
+        waiting = tmp_path / "waiting"
+        fresh = {**environment, "FBI_CACHE": str(tmp_path / "other-cache.sqlite")}
+        args[args.index(str(out))] = str(waiting)
+        assert run(args[:args.index("--wait")], fresh).returncode == 0
+        refused = run([sys.executable, "-m", "fbi", "batch", "cancel", str(waiting)], fresh)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr
+        assert "cannot cancel mistral batches" in refused.stderr
+        assert run(args, fresh).returncode == 0 and verdicts(waiting) == live
+
+
+def test_batch_mode_names_the_providers_it_drives(tmp_path):
+    environment = {**env(tmp_path), "ANTHROPIC_API_KEY": "sk-ant-test"}
+    with ChatServer() as server:
+        args = evaluate(server, tmp_path / "run", "--batch")
+        args[args.index(JUDGE)] = "anthropic/claude-3-5-sonnet-20240620"
+        args[args.index("--api-base") + 1:args.index("--api-base") + 2] = [server.url]
+        result = run(args, environment)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "openai, azure, mistral" in result.stderr and "Anthropic" in result.stderr

@@ -19,8 +19,12 @@ half the price, and are not bound by per-minute rate limits. This engine does wh
 A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an error
 (tried again by the next run), or made live with ``fallback="live"``.
 
-Providers: those whose batch input is OpenAI's chat-completions JSONL (``openai`` and
-``azure``) through litellm's files and batches API; others are refused with a message.
+Providers (:data:`BATCH_PROTOCOLS`), all through litellm's files and batches API:
+``openai`` and ``azure`` (OpenAI's chat-completions JSONL) and ``mistral`` (Mistral's Batch
+API: lines of ``custom_id`` and ``body``, the model set on the job; litellm cannot cancel
+its jobs). Others are refused with a message naming these. Anthropic's Message Batches
+are not among them: litellm (1.106) retrieves them but cannot create one, so fbi could
+not submit a run.
 """
 
 from __future__ import annotations
@@ -47,8 +51,7 @@ from fbi.records import CallRecord
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 from fbi.runs._log import AppendLog, append_durably, read_log
 
-BATCH_PROVIDERS = ("openai", "azure")
-#: OpenAI's limits per batch input file.
+#: OpenAI's limits per batch input file (Mistral's are higher; one split serves both).
 MAX_REQUESTS_PER_FILE = 50_000
 MAX_BYTES_PER_FILE = 200 * 1024 * 1024
 FINISHED_STATES = ("completed", "expired", "failed", "cancelled")
@@ -76,6 +79,34 @@ class BatchRecord(BaseModel):
     failed_ids: list[str] = []  # requests that came back with an error
     created_at: float
     updated_at: float
+
+
+def _openai_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
+
+
+def _mistral_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Mistral's layout: the model is the job's, and a seed is ``random_seed``."""
+    body = {key: value for key, value in body.items() if key != "model"}
+    if "seed" in body:
+        body["random_seed"] = body.pop("seed")
+    return {"custom_id": custom_id, "body": body}
+
+
+@dataclass(frozen=True)
+class BatchProtocol:
+    """How fbi drives one provider's batch service through litellm."""
+
+    line: Callable[[str, dict[str, Any]], dict[str, Any]]  # (call id, body) → input line
+    model_on_job: bool = False  # litellm needs the model to create and retrieve its jobs
+    can_cancel: bool = True
+
+
+BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
+    "openai": BatchProtocol(_openai_line),
+    "azure": BatchProtocol(_openai_line),
+    "mistral": BatchProtocol(_mistral_line, model_on_job=True, can_cancel=False),
+}
 
 
 @dataclass
@@ -133,10 +164,12 @@ def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
     """(provider, the provider's own model name); ConfigError for a provider whose batch
     API fbi does not drive."""
     model_name, provider = import_litellm().get_llm_provider(model, api_base=api_base)[:2]
-    if provider not in BATCH_PROVIDERS:
-        raise ConfigError(f"{model}: batch mode drives the batch APIs of "
-                          f"{' and '.join(BATCH_PROVIDERS)} (OpenAI-format batch files), "
-                          f"not {provider}. Fix: run without --batch")
+    if provider not in BATCH_PROTOCOLS:
+        names = ", ".join(BATCH_PROTOCOLS)
+        why = (" (litellm cannot create Anthropic batches yet)" if provider == "anthropic"
+               else "")
+        raise ConfigError(f"{model}: batch mode drives the batch APIs of {names}, not "
+                          f"{provider}{why}. Fix: run without --batch")
     return provider, model_name
 
 
@@ -149,6 +182,7 @@ class BatchRunner:
         self.client = client
         self.model, self.api_base = model, api_base
         self.provider, self.model_name = provider_of(model, api_base)
+        self.protocol = BATCH_PROTOCOLS[self.provider]
         self.options = options
         self._sleep = sleep
         # failures per call in this invocation: a new run retries them afresh
@@ -159,6 +193,8 @@ class BatchRunner:
 
     def _access(self) -> dict[str, Any]:
         access: dict[str, Any] = {"custom_llm_provider": self.provider}
+        if self.protocol.model_on_job:
+            access["model"] = self.model
         if self.api_base:
             access["api_base"] = self.api_base
         key = self.client.api_key_for(self.model, self.api_base)
@@ -180,14 +216,19 @@ class BatchRunner:
             batch_id=batch_id, **self._access()))
 
     def cancel(self, batch_id: str):
+        if not self.protocol.can_cancel:
+            raise ConfigError(f"{self.model}: litellm cannot cancel {self.provider} batches. "
+                              f"Fix: cancel {batch_id} in the provider's console; the next "
+                              "run collects what it finished")
         litellm = import_litellm()
         return self._provider(f"cancel batch {batch_id}", lambda: litellm.cancel_batch(
             batch_id=batch_id, **self._access()))
 
     def _content(self, file_id: str) -> list[dict]:
         litellm = import_litellm()
+        access = {k: v for k, v in self._access().items() if k != "model"}
         reply = self._provider(f"read file {file_id}", lambda: litellm.file_content(
-            file_id=file_id, **self._access()))
+            file_id=file_id, **access))
         return [json.loads(line) for line in reply.content.decode("utf-8").splitlines()
                 if line.strip()]
 
@@ -298,9 +339,9 @@ class BatchRunner:
         chunks: list[list[tuple[Call, bytes]]] = []
         size = 0
         for call in calls:
-            line = (json.dumps({"custom_id": call.call_id, "method": "POST", "url": ENDPOINT,
-                                "body": self.client.batch_body(call.request, self.model_name)},
-                               ensure_ascii=True) + "\n").encode()
+            line = (json.dumps(self.protocol.line(
+                call.call_id, self.client.batch_body(call.request, self.model_name)),
+                ensure_ascii=True) + "\n").encode()
             if not chunks or len(chunks[-1]) >= MAX_REQUESTS_PER_FILE or \
                     size + len(line) > MAX_BYTES_PER_FILE:
                 chunks.append([])
@@ -313,8 +354,9 @@ class BatchRunner:
         self.client.check_deferred()
         litellm = import_litellm()
         data = b"".join(line for _, line in chunk)
+        upload_access = {k: v for k, v in self._access().items() if k != "model"}
         uploaded = self._provider("upload a batch file", lambda: litellm.create_file(
-            file=("fbi-batch.jsonl", data), purpose="batch", **self._access()))
+            file=("fbi-batch.jsonl", data), purpose="batch", **upload_access))
         batch = self._provider("create a batch", lambda: litellm.create_batch(
             completion_window="24h", endpoint=ENDPOINT, input_file_id=uploaded.id,
             metadata={"fbi_log": str(self.path)[-64:]}, **self._access()))
