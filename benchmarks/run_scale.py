@@ -14,7 +14,8 @@ release (`../shared/data/fbi-original`) × all 11 strategies:
    above, each under its own ``--label``: the report's work is the same as for 20 judges).
 
 ``--work DIR`` keeps the folders and caches in DIR, and a later invocation with the same
-DIR and ``--reuse`` measures the cached re-run and the report without the fresh runs.
+DIR and ``--reuse`` measures the report alone (a cached re-run needs the server the
+cache was filled from: its address is part of every cache key).
 
 Each run is a child process that reports its own peak RSS (``ru_maxrss``) as it exits;
 times are measured from outside, start-up included. Results go to stdout as JSON; copy
@@ -101,8 +102,8 @@ def main() -> None:
                         help="only the small run (a quick check)")
     parser.add_argument("--work", type=Path, help="keep folders and caches here")
     parser.add_argument("--reuse", action="store_true",
-                        help="the whole release's run is already in --work: skip the "
-                             "fresh runs")
+                        help="the whole release's run is already in --work: measure "
+                             "the report alone")
     parser.add_argument("--report", default="5,10,20",
                         help="numbers of run folders to report on (empty: none)")
     args = parser.parse_args()
@@ -133,16 +134,16 @@ def main() -> None:
                              "ms_per_call": round(1000 * run["seconds"] / calls, 3),
                              "peak_rss_mb": run["peak_rss_mb"],
                              "totals": calls_line(run["stdout"])}
-        if not args.skip_full:
+        if not args.skip_full and not args.reuse:
             env = {**base_env, "FBI_CACHE": str(work / "full.sqlite")}
             shutil.rmtree(work / "cached", ignore_errors=True)
             run = measured_fbi(*common, "--output", str(work / "cached"), env=env)
             results["cached_rerun_new_folder"] = {
                 "seconds": run["seconds"], "peak_rss_mb": run["peak_rss_mb"],
                 "totals": calls_line(run["stdout"])}
-            if args.report:
-                results["report"] = report_scale(
-                    work, [int(n) for n in args.report.split(",")], base_env)
+        if args.report and not args.skip_full:
+            results["report"] = report_scale(
+                work, [int(n) for n in args.report.split(",")], base_env)
     finally:
         server.terminate()
     print(json.dumps(results, indent=2, ensure_ascii=False))

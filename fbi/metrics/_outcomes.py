@@ -49,14 +49,22 @@ class InstanceOutcome:
 
 def instance_outcomes(judgments: Iterable[Judgment]) -> list[InstanceOutcome]:
     """One outcome per (judge, strategy, instance) found in the judgments."""
+    return [outcome_of(roles) for roles in judgments_by_instance(judgments).values()]
+
+
+def judgments_by_instance(judgments: Iterable[Judgment]
+                          ) -> dict[tuple[str, str, str], dict[str, Judgment]]:
+    """(judge, strategy, instance id) → role → judgment, in the order first seen."""
     groups: dict[tuple[str, str, str], dict[str, Judgment]] = defaultdict(dict)
     for judgment in judgments:
         groups[(judgment.judge, judgment.strategy, judgment.instance_id)][judgment.role] = \
             judgment
-    return [_outcome(roles) for roles in groups.values()]
+    return groups
 
 
-def _outcome(roles: dict[str, Judgment]) -> InstanceOutcome:
+def outcome_of(roles: dict[str, Judgment]) -> InstanceOutcome:
+    """The outcome of one instance under one judge and strategy, from its judgments by
+    role (see the module docstring)."""
     any_judgment = next(iter(roles.values()))
     paradigm = any_judgment.paradigm
     score_invariant = any_judgment.category == SCORE_INVARIANT

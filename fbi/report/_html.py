@@ -79,22 +79,26 @@ def ability_bars(summary: dict) -> list[dict]:
 
 
 def missed_examples(runs: list[Run]) -> list[dict]:
-    """Instances a judge missed, with the word diff and the judge's explanation."""
-    from fbi.metrics import instance_outcomes
+    """Instances a judge missed, with the word diff and the judge's explanation: the first
+    :data:`EXAMPLES_PER_RUN` of each run (outcomes worked out only until they are found)."""
+    from fbi.metrics import judgments_by_instance, outcome_of
 
     examples = []
     diffs: dict[str, list] = {}  # instance id → its word diff: judges often miss the same
     for run in runs:
-        by_key = {(j.strategy, j.instance_id, j.role): j for j in run.judgments}
+        groups = judgments_by_instance(run.judgments)
+        by_key = {(j.strategy, j.instance_id, j.role): j
+                  for roles in groups.values() for j in roles.values()}
         shown = 0
-        for outcome in instance_outcomes(run.judgments):
+        for roles in groups.values():
             if shown >= EXAMPLES_PER_RUN:
                 break
+            outcome = outcome_of(roles)
             instance = run.instances.get(outcome.instance_id)
             if outcome.outcome != "undetected" or instance is None:
                 continue
             role = "gold-first" if outcome.paradigm == "pairwise" else "perturbed"
-            judgment = by_key.get((outcome.strategy, outcome.instance_id, role))
+            judgment = roles.get(role)
             examples.append({
                 "judge": outcome.judge, "strategy": outcome.strategy,
                 "category": instance.category, "instruction": instance.instruction,
