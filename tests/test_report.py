@@ -327,3 +327,26 @@ def test_the_html_report_of_eleven_strategies_fits_1280_pixels(tmp_path):
                          capture_output=True, text=True, timeout=120, check=True).stdout
     width = int(re.search(r'data-width="(\d+)"', dom).group(1))
     assert width <= 1280, width
+
+
+def test_a_report_reads_each_judgment_lean_and_the_same(tmp_path):
+    """What the report reads (`load_run(full=False)`) equals the full records, field for
+    field, with a re-tried call's last record winning in both, and no raw reply kept."""
+    from dataclasses import fields
+
+    from fbi.runs import load_run
+
+    folder = tmp_path / "run"
+    shutil.copytree(FIXTURE, folder)
+    log = folder / "judgments.jsonl"
+    first = json.loads(log.read_text().splitlines()[0])
+    log.write_text(log.read_text() + json.dumps({**first, "score": 1, "raw_output": "again"})
+                   + "\n")
+    full, lean = load_run(folder), load_run(folder, full=False)
+    assert len(full.judgments) == len(lean.judgments) > 0
+    for whole, light in zip(full.judgments, lean.judgments, strict=True):
+        assert {f.name: getattr(light, f.name) for f in fields(light)} == \
+            {f.name: getattr(whole, f.name) for f in fields(light)}
+        assert not hasattr(light, "raw_output")
+    retried = next(j for j in lean.judgments if j.call_id == first["call_id"])
+    assert retried.score == 1 and full.instances == lean.instances
