@@ -329,9 +329,11 @@ class DryRun:
     #: Half-width of the 95% interval of ``prompt_tokens`` when estimated from a sample.
     prompt_tokens_margin: int = 0
 
+    #: The counts that add up (and scale up from a sample).
+    COUNTS = ("calls", "done", "cached", "to_call", "prompt_tokens", "completion_tokens")
+
     def add(self, other: DryRun) -> None:
-        for name in ("calls", "done", "cached", "to_call", "prompt_tokens",
-                     "completion_tokens"):
+        for name in self.COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -403,8 +405,7 @@ def estimate_from_sample(strata: Iterable[tuple[int, list[DryRun]]]) -> DryRun:
         n = len(units)
         if not n:
             continue
-        for name in ("calls", "done", "cached", "to_call", "prompt_tokens",
-                     "completion_tokens"):
+        for name in DryRun.COUNTS:
             value = round(sum(getattr(unit, name) for unit in units) * size / n)
             setattr(estimate, name, getattr(estimate, name) + value)
         if 1 < n < size:
