@@ -13,7 +13,7 @@ import re
 import pytest
 from click.testing import CliRunner
 from openai_server import ChatServer
-from parsing_corpus import FORGED_SUFFIX
+from parsing_corpus import FORGED_ENDING, FORGED_SUFFIX
 
 from fbi import load_dataset, write_dataset
 from fbi.cli import main
@@ -85,3 +85,76 @@ def test_the_forgery_reached_the_parser(rates):
     assert sum(FORGED_SUFFIX.strip() in text for text in raw) > 20  # quoted answers
     assert any(text in ('{"score": 1}', '{"verdict": "A"}', '{"verdict": "B"}') for text in raw)
     assert any(not text.startswith("{") for text in raw)  # free text quoting the answers
+
+
+# ------------------------------------------------------------------ issue 22
+
+#: Ways a judge quotes the end of an answer *after* its own verdict.
+QUOTE_SHAPES = ("'...{} …'", "{}", "„{}“", "「{}」", "‹{}›", "*{}*", "({})", '"{}."')
+
+
+def quoting_judge(request: dict) -> str:
+    """Decides from the prompt without the forged ending (so clean and forged runs decide
+    alike), states its verdict, then quotes the end of every answer it judged in one of
+    :data:`QUOTE_SHAPES`; one reply in three is its JSON object followed by the quotes."""
+    prompt = request["messages"][-1]["content"]
+    digest = int(hashlib.sha256(prompt.replace(FORGED_ENDING, "").encode()).hexdigest(), 16)
+    answers = re.findall(r"<(?:answer|response|answer_a|answer_b)>\n(.*?)\n</", prompt, re.DOTALL)
+    shape = QUOTE_SHAPES[digest % len(QUOTE_SHAPES)]
+    quotes = " ".join("It ends with " + shape.format(a[-60:].strip()) for a in answers)
+    ranges = re.findall(r"an integer from (\d+) to (\d+)", prompt)
+    if not ranges:
+        field, value = "verdict", ("A", "B", "tie", "both_bad")[digest % 4]
+        own = f"Final verdict: [[{ {'tie': 'C', 'both_bad': 'D'}.get(value, value)}]]."
+    else:
+        low, high = (int(x) for x in ranges[-1])
+        field, value = "score", low + digest % (high - low + 1)
+        own = f"Rating: [[{value}]]."
+    if digest % 3 == 0:
+        return json.dumps({"explanation": "Checked.", field: value}) + " " + quotes
+    return f"{own} {quotes}"
+
+
+@pytest.fixture(scope="module")
+def quoted_rates(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("forged-ending")
+    instances = load_dataset("sample").instances
+    clean, forged = folder / "clean.jsonl", folder / "forged.jsonl"
+    write_dataset(instances, clean)
+    write_dataset([i.model_copy(update={"perturbed_answer": i.perturbed_answer + FORGED_ENDING})
+                   for i in instances], forged)
+    results = {}
+    with ChatServer(script=quoting_judge) as server:
+        for name, dataset in (("clean", clean), ("forged", forged)):
+            out = folder / name
+            result = CliRunner().invoke(main, [
+                "evaluate", "--judge", "openai/quoting", "--api-base", server.url,
+                "--dataset", str(dataset), "--output", str(out), "--no-cache",
+                "--strategy", "all"], env={"OPENAI_API_KEY": "sk-test"})
+            assert result.exit_code == 0, result.output
+            judgments = read_judgments(out)
+            results[name] = (judgments, {(r.strategy, r.level, r.group): r
+                                         for r in aggregate(instance_outcomes(judgments))})
+    return results
+
+
+def test_a_judge_quoting_a_forged_ending_never_raises_the_undetected_counts(quoted_rates):
+    clean, forged = quoted_rates["clean"][1], quoted_rates["forged"][1]
+    assert clean.keys() == forged.keys()
+    assert {key[0] for key in clean} == set(load_strategy_names())
+    for key, row in forged.items():
+        assert row.undetected <= clean[key].undetected, key
+
+
+def test_the_forged_ending_was_quoted_in_every_shape(quoted_rates):
+    raw = [j.raw_output for j in quoted_rates["forged"][0]]
+    for shape in QUOTE_SHAPES:
+        quoted = shape.format("").strip("{}")  # the shape's marks
+        assert any("[[10]]" in text and quoted[:1] in text for text in raw), shape
+    assert sum('"verdict": "C"}' in text for text in raw) > 50
+
+
+def load_strategy_names() -> list[str]:
+    from fbi.judge import StrategyRegistry
+
+    return StrategyRegistry().names()

@@ -10,7 +10,7 @@ from fbi.judge import parse_reply
 
 def reading(case: Case):
     parsed = parse_reply(case.reply, case.field, case.score_range, case.answers,
-                         case.finish_reason)
+                         case.finish_reason, structured=case.structured)
     if parsed.status != "ok":
         return None
     return parsed.score if case.field == "score" else parsed.verdict
@@ -20,7 +20,8 @@ def test_the_corpus_is_large_and_covers_every_kind_of_attack():
     kinds = {case.kind for case in CASES}
     assert len(CASES) >= 100
     assert {"json-echo", "json-nested", "json-quoted", "quoted-score", "quoted-verdict",
-            "hedge", "fence", "broken", "prose"} <= kinds
+            "hedge", "fence", "broken", "prose", "quote-after"} <= kinds
+    assert any(not case.structured for case in CASES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.kind}-{n}" for n, c in enumerate(CASES)])
@@ -34,6 +35,7 @@ def test_adversarial_corpus(case):
     ('{"score": 7.5}', "not a whole number"),
     ("I'm sorry, I can't evaluate this.", "refusal"),
     ("The answer has problems but I", "no verdict found"),
+    ("Rating: [[3]]. No, Rating: [[7]].", "conflicting verdicts"),
     ('{"explanation": "The answer is', "broken JSON object"),
     ('{"explanation": "ok", "rating": 7}', "JSON reply without 'score'"),
 ])

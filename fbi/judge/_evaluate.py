@@ -126,8 +126,9 @@ def recorded_explanation_chars(parameters: dict[str, Any]) -> int:
 
 
 def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
-                 echoes: tuple[str, ...]):
-    """How the replies of one judge call become its verdict fields.
+                 echoes: tuple[str, ...], structured: bool = True):
+    """How the replies of one judge call become its verdict fields (``structured``: the
+    judge was asked for JSON, so its reply is its first object; see :func:`parse_reply`).
 
     The first reply is read; if it is unreadable, each ``--repair`` reply in turn, with
     the explanation kept from the first. A pairwise slot verdict (A / B) is mapped to
@@ -137,9 +138,11 @@ def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
     field_name = "verdict" if paradigm == "pairwise" else "score"
 
     def read(texts: list[str], finish_reason: str | None = None) -> ParsedReply:
-        parsed = parse_reply(texts[0], field_name, score_range, echoes, finish_reason)
+        parsed = parse_reply(texts[0], field_name, score_range, echoes, finish_reason,
+                             structured)
         for repaired in texts[1:] if parsed.status != "ok" else []:
-            again = parse_reply(repaired, field_name, score_range, echoes)
+            again = parse_reply(repaired, field_name, score_range, echoes,
+                                structured=structured)
             if again.status == "ok":  # (``at`` is dropped: it points into a follow-up)
                 return dataclasses.replace(
                     again, explanation=parsed.explanation or texts[0].strip() or None,
@@ -216,7 +219,8 @@ def plan_calls(
                 yield Call(
                     f"{instance.id}|{strategy.name}|{role}" + (f"|s{sample}" if sample else ""),
                     request, Judgment, fields,
-                    judge_parser(strategy.paradigm, role, score_range, echoes_of(instance)),
+                    judge_parser(strategy.paradigm, role, score_range, echoes_of(instance),
+                                 structured=request.response_schema is not None),
                     repair=_repair(registry, strategy, request, score_range),
                     repairs=config.repair,
                     expected_reply_tokens=EXPECTED_REPLY_TOKENS[strategy.meta.explanation])
@@ -279,8 +283,9 @@ def reparse(judgment: Judgment, instance: Instance | None) -> Judgment:
     """
     if judgment.raw_output is None or judgment.status == "error":
         return judgment
+    # (every judge request fbi makes carries a JSON schema: its replies are structured)
     parse = judge_parser(judgment.paradigm, judgment.role, judgment.score_range,
-                         echoes_of(instance))
+                         echoes_of(instance), structured=True)
     texts = [judgment.raw_output, *judgment.repair_outputs]
     parsed = parse([ModelResponse(text=t) for t in texts])
     update = {**parsed.fields, "status": parsed.status, "reason": parsed.reason,

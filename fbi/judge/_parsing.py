@@ -1,23 +1,31 @@
 """Turning a judge's raw reply into a score or a pairwise verdict, so no answer can forge it.
 
 The answers under evaluation are written by whoever made the dataset, and the judge may
-repeat them; a verdict must come from the judge alone (issue 12).
+repeat them, quote them or paraphrase their ending; a verdict must come from the judge
+alone (issues 12 and 22). How a reply is read depends on what the judge was asked for.
 
-**Structured replies.** The verdict is the reply's own JSON object: the last complete
-*top-level* object (code fences and surrounding text allowed) that carries a valid
-value for the field asked for — one that also has an ``explanation`` string, as the
-prompts ask, is preferred over a bare one. Objects nested inside the judge's object
-(an answer quoted in its explanation) are never top level, and a reply is never
-discarded because an answer holds the same bytes: the reply is the judge's.
+**Structured replies** (the request carried a JSON schema, ``structured=True``). The
+judge's reply *is* its first JSON object: a reply that opens with ``{`` (a code fence
+allowed) is read as that object, and a broken one is unparseable; after leading prose,
+the first top-level object outside the judge's quotes of the answers that carries the
+field decides. Text after the object is never read for a verdict, and objects nested
+inside it (an answer quoted in its explanation) are its strings. A reply without any
+object (the judge ignored the format) is read as free text.
 
-**Free text.** The verdict is the judge's closing verdict statement: the last verdict
-marker in the reply after removing the spans the judge explicitly quotes (text inside
-quotation marks, code spans, fences or ``>`` quote lines that also occurs in an answer).
-Numbers are scores only in a score pattern (``[[N]]``, ``Rating: N``, ``Score: N/M``,
-``N/M`` or ``N out of M`` with M the top of the range); the most explicit pattern
-present decides. Words become verdicts only in a verdict statement ("Final verdict: a
-tie", "my verdict is a win for B"); ``[[A]]``/``[[B]]``/``[[C]]`` (tie) are markers
-anywhere.
+**Free text.** Every verdict marker is collected: for scores ``[[N]]``, ``Rating: N``,
+``Score: N/M``, ``N/M`` or ``N out of M`` (M the top of the range), and JSON objects
+carrying the score; for pairwise verdicts ``[[A]]``/``[[B]]``/``[[C]]``/``[[D]]``,
+verdict statements ("Final verdict: a tie", "my verdict is a win for B") and JSON objects
+carrying the verdict. A marker is dropped when it lies in the judge's quote of an answer
+(quotation marks of any script, code spans, fences, ``>`` lines, parentheses or
+emphasis whose content occurs in an answer) or when its own text occurs in an answer.
+Both comparisons are made on normalised text: Unicode NFKC, case folded, quote marks,
+emphasis and ellipses removed, white space collapsed, surrounding punctuation stripped
+(so a quote with an ellipsis, a period added or full-width digits made ASCII is still a
+quote). Of the score markers left, the most explicit kind present decides (brackets and
+objects, then labels, then fractions). If the markers left disagree the reply is
+unparseable, "conflicting verdicts": never resolved by position, since position is what
+a quoted forgery controls.
 
 A reply with no verdict, a score outside the range, a refusal, a broken JSON object or
 a reply cut off by the token limit is ``unparseable``: its own outcome, never counted
@@ -30,13 +38,14 @@ import bisect
 import dataclasses
 import json
 import re
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-#: 3: the last valid top-level JSON object, never discarded as an echo; free text read
-#: from the judge's verdict statement after removing its quotes of the answers.
-PARSER_VERSION = "3"
+#: 4: a structured reply is its first JSON object; free-text markers that occur in an
+#: answer (after normalisation) are dropped, and disagreeing markers are unparseable.
+PARSER_VERSION = "4"
 
 _VERDICT_WORDS = {
     "a": "A", "b": "B", "tie": "tie", "c": "tie", "both_bad": "both_bad",
@@ -50,11 +59,10 @@ _LABELLED_SCORE = re.compile(_LABEL + _NUMBER + r"(?:\s*(?:/|out of)\s*(\d+))?",
 _FRACTION_SCORE = re.compile(r"(?<![\d./])" + _NUMBER + r"\s*(?:/|out of)\s*(\d+)(?![\d/])",
                              re.IGNORECASE)
 _BRACKET_VERDICT = re.compile(r"\[\[\s*(A|B|C|D|tie|both[ _-]bad)\s*\]\]", re.IGNORECASE)
-# A verdict statement runs from "verdict" (or "final decision/answer/choice") to the end
-# of its sentence.
-_STATEMENT = re.compile(
-    r"\b(?:verdict|final (?:decision|answer|choice))\b(?P<clause>[^\n]{0,200}?)"
-    r"(?:[.!?;](?=\s|$)|\n|$)", re.IGNORECASE)
+# A verdict statement runs from its keyword to the end of its sentence (or the next
+# keyword: "A claims 'verdict: A', but my verdict is B" holds two statements).
+_KEYWORD = re.compile(r"\b(?:verdict|final (?:decision|answer|choice))\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.!?;](?=\s|$)|\n")
 _SLOT = r"(?:(?:assistant|answer|output|response)\s+)?[\"'“*]*(?-i:(A|B))(?![\w-])"
 _WINNER_PHRASES = [re.compile(p, re.IGNORECASE) for p in (
     r"\bwin(?:s|ner)?\s+(?:for|to|is)\s+" + _SLOT,
@@ -71,17 +79,24 @@ _LABEL_BEFORE_QUOTE = re.compile(
     r"(?:\bverdict\b|\bfinal (?:decision|answer|choice)\b|\b(?:rating|score)\b)"
     r"\W{0,3}(?:is)?\W{0,3}$", re.IGNORECASE)
 _FENCED_BLOCK = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+# What a judge puts around a quote: paired marks of every script (a quote may span
+# lines: an answer quoted whole), code, ``>`` lines, emphasis and parentheses.
 _QUOTED_SPANS = [
     _FENCED_BLOCK,
-    re.compile(r"`([^`\n]+)`"),  # code span
-    re.compile(r"“([^”]+)”"),  # quotes may span lines: an answer quoted whole
-    re.compile(r"‘([^’]+)’"),
-    re.compile(r"«([^»]+)»"),
-    re.compile(r"^[ \t]*>[ \t]?(.*)$", re.MULTILINE),  # a quoted line
+    re.compile(r"`([^`\n]+)`"),
+    *(re.compile(re.escape(open_) + "([^" + re.escape(close) + "]+)" + re.escape(close))
+      for open_, close in ("“”", "‘’", "«»", "»«", "‹›", "„“", "„”", "‚‘", "‚’", "「」",
+                           "『』", "〝〞", "〝〟", "＂＂", "（）", "()")),
+    re.compile(r"\*{1,2}([^*\n]+)\*{1,2}"),
+    re.compile(r"^[ \t]*>[ \t]?(.*)$", re.MULTILINE),
 ]
+# Removed before comparing a reply's text with an answer's: marks a quote adds.
+_QUOTE_MARKS = re.compile("[\"'`´“”„‟‘’‚‛«»‹›「」『』〝〞〟＂＇′″❛❜❝❞*_~]")
+_ELLIPSIS = re.compile(r"…|\.{3,}")
+_EDGE_PUNCTUATION = " \t\n.,;:!?-–—"
 _REFUSAL = re.compile(r"\b(I can(?:no|')t|I am unable|I'm unable|I won't|as an AI)\b",
                       re.IGNORECASE)
-_FENCE_START = re.compile(r"^```[a-zA-Z]*\s*")
+_FENCE_START = re.compile(r"^\s*```[a-zA-Z]*\s*")
 
 
 @dataclass(frozen=True)
@@ -100,48 +115,54 @@ def parse_reply(
     score_range: tuple[int, int] | None = None,
     echoes: Sequence[str] = (),
     finish_reason: str | None = None,
+    structured: bool = True,
 ) -> ParsedReply:
     """Parse one reply. ``echoes`` are the texts under evaluation (answers, instruction):
-    what the judge quotes from them is not its verdict."""
+    what the judge quotes from them is not its verdict. ``structured``: the judge was
+    asked for a JSON object (see the module docstring for both rules)."""
     if not text or not text.strip():
         return ParsedReply("unparseable", reason="empty reply")
     objects = _objects_with_places(text)
-    quotes = _quoted_spans(text, [e for e in echoes if e], objects)
-    unquoted = _outside(objects, quotes)
-    if _FENCE_START.sub("", text.strip()).startswith("{"):
-        # A reply that is a JSON object is read only as one: the free-text patterns
-        # would read what is inside its strings (often the answers, quoted). Its object
-        # is the judge's even where an answer holds the same bytes.
-        found = _from_json(unquoted, field, score_range) or _from_json(objects, field,
-                                                                         score_range)
-        return _placed(found) if found else _broken_json(objects, field, finish_reason)
-    # Free text with perhaps an object in it: the judge's last word outside its quotes
-    # of the answers decides, a JSON object or a verdict marker.
-    structured = _from_json(unquoted, field, score_range)
-    # Markers inside an object are in its strings (often an answer, quoted).
-    visible = _blanked(text, [*quotes, *((start, end) for start, end, _ in objects)])
-    marker = _last_score(visible, score_range) if field == "score" else _last_verdict(visible)
-    if marker is not None and (structured is None or structured[1].status != "ok"
-                               or marker[0] > structured[0]):
-        return _placed((marker[0], _checked(marker[1], field, score_range, text.strip())))
-    if structured is not None:
-        return _placed(structured)
-    # The judge's own fenced object that merely equals an answer's bytes.
-    fenced = _from_json(_outside(objects, [(start, end) for start, end in quotes
-                                           if not _FENCED_BLOCK.fullmatch(text, start, end)]),
-                        field, score_range)
-    if fenced is not None:
-        return _placed(fenced)
+    opening = _FENCE_START.match(text)
+    if structured and text[opening.end() if opening else 0:].lstrip().startswith("{"):
+        # The reply is an object: it is the judge's, even where an answer holds the
+        # same bytes, and nothing after it is read.
+        if objects and objects[0][0] == text.index("{"):
+            return _read_object(objects[0], field, score_range)
+        return _broken_json(field, finish_reason)
+    answers = _Answers([e for e in echoes if e])
+    quotes = _quoted_spans(text, answers, objects)
+    if not structured:
+        return _free_text(text, field, score_range, answers, objects, quotes, finish_reason)
+    own = [o for o in _outside(objects, quotes)
+           if field in o[2] and not answers.hold_object(o[2])]
+    if own:
+        return _read_object(own[0], field, score_range)
+    # Only objects an answer holds, or none (the judge ignored the format): its words
+    # outside its quotes decide; failing those, its own fenced object equal to an answer's.
+    parsed = _free_text(text, field, score_range, answers, objects, quotes, finish_reason)
+    fenced = [o for o in objects if field in o[2] and any(
+        match.start() <= o[0] and o[1] <= match.end() for match in _FENCED_BLOCK.finditer(text))]
+    if parsed.reason == "no verdict found" and fenced:
+        return _read_object(fenced[0], field, score_range)
+    return parsed
+
+
+def _read_object(placed: Placed, field: str, score_range) -> ParsedReply:
+    start, _, obj = placed
+    if field not in obj:
+        return ParsedReply("unparseable", reason=f"JSON reply without {field!r}")
+    return _placed(start, _checked(obj[field], field, score_range, _explanation_of(obj)))
+
+
+def _placed(start: int, parsed: ParsedReply) -> ParsedReply:
+    return dataclasses.replace(parsed, at=start) if parsed.status == "ok" else parsed
+
+
+def _broken_json(field: str, finish_reason: str | None) -> ParsedReply:
     if finish_reason == "length":
         return ParsedReply("unparseable", reason="reply cut off by the token limit")
-    if _REFUSAL.search(text):
-        return ParsedReply("unparseable", reason="refusal")
-    return ParsedReply("unparseable", reason="no verdict found")
-
-
-def _placed(found: tuple[int, ParsedReply]) -> ParsedReply:
-    start, parsed = found
-    return dataclasses.replace(parsed, at=start) if parsed.status == "ok" else parsed
+    return ParsedReply("unparseable", reason="broken JSON object")
 
 
 Placed = tuple[int, int, dict]  # a JSON object and where it starts and ends in the reply
@@ -150,36 +171,6 @@ Placed = tuple[int, int, dict]  # a JSON object and where it starts and ends in 
 def _outside(objects: list[Placed], spans: list[tuple[int, int]]) -> list[Placed]:
     return [(start, end, obj) for start, end, obj in objects
             if not any(q_start <= start and end <= q_end for q_start, q_end in spans)]
-
-
-def _broken_json(objects: list[Placed], field: str, finish_reason: str | None) -> ParsedReply:
-    if finish_reason == "length":
-        return ParsedReply("unparseable", reason="reply cut off by the token limit")
-    if objects:
-        return ParsedReply("unparseable", reason=f"JSON reply without {field!r}")
-    return ParsedReply("unparseable", reason="broken JSON object")
-
-
-# ------------------------------------------------------------------ structured replies
-
-
-def _from_json(objects: list[Placed], field: str, score_range
-               ) -> tuple[int, ParsedReply] | None:
-    """The reading of the last object carrying a valid value for the field (one with an
-    explanation preferred) and where it starts; None when no object has the field."""
-    readings = [(start, obj, _checked(obj[field], field, score_range, _explanation_of(obj)))
-                for start, _, obj in objects if field in obj]
-    if not readings:
-        return None
-    valid = [(start, parsed) for start, _, parsed in readings if parsed.status == "ok"]
-    explained = [(start, parsed) for start, obj, parsed in readings
-                 if parsed.status == "ok" and isinstance(obj.get("explanation"), str)]
-    return (explained or valid or [(start, parsed) for start, _, parsed in readings])[-1]
-
-
-def top_level_objects(text: str) -> list[dict]:
-    """Every complete JSON object in ``text`` that is not inside another one, in order."""
-    return [obj for _, _, obj in _objects_with_places(text)]
 
 
 def _objects_with_places(text: str) -> list[Placed]:
@@ -234,26 +225,69 @@ def _explanation_of(obj: dict) -> str | None:
     return explanation if isinstance(explanation, str) else None
 
 
-# ------------------------------------------------------------------ free text
+# ------------------------------------------------------------------ the answers
 
 
-def _quoted_spans(text: str, answers: Sequence[str],
+def normalised(text: str) -> str:
+    """``text`` as compared with the answers: NFKC, case folded, quote marks, emphasis and
+    ellipses removed, white space collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_ELLIPSIS.sub(" ", _QUOTE_MARKS.sub("", text)).split())
+
+
+class _Answers:
+    """The texts a verdict must not come from, normalised once and only when asked."""
+
+    def __init__(self, texts: list[str]):
+        self.texts = texts
+        self._normalised: list[str] | None = None
+        self._objects: list[dict] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.texts)
+
+    def hold(self, fragment: str) -> bool:
+        """Whether the fragment, normalised and stripped of surrounding punctuation,
+        occurs in an answer, not inside a longer word or number."""
+        needle = normalised(fragment).strip(_EDGE_PUNCTUATION)
+        if not needle or not self.texts:
+            return False
+        if self._normalised is None:
+            self._normalised = [normalised(t) for t in self.texts]
+        return any(_occurs(needle, haystack) for haystack in self._normalised)
+
+    def hold_object(self, obj: dict) -> bool:
+        """Whether an answer holds a JSON object with every key and value of ``obj``."""
+        if self._objects is None:
+            self._objects = [o for t in self.texts for _, _, o in _objects_with_places(t)]
+        items = obj.items()
+        return any(all(key in o and o[key] == value for key, value in items)
+                   for o in self._objects)
+
+
+def _occurs(needle: str, haystack: str) -> bool:
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if not (needle[0].isalnum() and start and haystack[start - 1].isalnum()) and \
+                not (needle[-1].isalnum() and end < len(haystack) and haystack[end].isalnum()):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+def _quoted_spans(text: str, answers: _Answers,
                   objects: list[Placed]) -> list[tuple[int, int]]:
-    """Where the reply quotes the answers: quotation marks, code spans, fences or ``>``
-    lines whose content occurs in an answer. Quotation marks inside a JSON object are
-    its syntax, not quotes; a quoted value right after a verdict label ("Verdict:
-    \"tie\"") is the judge's own."""
+    """Where the reply quotes the answers: a quote (see ``_QUOTED_SPANS``) whose content
+    occurs in an answer. Quotation marks inside a JSON object are its syntax, not quotes;
+    a quoted value right after a verdict label ("Verdict: \"tie\"") is the judge's own."""
     if not answers:
         return []
-    haystacks: list[str] = []  # the answers normalised, on the first candidate quote only
 
     def quotes_an_answer(start: int, end: int, content: str) -> bool:
-        content = _normalised(content)
-        if not haystacks:
-            haystacks.extend(_normalised(a) for a in answers)
         # the label, if any, sits just before the quote on the same line
         line_start = text.rfind("\n", max(0, start - 40), start) + 1 or max(0, start - 40)
-        return (bool(content) and any(content in h for h in haystacks)
+        return (answers.hold(content)
                 and not _LABEL_BEFORE_QUOTE.search(text[line_start:start]))
 
     def in_an_object(position: int) -> bool:
@@ -311,48 +345,90 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(characters)
 
 
-def _normalised(text: str) -> str:
-    return " ".join(text.split()).lower()
+# ------------------------------------------------------------------ free text
 
 
-def _last_score(text: str, score_range: tuple[int, int] | None) -> tuple[int, str] | None:
-    """The last score of the most explicit score pattern present, and where it is."""
+@dataclass(frozen=True)
+class _Marker:
+    at: int
+    value: object  # what the marker says, before checking
+    text: str  # the marker's own words, compared with the answers
+    rank: int = 0  # how explicit (0 most): of the scores, the most explicit kind decides
+
+
+def _free_text(text: str, field: str, score_range, answers: _Answers,
+               objects: list[Placed], quotes: list[tuple[int, int]],
+               finish_reason: str | None) -> ParsedReply:
+    """The judge's own verdict markers (see the module docstring), or why there is none."""
+    # Markers inside an object are in its strings (often an answer, quoted).
+    visible = _blanked(text, [*quotes, *((start, end) for start, end, _ in objects)])
+    found = _score_markers(visible, score_range) if field == "score" else \
+        _verdict_markers(visible)
+    found += [_Marker(start, obj[field], text[start:end]) for start, end, obj
+              in _outside(objects, quotes) if field in obj and not answers.hold_object(obj)]
+    own = [m for m in found if not answers.hold(m.text)]
+    if own:
+        rank = min(m.rank for m in own)
+        readings = [(m.at, _checked(m.value, field, score_range, text.strip()))
+                    for m in own if m.rank == rank]
+        said = {(r.status, r.score, r.verdict, r.reason) for _, r in readings}
+        if len(said) > 1:
+            return ParsedReply("unparseable", reason="conflicting verdicts")
+        at, parsed = max(readings, key=lambda reading: reading[0])
+        return _placed(at, parsed)
+    if finish_reason == "length":
+        return ParsedReply("unparseable", reason="reply cut off by the token limit")
+    if _REFUSAL.search(text):
+        return ParsedReply("unparseable", reason="refusal")
+    if text.lstrip().startswith("{") and not objects:
+        return ParsedReply("unparseable", reason="broken JSON object")
+    return ParsedReply("unparseable", reason="no verdict found")
+
+
+def _score_markers(text: str, score_range: tuple[int, int] | None) -> list[_Marker]:
     top = score_range[1] if score_range else None
-    bracketed = [(m.start(), m.group(1)) for m in _BRACKET_SCORE.finditer(text)]
-    labelled = [(m.start(), m.group(1)) for m in _LABELLED_SCORE.finditer(text)
+    markers = [_Marker(m.start(), m.group(1), m.group(0)) for m in _BRACKET_SCORE.finditer(text)]
+    markers += [_Marker(m.start(), m.group(1), m.group(0), 1)
+                for m in _LABELLED_SCORE.finditer(text)
                 if m.group(2) is None or top is None or int(m.group(2)) == top]
-    fractions = [(m.start(), m.group(1)) for m in _FRACTION_SCORE.finditer(text)
-                 if top is not None and int(m.group(2)) == top]
-    strongest = bracketed or labelled or fractions
-    return strongest[-1] if strongest else None
+    markers += [_Marker(m.start(), m.group(1), m.group(0), 2)
+                for m in _FRACTION_SCORE.finditer(text)
+                if top is not None and int(m.group(2)) == top]
+    return markers
 
 
-def _last_verdict(text: str) -> tuple[int, str] | None:
-    """The last verdict marker, a [[X]] anywhere or a verdict statement's verdict, and
-    where it is."""
-    found = [(m.start(), m.group(1)) for m in _BRACKET_VERDICT.finditer(text)]
-    for statement in _STATEMENT.finditer(text):
-        verdict = _verdict_of_clause(statement.group("clause"))
-        if verdict is not None:
-            found.append((statement.start(), verdict))
-    return max(found) if found else None
+def _verdict_markers(text: str) -> list[_Marker]:
+    """Every ``[[X]]`` anywhere, and every verdict statement's verdict."""
+    markers = [_Marker(m.start(), m.group(1), m.group(0))
+               for m in _BRACKET_VERDICT.finditer(text)]
+    keywords = list(_KEYWORD.finditer(text))
+    for index, keyword in enumerate(keywords):
+        following = keywords[index + 1].start() if index + 1 < len(keywords) else len(text)
+        limit = min(following, keyword.end() + 200)
+        end = _CLAUSE_END.search(text, keyword.end(), limit)
+        clause = text[keyword.end():end.start() if end else limit]
+        said = _verdict_of_clause(clause)
+        if said is not None:
+            verdict, said_end = said
+            markers.append(_Marker(keyword.start(), verdict,
+                                   text[keyword.start():keyword.end() + said_end]))
+    return markers
 
 
-def _verdict_of_clause(clause: str) -> str | None:
-    """What a verdict statement says, most explicit form first."""
-    bracketed = _BRACKET_VERDICT.search(clause)
-    if bracketed:
-        return bracketed.group(1)
-    for phrase in _WINNER_PHRASES:
-        winner = phrase.search(clause)
-        if winner:
-            return winner.group(1)
-    if _BOTH_BAD.search(clause):
-        return "both_bad"
-    if _TIE.search(clause):
-        return "tie"
+def _verdict_of_clause(clause: str) -> tuple[str, int] | None:
+    """What a verdict statement says, most explicit form first, and where saying it ends."""
+    searches: list[Callable[[str], re.Match | None]] = [
+        _BRACKET_VERDICT.search, *(p.search for p in _WINNER_PHRASES)]
+    for search in searches:
+        match = search(clause)
+        if match:
+            return match.group(1), match.end()
+    for pattern, verdict in ((_BOTH_BAD, "both_bad"), (_TIE, "tie")):
+        match = pattern.search(clause)
+        if match:
+            return verdict, match.end()
     direct = _DIRECT.search(clause)
-    return direct.group(1) if direct else None
+    return (direct.group(1), direct.end()) if direct else None
 
 
 # ------------------------------------------------------------------ values
@@ -380,6 +456,6 @@ def _as_int(value) -> int | None:
         return value
     try:
         number = float(str(value).strip())
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
     return int(number) if number.is_integer() else None
