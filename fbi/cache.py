@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fbi.errors import ConfigError
+from fbi.errors import ConfigError, FbiWarning
 
 CACHE_ENV = "FBI_CACHE"
 
@@ -79,7 +79,7 @@ class ResponseCache:
         self.broken = str(error)
         warnings.warn(f"{self.path}: the response cache failed ({error}); this run goes on "
                       "without it. Fix: delete the file, or pass another --cache FILE",
-                      RuntimeWarning, stacklevel=3)
+                      FbiWarning, stacklevel=3)
 
     def info(self) -> dict[str, Any]:
         """Where the cache is, how big, and what it holds per model."""

@@ -25,6 +25,15 @@ class FbiError(Exception):
     """Root of every error fbi raises on purpose."""
 
 
+class FbiWarning(UserWarning):
+    """Something a user should know that does not stop the work (the CLI prints it as
+    one ``warning:`` line)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as the first Ctrl-C: finished work is saved, the command exits 143."""
+
+
 class InputError(FbiError):
     """The user's input is wrong; the message names where and how to fix it."""
 

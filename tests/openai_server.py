@@ -104,7 +104,11 @@ class BatchService:
     validating → in_progress → completed, when its requests are answered by the chat
     script. ``fail_once`` custom ids get a per-request error the first time they are
     seen; ``expire_next`` makes the next batch to finish expire with half its requests
-    done; a cancelled batch keeps nothing.
+    done; ``corrupt_next`` (N) replaces the first N lines of the next output file with
+    lines that are no reply (not JSON, not UTF-8, a JSON array, a reply whose choices are
+    a string); ``on_create`` is called with a new batch's id before the reply to its
+    create is sent (a test kills the client there); a cancelled batch keeps nothing.
+    ``GET /v1/batches`` lists the batches, newest first, in pages.
 
     Mistral's Batch API is served beside it (docs.mistral.ai/api, "batch"): jobs at
     ``/v1/batch/jobs`` over the same files, QUEUED → RUNNING → SUCCESS, the model set on
@@ -122,6 +126,8 @@ class BatchService:
         self.batches: dict[str, dict] = {}
         self.fail_once: set[str] = set()
         self.expire_next = False
+        self.corrupt_next = 0
+        self.on_create: Callable[[str], None] | None = None
         self.retrieves = 0
         self.lock = threading.Lock()
 
@@ -151,6 +157,8 @@ class BatchService:
                     "output_file_id": None, "error_file_id": None, "errors": None,
                     "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                     "metadata": request.get("metadata")}
+                if self.on_create is not None:
+                    self.on_create(batch_id)
                 return 200, self.batches[batch_id]
             match = re.search(r"/batches/([^/]+)/cancel$", path)
             if match and match.group(1) in self.batches:
@@ -165,6 +173,9 @@ class BatchService:
             match = re.search(r"/files/([^/]+)/content$", path)
             if match and match.group(1) in self.files:
                 return 200, self.files[match.group(1)]
+            match = re.search(r"/batches(?:\?(.*))?$", path)
+            if match:
+                return 200, self._listing(match.group(1) or "")
             match = re.search(r"/batches/([^/?]+)$", path)
             if match and match.group(1) in self.batches:
                 self.retrieves += 1
@@ -174,6 +185,22 @@ class BatchService:
                 self.retrieves += 1
                 return 200, self._as_job(self._advance(self.batches[match.group(1)]))
             return 404, {"error": {"message": f"no route {path}"}}
+
+    def _listing(self, query: str) -> dict:
+        """``GET /v1/batches?limit=N&after=ID``: a page of batches, newest first."""
+        from urllib.parse import parse_qs
+
+        options = {key: values[-1] for key, values in parse_qs(query).items()}
+        newest_first = [b for b in reversed(self.batches.values()) if b["id"].startswith("batch")]
+        if "after" in options:
+            ids = [b["id"] for b in newest_first]
+            newest_first = newest_first[ids.index(options["after"]) + 1:] \
+                if options["after"] in ids else []
+        limit = int(options.get("limit", 20))
+        page = newest_first[:limit]
+        return {"object": "list", "data": page, "has_more": len(newest_first) > limit,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None}
 
     def _create_job(self, request: dict) -> tuple[int, dict]:
         """``POST /v1/batch/jobs``: Mistral's create, kept as an OpenAI batch inside."""
@@ -249,10 +276,21 @@ class BatchService:
                 outputs.append({"id": f"req_{number}", "custom_id": custom_id, "response": {
                     "status_code": 200, "request_id": f"r{number}",
                     "body": chat_completion(self.chat.script(body), body)}, "error": None})
-        for kind, rows in (("output_file_id", outputs), ("error_file_id", errors)):
+        output_lines = [json.dumps(r).encode() for r in outputs]
+        corrupt, self.corrupt_next = self.corrupt_next, 0
+        garbage = (b"not json {", b"\xff\xfe\xfd", b"[1, 2]")
+        for number in range(min(corrupt, len(output_lines))):
+            if number % 4 == 3:
+                reply = json.loads(output_lines[number])
+                reply["response"]["body"]["choices"] = "not a list"
+                output_lines[number] = json.dumps(reply).encode()
+            else:
+                output_lines[number] = garbage[number % 4]
+        error_lines = [json.dumps(r).encode() for r in errors]
+        for kind, rows in (("output_file_id", output_lines), ("error_file_id", error_lines)):
             if rows:
                 file_id = f"file-{len(self.files) + 1}"
-                self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                self.files[file_id] = b"".join(row + b"\n" for row in rows)
                 batch[kind] = file_id
         batch["status"] = "expired" if expire else "completed"
         batch["request_counts"] = {"total": len(lines), "completed": len(outputs),

@@ -222,3 +222,50 @@ def test_batch_mode_names_the_providers_it_drives(tmp_path):
         result = run(args, environment)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "openai, azure, mistral" in result.stderr and "Anthropic" in result.stderr
+
+
+def test_unreadable_lines_in_the_output_file_go_back_to_pending(tmp_path, live):
+    """Issue 22: lines that are no reply (not JSON, not UTF-8, an array, a reply of the
+    wrong shape) are those requests' failures; the rest is collected, no traceback."""
+    with ChatServer() as server:
+        server.batches.corrupt_next = 4
+        out = tmp_path / "run"
+        result = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
+                     env(tmp_path))
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr
+        assert "warning:" in result.stderr and "4 line(s)" in result.stderr
+        first, second = batches(out).values()
+        assert first["bad_lines"] == 4 and len(first["failed_ids"]) == 4
+        assert second["custom_ids"] == first["failed_ids"]  # only those, submitted again
+    assert verdicts(out) == live
+
+
+def test_a_kill_between_create_and_record_submits_nothing_twice(tmp_path, live):
+    """Issue 22: fbi is killed after the provider created its batch and before fbi
+    recorded it; the next run finds the batch by its tag and collects it."""
+    with ChatServer() as server:
+        out = tmp_path / "run"
+        killed: list[subprocess.Popen] = []
+
+        def kill_the_client(batch_id: str) -> None:
+            killed[0].send_signal(signal.SIGKILL)
+            killed[0].wait()
+
+        server.batches.on_create = kill_the_client
+        killed.append(subprocess.Popen(evaluate(server, out, "--batch"), env=env(tmp_path),
+                                       cwd=OUTSIDE_CHECKOUT, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL))
+        assert killed[0].wait(timeout=120) == -signal.SIGKILL
+        record = out / "judgments.batches.jsonl"
+        assert not record.exists() or not record.read_text().strip()  # fbi never knew
+        assert len(server.batches.batches) == 1
+        server.batches.on_create = None
+        resumed = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
+                      env(tmp_path))
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(server.batches.batches) == 1  # adopted, not submitted again
+        (adopted,) = batches(out).values()
+        assert adopted["adopted"] and adopted["collected"] and len(adopted["custom_ids"]) == CALLS
+        assert server.counts["batch"] == CALLS  # every request answered once
+    assert verdicts(out) == live

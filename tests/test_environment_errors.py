@@ -45,11 +45,12 @@ def test_a_cache_file_of_random_bytes_is_named(tmp_path):
 
 def test_a_cache_corrupted_mid_run_is_left_aside_with_one_warning(tmp_path):
     from fbi.cache import ResponseCache
+    from fbi.errors import FbiWarning
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     cache.put("k", "m", {"text": "x"})
     cache._db.execute("DROP TABLE responses")  # what a corrupt page does to every query
-    with pytest.warns(RuntimeWarning, match="goes on without it"):
+    with pytest.warns(FbiWarning, match="goes on without it"):
         assert cache.get("k") is None
     assert cache.get("other") is None and cache.broken  # no second warning, no error
     cache.put("k2", "m", {"text": "y"})

@@ -209,7 +209,12 @@ def test_a_report_never_pools_two_runs(tmp_path):
 # ----------------------------------------------------------------- 4. Ctrl-C
 
 
-def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path):
+@pytest.mark.parametrize("sent_signal, code, said", [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"),  # issue 22: as the first Ctrl-C
+])
+def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path, sent_signal, code,
+                                                                  said):
     env = env_for(tmp_path)
     out = tmp_path / "run"
     with ChatServer(latency_s=0.5) as server:
@@ -217,12 +222,13 @@ def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path):
                 "--output", str(out), "--strategy", "vanilla_star", "--concurrency", "4")
         process = start(*args, env=env)
         wait_for_lines(out / "judgments.jsonl", 8, process)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sent_signal)
         sent = time.monotonic()
         _, stderr = process.communicate(timeout=30)
         elapsed = time.monotonic() - sent
-        assert process.returncode == 130 and elapsed < 5, (elapsed, stderr)
-        assert "interrupted" in stderr and "never awaited" not in stderr
+        assert process.returncode == code and elapsed < 5, (elapsed, stderr)
+        assert f"{said}: " in stderr and "to resume" in stderr
+        assert "never awaited" not in stderr and "Traceback" not in stderr
         kept = lines(out / "judgments.jsonl")
         assert len(kept) >= 8 and json.loads((out / "run.json").read_text())["totals"][
             "interrupted"]
@@ -251,6 +257,19 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path):
             assert process.returncode == 130 and time.monotonic() - sent < 1.5, (stage, stderr)
             assert "Traceback" not in stderr
         assert not (tmp_path / "probe").exists()  # stopped before the run began
+
+
+def test_sigterm_before_the_run_starts_exits_143_with_the_message(tmp_path):
+    with ChatServer(latency_s=20) as server:
+        process = start("evaluate", "--judge", JUDGE, "--api-base", server.url, "--output",
+                        str(tmp_path / "run"), "--strategy", "vanilla_star", env=env_for(tmp_path))
+        deadline = time.monotonic() + 60
+        while not sum(server.counts.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the probe call is waiting for its reply
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 143, stderr
+    assert "terminated (SIGTERM); finished work is saved" in stderr and "Traceback" not in stderr
 
 
 @pytest.mark.slow

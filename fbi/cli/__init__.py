@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import signal
 import sys
+import warnings
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
 from fbi import __version__
-from fbi.errors import ConfigError, FbiError, InputError
+from fbi.errors import ConfigError, FbiError, FbiWarning, InputError, Terminated
 
 err_console = Console(stderr=True, highlight=False)
 
@@ -23,6 +24,8 @@ class FbiGroup(click.Group):
     """A click group that turns fbi's errors into a message and an exit code."""
 
     def invoke(self, ctx: click.Context):
+        _handle_sigterm()
+        _show_warnings()
         try:
             return super().invoke(ctx)
         except (InputError, ConfigError) as error:
@@ -38,11 +41,38 @@ class FbiGroup(click.Group):
                               "the permissions of that path; finished work is saved",
                               soft_wrap=True)
             sys.exit(2)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interruption:
+            terminated = isinstance(interruption, Terminated)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C changes nothing
-            err_console.print("interrupted; finished work is saved, run the same command to "
-                              "resume")
-            sys.exit(130)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            err_console.print(f"{'terminated (SIGTERM)' if terminated else 'interrupted'}; "
+                              "finished work is saved, run the same command to resume")
+            sys.exit(143 if terminated else 130)
+
+
+def _handle_sigterm() -> None:
+    """SIGTERM (a scheduler, ``timeout``, ``kill``) as the first Ctrl-C: outside a run it
+    raises :class:`Terminated`; inside one, the runner's own handler stops it gracefully."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        def terminate(signum, frame):
+            raise Terminated()
+
+        signal.signal(signal.SIGTERM, terminate)
+
+
+def _show_warnings() -> None:
+    """fbi's own warnings as one ``warning:`` line each (Python's format names a source
+    line a user has no use for); other libraries' as Python prints them."""
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, FbiWarning):
+            err_console.print(f"[yellow]warning:[/] {escape(str(message))}", soft_wrap=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    if getattr(warnings.showwarning, "__name__", "") != "show":
+        warnings.showwarning = show
 
 
 @click.group(cls=FbiGroup, context_settings={"help_option_names": ["-h", "--help"]})

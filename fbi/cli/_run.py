@@ -8,6 +8,7 @@ stop (with the count printed); 2 bad input or configuration (raised as errors, s
 from __future__ import annotations
 
 import re
+import signal
 import sys
 
 import click
@@ -103,10 +104,12 @@ def exit_for(totals: RunTotals, rerun_hint: str = "run the same command again") 
     return when all is done."""
     if totals.interrupted:
         left = totals.total - totals.already_done - totals.completed
-        err_console.print(f"[yellow]interrupted: {totals.already_done + totals.completed} of "
+        how = "terminated (SIGTERM)" if totals.interrupted_by == signal.SIGTERM \
+            else "interrupted"
+        err_console.print(f"[yellow]{how}: {totals.already_done + totals.completed} of "
                           f"{totals.total} calls are saved, {left} left; {rerun_hint} to "
                           "resume.[/]", soft_wrap=True)
-        sys.exit(130)
+        sys.exit(128 + (totals.interrupted_by or signal.SIGINT))
     if totals.stopped_by:
         done = totals.already_done + totals.completed
         err_console.print(f"[bold red]error:[/] stopped: {escape(totals.stopped_by)}. {done} of "

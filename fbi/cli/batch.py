@@ -61,7 +61,10 @@ def status(run_dir, api_key) -> None:
         else:
             failed = str(len(record.failed_ids))
             done = str(len(record.custom_ids) - len(record.failed_ids))
-        table.add_row(log.removesuffix(".batches.jsonl"), record.batch_id, state,
+        if record.bad_lines:
+            failed += f" ({record.bad_lines} unreadable)"
+        table.add_row(log.removesuffix(".batches.jsonl"),
+                      record.batch_id + (" (adopted)" if record.adopted else ""), state,
                       str(len(record.custom_ids)), done, failed,
                       "yes" if record.collected else "no")
     console.print(table)

@@ -9,11 +9,17 @@ half the price, and are not bound by per-minute rate limits. This engine does wh
    batches in ``NAME.batches.jsonl``) and not yet collected is retrieved; a finished one
    (completed, expired, failed, cancelled) has its output read into the run log and the
    response cache exactly as live replies, and is marked collected. Requests that failed
-   inside it go back to pending;
+   inside it go back to pending, and so do those whose output line is not a readable
+   reply (the provider's files are input: a bad line is that request's failure, counted
+   in the record's ``bad_lines``, never the end of the collection);
 2. **submit**: the calls neither finished, cached nor inside an open batch are written
    as batch input files (split at the provider's limits), uploaded and submitted; each
    batch is recorded *before* anything else happens, so the command can be stopped at
-   any moment and run again to poll, collect and resume;
+   any moment and run again to poll, collect and resume. A kill between the provider
+   creating a batch and fbi recording it leaves a batch fbi does not know of: every
+   batch carries this log's tag in its ``metadata``, and before submitting, fbi lists
+   the provider's batches and adopts those with its tag that it has not recorded (their
+   requests are read back from their input file), so nothing is paid for twice;
 3. with ``wait``, 1 and 2 repeat every ``poll_s`` seconds until nothing is open.
 
 A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an error
@@ -22,15 +28,18 @@ A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an err
 Providers (:data:`BATCH_PROTOCOLS`), all through litellm's files and batches API:
 ``openai`` and ``azure`` (OpenAI's chat-completions JSONL) and ``mistral`` (Mistral's Batch
 API: lines of ``custom_id`` and ``body``, the model set on the job; litellm cannot cancel
-its jobs). Others are refused with a message naming these. Anthropic's Message Batches
+its jobs, nor list them: an orphaned Mistral job is not adopted). Others are refused with
+a message naming these. Anthropic's Message Batches
 are not among them: litellm (1.106) retrieves them but cannot create one, so fbi could
 not submit a run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fbi.errors import ConfigError, InputError, ModelError
+from fbi.errors import ConfigError, FbiWarning, InputError, ModelError
 from fbi.llm import (
     ModelClient,
     ModelResponse,
@@ -56,6 +65,8 @@ MAX_REQUESTS_PER_FILE = 50_000
 MAX_BYTES_PER_FILE = 200 * 1024 * 1024
 FINISHED_STATES = ("completed", "expired", "failed", "cancelled")
 MAX_BATCH_TRIES = 3
+#: Pages of 100 of the provider's batches searched for orphans (the newest come first).
+ORPHAN_PAGES = 5
 BATCH_RECORD_VERSION = 1
 ENDPOINT = "/v1/chat/completions"
 
@@ -77,6 +88,8 @@ class BatchRecord(BaseModel):
     error_file_id: str | None = None
     collected: bool = False
     failed_ids: list[str] = []  # requests that came back with an error
+    bad_lines: int = 0  # lines of its output or error file that were no readable reply
+    adopted: bool = False  # found at the provider by its tag, after fbi was killed
     created_at: float
     updated_at: float
 
@@ -100,12 +113,14 @@ class BatchProtocol:
     line: Callable[[str, dict[str, Any]], dict[str, Any]]  # (call id, body) → input line
     model_on_job: bool = False  # litellm needs the model to create and retrieve its jobs
     can_cancel: bool = True
+    can_list: bool = True  # litellm lists its batches (how orphans are found)
 
 
 BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
     "openai": BatchProtocol(_openai_line),
     "azure": BatchProtocol(_openai_line),
-    "mistral": BatchProtocol(_mistral_line, model_on_job=True, can_cancel=False),
+    "mistral": BatchProtocol(_mistral_line, model_on_job=True, can_cancel=False,
+                             can_list=False),
 }
 
 
@@ -224,13 +239,31 @@ class BatchRunner:
         return self._provider(f"cancel batch {batch_id}", lambda: litellm.cancel_batch(
             batch_id=batch_id, **self._access()))
 
-    def _content(self, file_id: str) -> list[dict]:
+    def _content(self, file_id: str) -> tuple[list[dict], int]:
+        """The JSON objects of a provider's JSONL file, and how many of its lines were
+        not one (those are counted, never a traceback)."""
         litellm = import_litellm()
         access = {k: v for k, v in self._access().items() if k != "model"}
         reply = self._provider(f"read file {file_id}", lambda: litellm.file_content(
             file_id=file_id, **access))
-        return [json.loads(line) for line in reply.content.decode("utf-8").splitlines()
-                if line.strip()]
+        rows, bad = [], 0
+        for line in bytes(reply.content).split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:  # not JSON, or not UTF-8
+                row = None
+            if isinstance(row, dict):
+                rows.append(row)
+            else:
+                bad += 1
+        return rows, bad
+
+    @property
+    def tag(self) -> str:
+        """What marks this log's batches at the provider (``metadata["fbi_run"]``)."""
+        return hashlib.sha256(str(self.path.resolve()).encode()).hexdigest()[:32]
 
     # -- one pass --------------------------------------------------------------------
 
@@ -273,20 +306,32 @@ class BatchRunner:
                     self._record(batch, status=state.status)
                 continue
             answered: set[str] = set()
+            bad_lines = 0
             for file_id in (state.output_file_id, state.error_file_id):
-                for line in self._content(file_id) if file_id else []:
-                    call = by_id.get(line.get("custom_id", ""))
+                rows, bad = self._content(file_id) if file_id else ([], 0)
+                bad_lines += bad
+                for line in rows:
+                    call = by_id.get(str(line.get("custom_id", "")))
                     response = _response_of(line, self.model)
-                    if call is None or response is None or call.call_id in log.finished:
+                    if call is None or call.call_id in log.finished or \
+                            call.call_id not in batch.custom_ids:
+                        continue
+                    if response is None:
+                        bad_lines += _is_malformed(line)
                         continue
                     answered.add(call.call_id)
                     self._save(call, response, log, totals, progress)
             failed = [i for i in batch.custom_ids if i not in answered]
             for call_id in failed:
                 self.failures[call_id] = self.failures.get(call_id, 0) + 1
+            if bad_lines:
+                warnings.warn(
+                    f"batch {batch.batch_id}: {bad_lines} line(s) of the provider's output "
+                    "were not readable replies; their requests go back to pending and are "
+                    "submitted again", FbiWarning, stacklevel=2)
             self._record(batch, status=state.status, collected=True, failed_ids=failed,
                          output_file_id=state.output_file_id,
-                         error_file_id=state.error_file_id)
+                         error_file_id=state.error_file_id, bad_lines=bad_lines)
 
     def _save(self, call: Call, response: ModelResponse, log: AppendLog, totals: RunTotals,
               progress: Progress) -> None:
@@ -304,8 +349,10 @@ class BatchRunner:
         """Submit what is neither finished, cached nor in an open batch; True when a
         batch was submitted. A call that failed in MAX_BATCH_TRIES batches this time is
         made live (``fallback="live"``) or recorded as an error, for the next run."""
-        in_open = {i for b in read_batches(self.path).values() if not b.collected
-                   for i in b.custom_ids}
+        known = read_batches(self.path)
+        if any(c.call_id not in log.finished for c in by_id.values()):
+            known.update(self._adopt_orphans(known))
+        in_open = {i for b in known.values() if not b.collected for i in b.custom_ids}
         pending, live = [], []
         for call in by_id.values():
             if call.call_id in log.finished or call.call_id in in_open or \
@@ -335,6 +382,37 @@ class BatchRunner:
         totals.requests += len(pending)  # each a request to the model, through a batch
         return bool(pending)
 
+    def _adopt_orphans(self, known: dict[str, BatchRecord]) -> dict[str, BatchRecord]:
+        """Batches at the provider with this log's tag that fbi never recorded (it was
+        killed between creating and recording them): recorded now, their requests read
+        back from their input files, so they are collected rather than paid for again."""
+        if not self.protocol.can_list:
+            return {}
+        litellm = import_litellm()
+        access = {k: v for k, v in self._access().items() if k != "model"}
+        adopted: dict[str, BatchRecord] = {}
+        after = None
+        for _ in range(ORPHAN_PAGES):
+            page = self._provider("list batches", lambda after=after: litellm.list_batches(
+                after=after, limit=100, **access))
+            found = list(getattr(page, "data", None) or [])
+            for batch in found:
+                metadata = getattr(batch, "metadata", None) or {}
+                if metadata.get("fbi_run") != self.tag or batch.id in known:
+                    continue
+                rows, _ = self._content(batch.input_file_id)
+                stamp = time.time()
+                adopted[batch.id] = BatchRecord(
+                    batch_id=batch.id, provider=self.provider, model=self.model,
+                    api_base=public_url(self.api_base), input_file_id=batch.input_file_id,
+                    custom_ids=[str(row["custom_id"]) for row in rows if "custom_id" in row],
+                    status=batch.status, adopted=True, created_at=stamp, updated_at=stamp)
+                append_durably(self.path, adopted[batch.id])
+            if not getattr(page, "has_more", False) or not found:
+                break
+            after = found[-1].id
+        return adopted
+
     def _chunks(self, calls: list[Call]) -> list[list[tuple[Call, bytes]]]:
         chunks: list[list[tuple[Call, bytes]]] = []
         size = 0
@@ -359,7 +437,8 @@ class BatchRunner:
             file=("fbi-batch.jsonl", data), purpose="batch", **upload_access))
         batch = self._provider("create a batch", lambda: litellm.create_batch(
             completion_window="24h", endpoint=ENDPOINT, input_file_id=uploaded.id,
-            metadata={"fbi_log": str(self.path)[-64:]}, **self._access()))
+            metadata={"fbi_log": str(self.path)[-64:], "fbi_run": self.tag},
+            **self._access()))
         stamp = time.time()
         append_durably(self.path, BatchRecord(
             batch_id=batch.id, provider=self.provider, model=self.model,
@@ -369,20 +448,36 @@ class BatchRunner:
 
 
 def _response_of(line: dict, model: str) -> ModelResponse | None:
-    """A batch output line as a reply, or None when the request failed."""
-    response = line.get("response") or {}
-    body = response.get("body") or {}
-    if response.get("status_code") != 200 or not body.get("choices"):
+    """A batch output line as a reply, or None when the request failed or the line is
+    not the shape a reply has (the provider's file is input like any other)."""
+    try:
+        response = line.get("response") or {}
+        body = response.get("body") or {}
+        if response.get("status_code") != 200 or not body.get("choices"):
+            return None
+        choice = body["choices"][0]
+        usage = body.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        completion_tokens = int(usage.get("completion_tokens") or 0)
+        text = (choice.get("message") or {}).get("content") or ""
+        if not isinstance(text, str) or prompt_tokens < 0 or completion_tokens < 0:
+            return None
+        return ModelResponse(
+            text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            cost=batch_cost(model, prompt_tokens, completion_tokens),
+            finish_reason=choice.get("finish_reason"),
+            token_logprobs=token_logprobs_of(choice))
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError):
         return None
-    choice = body["choices"][0]
-    usage = body.get("usage") or {}
-    prompt_tokens = int(usage.get("prompt_tokens") or 0)
-    completion_tokens = int(usage.get("completion_tokens") or 0)
-    return ModelResponse(
-        text=(choice.get("message") or {}).get("content") or "",
-        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-        cost=batch_cost(model, prompt_tokens, completion_tokens),
-        finish_reason=choice.get("finish_reason"), token_logprobs=token_logprobs_of(choice))
+
+
+def _is_malformed(line: dict) -> bool:
+    """A line that is neither a reply nor a reported failure (which has an ``error``, or
+    a response with a status other than 200)."""
+    response = line.get("response")
+    if line.get("error"):
+        return False
+    return not (isinstance(response, dict) and response.get("status_code") not in (200, None))
 
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -8,10 +8,11 @@ hash, the raw reply and any follow-up replies, the parsed fields, the status, th
 appending each record as it completes and reporting progress through the small
 :class:`Progress` protocol (so it never imports a UI).
 
-Interruption: on the first Ctrl-C no new call starts, calls in flight get a few seconds
-to finish (the embedded judge stops generating at once), everything finished is already
-on disk, and :func:`execute` returns with ``interrupted`` set; a second Ctrl-C exits at
-once. The caller writes its totals and exits 130.
+Interruption: on the first Ctrl-C (or SIGTERM, which a scheduler or ``timeout`` sends) no
+new call starts, calls in flight get a few seconds to finish (the embedded judge stops
+generating at once), everything finished is already on disk, and :func:`execute` returns
+with ``interrupted`` set and the signal in ``interrupted_by``; a second signal exits at
+once. The caller writes its totals and exits 128 + the signal (130, 143).
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ class RunTotals:
     requests: int = 0  # requests that reached a model (retries included)
     stopped_by_budget: bool = False
     interrupted: bool = False
+    interrupted_by: int = 0  # the signal that interrupted the run (SIGINT or SIGTERM)
     stopped_by: str | None = None  # why the model became unavailable midway
     in_batches: int = 0  # calls submitted to a provider batch and not yet collected
     budget: float | None = None
@@ -167,6 +169,7 @@ class RunTotals:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stopped_by_budget |= other.stopped_by_budget
         self.interrupted |= other.interrupted
+        self.interrupted_by = self.interrupted_by or other.interrupted_by
         self.stopped_by = self.stopped_by or other.stopped_by
         self.errors = (self.errors + other.errors)[:5]
         return self
@@ -220,8 +223,9 @@ def execute(calls: Iterable[Call], client: ModelClient, log: AppendLog,
     progress.start(total, done_before)
     try:
         queue = pending()
-        totals.interrupted = _run_interruptibly(lambda stop: _run(
+        totals.interrupted_by = _run_interruptibly(lambda stop: _run(
             queue, client, log, totals, progress, stop, concurrency, max_cost, log.spent))
+        totals.interrupted = bool(totals.interrupted_by)
         if next(queue, None) is None:  # every call was taken: the count is exact
             totals.already_done = skipped
     finally:
@@ -276,29 +280,34 @@ async def _run(queue: Iterator[Call], client: ModelClient, log: AppendLog,
         workers.result()  # a bug in a stage surfaces here, not silently
 
 
-def _run_interruptibly(make) -> bool:
-    """Run ``make(stop_event)`` on a fresh event loop; returns whether Ctrl-C stopped it."""
+def _run_interruptibly(make) -> int:
+    """Run ``make(stop_event)`` on a fresh event loop; returns the signal that stopped it
+    (SIGINT or SIGTERM), or 0."""
     loop = asyncio.new_event_loop()
     stop = asyncio.Event()
-    interrupted = False
+    interrupted = 0
 
-    def on_interrupt() -> None:
+    def on_interrupt(signum: int) -> None:
         nonlocal interrupted
-        if interrupted:  # the second Ctrl-C: finished records are flushed already
-            os._exit(130)
-        interrupted = True
+        if interrupted:  # the second signal: finished records are flushed already
+            os._exit(128 + signum)
+        interrupted = signum
         loop.call_soon_threadsafe(stop.set)
         abort_local_calls()
 
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    if in_main_thread:
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    handled = ()
+    if threading.current_thread() is threading.main_thread():
+        handled = tuple((signum, signal.getsignal(signum))
+                        for signum in (signal.SIGINT, signal.SIGTERM))
+        for signum, _ in handled:
+            loop.add_signal_handler(signum, on_interrupt, signum)
     try:
         asyncio.set_event_loop(loop)
         loop.run_until_complete(make(stop))
     finally:
-        if in_main_thread:
-            loop.remove_signal_handler(signal.SIGINT)
+        for signum, previous in handled:  # as they were (the CLI's SIGTERM handler)
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, previous)
         # Like asyncio.run: cancel what is left (litellm's logging worker, calls
         # abandoned after the grace period) and let it unwind, then close.
         leftovers = asyncio.all_tasks(loop)
