@@ -30,6 +30,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from fbi.errors import DatasetError, InputError, Problem
+from fbi.escaping import has_control_characters
+from fbi.outputs import write_atomically
 from fbi.records import (
     COLUMN_ALIASES,
     REQUIRED_COLUMNS,
@@ -40,7 +42,6 @@ from fbi.records import (
     VettingLabel,
     content_id,
 )
-from fbi.runs._log import write_atomically
 from fbi.taxonomy import (
     SCORE_INVARIANT,
     Ability,
@@ -208,6 +209,9 @@ class Validation:
     instances: list[Instance]
     problems: list[Problem]
     files: list[str]
+    #: What loads but a user should know: texts with control characters (they could
+    #: drive a terminal; fbi shows them as escapes).
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -221,12 +225,20 @@ def validate_dataset(spec: str) -> Validation:
     """Read SPEC and report every problem; never raises for bad rows."""
     files: list[str] = []
     problems: list[Problem] = []
+    warnings: list[Problem] = []
     rows_read = 0
 
     def counted() -> Iterator[RawRow]:  # rows are built as read, never held all at once
         nonlocal rows_read
         for row in read_rows(spec, files, problems):
             rows_read += 1
+            controlled = sorted(str(key) for key, value in row.data.items()
+                                if isinstance(value, str) and has_control_characters(value))
+            if controlled:
+                warnings.append(Problem(
+                    row.file, row.location, f"{', '.join(controlled)} hold control characters "
+                    "(escape sequences a terminal would obey); fbi shows them as escapes",
+                    "remove them unless they are meant to be there"))
             yield row
 
     try:
@@ -235,7 +247,7 @@ def validate_dataset(spec: str) -> Validation:
         return Validation(spec, 0, [], problems + error.problems, files)
     if not rows_read and not problems:  # a header-only CSV, a Parquet file of zero rows
         problems.append(Problem(spec, "", "holds no rows", "add at least one instance"))
-    return Validation(spec, rows_read, instances, problems + row_problems, files)
+    return Validation(spec, rows_read, instances, problems + row_problems, files, warnings)
 
 
 def source_name(spec: str) -> str:

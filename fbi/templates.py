@@ -3,15 +3,23 @@ prompts alike.
 
 Templates render with StrictUndefined, so a missing variable is an error rather than an
 empty string; with a user folder they render in jinja2's immutable sandbox, so a template
-cannot run code. A user folder
+cannot run code, and under limits (:class:`_LimitedSandbox`), so it cannot hang fbi or
+fill its memory: at most :data:`MAX_OUTPUT_CHARS` of output (a string or list multiplied,
+padded or formatted past it is refused before it is made), :data:`MAX_ITERATIONS` steps
+of ``range`` per render, no ``lipsum``, and :data:`MAX_RENDER_S` seconds. A user folder
 is searched before the built-in one, so users add or override templates by file name.
 Files starting with ``_`` are shared pieces (bases, macros), not entries of their own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
+import signal
+import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +27,108 @@ from fbi.errors import InputError
 from fbi.resources import package_folder
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
+
+#: Limits on a user's template, per render.
+MAX_OUTPUT_CHARS = 1_000_000
+MAX_ITERATIONS = 100_000
+MAX_RENDER_S = 10.0
+_WIDTH = re.compile(r"%[-#0 +]*(\d+)|\{[^{}]*:[^{}]*?(\d+)[^{}]*\}")
+_steps_left: ContextVar[list[int]] = ContextVar("_steps_left")
+
+
+def _limited_sandbox():
+    """jinja2's immutable sandbox with the limits above (see the module docstring)."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+    def refuse(what: str):
+        raise SecurityError(f"{what} (a user template renders at most {MAX_OUTPUT_CHARS:,} "
+                            "characters)")
+
+    def sized(value: Any) -> int | None:
+        return len(value) if isinstance(value, (str, list, tuple)) else None
+
+    def check_widths(text: Any) -> None:
+        if isinstance(text, str):
+            for match in _WIDTH.finditer(text):
+                width = int(match.group(1) or match.group(2))
+                if width > MAX_OUTPUT_CHARS:
+                    refuse(f"a format width of {width:,}")
+
+    def budgeted_range(*args: int) -> Iterator[int]:
+        steps = range(*args)
+        left = _steps_left.get([MAX_ITERATIONS])
+        if len(steps) > left[0]:
+            raise SecurityError(f"range() of {len(steps):,} steps: a user template loops at "
+                                f"most {MAX_ITERATIONS:,} steps per render")
+        left[0] -= len(steps)
+        return iter(steps)
+
+    class LimitedSandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset({"*", "**", "%"})
+
+        def __init__(self, **options: Any):
+            super().__init__(**options)
+            self.globals.pop("lipsum", None)
+            self.globals["range"] = budgeted_range
+            for name, position in (("center", 1), ("indent", 1), ("wordwrap", 1),
+                                   ("truncate", 1)):
+                self.filters[name] = self._capped(self.filters[name], position)
+            format_filter = self.filters["format"]
+            self.filters["format"] = lambda value, *a, **k: (check_widths(value),
+                                                              format_filter(value, *a, **k))[1]
+
+        @staticmethod
+        def _capped(function, position: int):
+            def capped(*args: Any, **kwargs: Any):
+                numbers = [v for v in (*args[position:], *kwargs.values())
+                           if isinstance(v, int) and not isinstance(v, bool)]
+                if any(abs(n) > MAX_OUTPUT_CHARS for n in numbers):
+                    refuse(f"a width of {max(numbers, key=abs):,}")
+                return function(*args, **kwargs)
+            return capped
+
+        def call_binop(self, context, operator: str, left: Any, right: Any) -> Any:
+            if operator == "*":
+                for sequence, times in ((left, right), (right, left)):
+                    size = sized(sequence)
+                    if size is not None and isinstance(times, int) and \
+                            size * times > MAX_OUTPUT_CHARS:
+                        refuse(f"a text or list repeated {times:,} times")
+            elif operator == "**":
+                if isinstance(right, (int, float)) and abs(right) > 64:
+                    raise SecurityError(f"a power of {right}: at most 64 in a user template")
+            elif operator == "%":
+                check_widths(left)
+            return super().call_binop(context, operator, left, right)
+
+        def wrap_str_format(self, value: Any):
+            wrapped = super().wrap_str_format(value)  # a str.format the template calls
+            if wrapped is not None:
+                check_widths(value.__self__)
+            return wrapped
+
+    return LimitedSandbox
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float, where: str) -> Iterator[None]:
+    """At most ``seconds`` (SIGALRM: in the main thread only; elsewhere the size and loop
+    limits still hold)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise InputError(f"{where}: rendering took more than {seconds:g} s and was stopped. "
+                         "Fix: simplify the template (fewer or shorter loops)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
@@ -54,7 +164,6 @@ class TemplateFolder:
 
     def __init__(self, builtin: str, user_dir: str | Path | None = None):
         import jinja2
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
 
         self.user_dir = Path(user_dir) if user_dir else None
         if self.user_dir is not None and not self.user_dir.is_dir():
@@ -76,8 +185,7 @@ class TemplateFolder:
 
         # The sandbox guards against a user's templates; fbi's own need none, and render
         # in a third less time without it (a cached re-run renders 50,400 prompts).
-        environment = jinja2.Environment if self.user_dir is None else \
-            ImmutableSandboxedEnvironment
+        environment = jinja2.Environment if self.user_dir is None else _limited_sandbox()
         self._env = environment(
             loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
             autoescape=False, trim_blocks=True, lstrip_blocks=True,
@@ -108,18 +216,38 @@ class TemplateFolder:
         text = self.sources[file_name][0]
         return text[: len(text) - len(self.body(file_name))].count("\n")
 
+    def _render_limited(self, template, variables: dict[str, Any], where: str) -> str:
+        """A user folder's template, under the limits in the module docstring."""
+        from jinja2.sandbox import SecurityError
+
+        token = _steps_left.set([MAX_ITERATIONS])
+        pieces, size = [], 0
+        try:
+            with _time_limit(MAX_RENDER_S, where):
+                for piece in template.generate(**variables):
+                    size += len(piece)
+                    if size > MAX_OUTPUT_CHARS:
+                        raise SecurityError(f"the output passed {MAX_OUTPUT_CHARS:,} "
+                                            "characters, the most a user template renders")
+                    pieces.append(piece)
+        finally:
+            _steps_left.reset(token)
+        return "".join(pieces)
+
     def render(self, file_name: str, **variables: Any) -> str:
         """Render one template. A missing variable, a syntax error (with its file and
         line), a template that extends itself, a sandbox breach or a range too large for
         the sandbox is an InputError."""
         import jinja2
+        from jinja2.sandbox import SecurityError
 
         where = f"{self.origin(file_name)}/{file_name}"
         try:
             template = self._compiled.get(file_name)
             if template is None:  # compiled once: a run renders each template thousands of times
                 template = self._compiled[file_name] = self._env.get_template(file_name)
-            text = template.render(**variables)
+            text = template.render(**variables) if self.user_dir is None else \
+                self._render_limited(template, variables, where)
         except jinja2.UndefinedError as error:
             raise InputError(f"{where}: {error}. Fix: use only the variables documented "
                              "for this kind of template") from None
@@ -129,6 +257,9 @@ class TemplateFolder:
                                          if name in self.sources else 0)
             raise InputError(f"{self.origin(name)}/{name}, line {line}: {error.message}. "
                              "Fix: correct the template's jinja syntax") from None
+        except SecurityError as error:
+            raise InputError(f"{where}: {str(error).rstrip('.')}. Fix: keep the template's "
+                             "loops and texts small") from None
         except jinja2.TemplateError as error:
             raise InputError(f"{where}: {error}") from None
         except RecursionError:

@@ -309,7 +309,7 @@ class ChatServer:
         timeout_delay_s: float = 3.0,
         retry_after: str = "0",
         seed: int = 0,
-        echo_credentials: bool = False,
+        echo_credentials: bool | str = False,  # True: a 401 echoing them; "reply": a 200
         api_key: str | None = None,
         models: tuple[str, ...] | None = None,
         on_answer: Callable[[dict], None] | None = None,
@@ -361,10 +361,20 @@ class ChatServer:
                     if fault is None:
                         server.requests.append(request)
                 if server.echo_credentials:
+                    import base64
+                    from urllib.parse import quote
+
                     header = self.headers.get("Authorization", "")
+                    key = header.removeprefix("Bearer ")
+                    echoed = (f"Incorrect API key provided: {key}. Authorization: {header}; "
+                              f"as base64 {base64.b64encode(key.encode()).decode()}, in a "
+                              "header "
+                              f"{base64.b64encode(('user:' + key).encode()).decode()}, "
+                              f"URL-encoded {quote(key, safe='')}")
+                    if server.echo_credentials == "reply":  # a 200 whose text holds them
+                        return self._send(200, chat_completion(echoed, request))
                     return self._send(401, {"error": {
-                        "message": f"Incorrect API key provided: {header}. Authorization: "
-                                   f"{header}", "type": "invalid_request_error"}})
+                        "message": echoed, "type": "invalid_request_error"}})
                 if server.api_key and self.headers.get("Authorization") != \
                         f"Bearer {server.api_key}":
                     return self._send(401, {"error": {"message": "Incorrect API key provided",

@@ -266,3 +266,31 @@ def test_default_guidelines_ship_with_the_package():
 
     text = default_guidelines()
     assert "# Vetting guidelines" in text and "Copying numbers" in text
+
+
+def test_a_torn_edit_of_100_kb_is_repaired_before_the_next_label(tmp_path):
+    """Issue 22: an annotator killed while saving a long edit leaves a torn line larger
+    than any fixed window; the next label must not glue onto it, and the log opens."""
+    from fbi import load_dataset, write_dataset
+    from fbi.vet import AnnotatorLog
+
+    queue = tmp_path / "queue.jsonl"
+    instances = [i for i in load_dataset("sample") if i.category == "entity"]
+    write_dataset(instances, queue)
+    log = AnnotatorLog(queue, "ann")
+    log.record(instances[0].id, "label", label="valid")
+    whole = log.path.read_bytes()
+    edit = log.record(instances[1].id, "edit", edited_answer="long " * 20_000)  # 100 kB
+    full = log.path.read_bytes()
+    assert len(full) - len(whole) > 100_000
+    torn = full[: len(whole) + 100_000]  # killed mid-write, 100 kB of it on disk
+    log.path.write_bytes(torn)
+    reopened = AnnotatorLog(queue, "ann")  # the torn tail is dropped when reading
+    assert reopened.label_of(instances[0].id) == "valid"
+    assert edit.event_id not in {e.event_id for e in reopened.events}
+    reopened.record(instances[2].id, "label", label="invalid")
+    assert log.path.read_bytes().startswith(whole)  # the torn line is gone, whole
+    again = AnnotatorLog(queue, "ann")  # opens: no glued line
+    assert again.label_of(instances[0].id) == "valid"
+    assert again.label_of(instances[2].id) == "invalid"
+    assert len(log.path.read_bytes().splitlines()) == 2

@@ -58,8 +58,20 @@ def test_a_cache_corrupted_mid_run_is_left_aside_with_one_warning(tmp_path):
 
 @pytest.mark.parametrize(("body", "expected"), [
     ('{% extends "bad.jinja" %}\n', "extends itself"),
-    ("{% for i in range(10**7) %}x{% endfor %}\n", "Range too big"),
+    ("{% for i in range(10**7) %}x{% endfor %}\n", "10,000,000 steps"),
     ("fine\n{% if %}\n", "bad.jinja, line 9"),
+    # issue 22: templates that would hang fbi or fill its memory
+    ("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}\n",
+     "at most 100,000 steps per render"),
+    ("{{ lipsum(n=200000) }}\n", "lipsum"),
+    ('{{ "x" * 300000000 }}\n', "repeated 300,000,000 times"),
+    ('{{ [1] * 300000000 }}\n', "repeated 300,000,000 times"),
+    ('{{ "x"|center(300000000) }}\n', "a width of 300,000,000"),
+    ('{{ "%0300000000d"|format(1) }}\n', "format width of 300,000,000"),
+    ('{{ "%0300000000d" % 1 }}\n', "format width of 300,000,000"),
+    ('{{ "{:300000000}".format(1) }}\n', "format width of 300,000,000"),
+    ("{{ 2 ** 100000000 }}\n", "a power of 100000000"),
+    ('{% for i in range(2000) %}{{ "x" * 999 }}{% endfor %}\n', "output passed 1,000,000"),
 ])
 def test_broken_templates_are_named_with_their_line(tmp_path, body, expected):
     folder = tmp_path / "prompts"
@@ -67,6 +79,23 @@ def test_broken_templates_are_named_with_their_line(tmp_path, body, expected):
     (folder / "bad.jinja").write_text(FRONT + body)
     one_message(fbi("evaluate", "--prompts", str(folder), "--strategy", "bad", "--dry-run",
                     tmp_path=tmp_path), expected)
+
+
+def test_a_user_template_that_runs_too_long_is_stopped_and_named(tmp_path, monkeypatch):
+    import time
+
+    from fbi import templates
+    from fbi.errors import InputError
+
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "slow.jinja").write_text("{% for a in answer %}{% for b in answer %}{% for c in "
+                                       "answer %}{% endfor %}{% endfor %}{% endfor %}\n")
+    monkeypatch.setattr(templates, "MAX_RENDER_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(InputError, match=r"slow.jinja: rendering took more than 0.5 s"):
+        templates.TemplateFolder("prompts", folder).render("slow.jinja", answer="x" * 2000)
+    assert time.monotonic() - started < 5
 
 
 def test_a_template_that_is_not_utf8_is_named(tmp_path):
@@ -211,3 +240,22 @@ def test_an_annotator_event_that_does_not_fit_on_the_disk_leaves_no_torn_line(di
     contents = read_log(log, Event)
     assert not contents.bad_lines and not contents.torn_tail
     assert [e.call_id for e in contents.records] == [*map(str, range(written)), "after"]
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (("--score-range", "1-1000000000000000000000"), "too wide"),
+    (("--score-range", "1-20000000"), "too wide"),
+    (("--temperature", "nan"), "not a finite number"),
+    (("--temperature", "-1"), "--temperature"),
+    (("--max-cost", "nan"), "not a finite number"),
+    (("--max-cost", "inf"), "not a finite number"),
+    (("--timeout", "inf"), "--timeout"),
+    (("--concurrency", "10000000000"), "1<=x<=1024"),
+    (("--seed", "99999999999999999999999"), "--seed"),
+    (("--samples", "100000"), "--samples"),
+])
+def test_every_numeric_option_is_finite_and_in_range(tmp_path, arguments, expected):
+    """Issue 22: refused with exit 2 and one message, before anything is planned."""
+    result = fbi("evaluate", *arguments, "--dry-run", tmp_path=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert expected in result.stderr and "Traceback" not in result.stderr

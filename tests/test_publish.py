@@ -72,8 +72,8 @@ def test_upload_end_to_end(tmp_path):
                           "visibility": "private", "type": "dataset"}]
     folder = tmp_path / "hub"
     local = {p.relative_to(folder).as_posix(): p.read_bytes()
-             for p in folder.rglob("*") if p.is_file()}
-    assert hub.files == local  # every file arrived intact
+             for p in folder.rglob("*") if p.is_file() and p.name != ".fbi-output.json"}
+    assert hub.files == local  # every file arrived intact (fbi's marker stays home)
     assert "README.md" in hub.files and len(hub.files) == 24
     assert hub.commits[0]["revision"] == "main"
     assert f"Bearer {TOKEN}" in hub.authorization  # the token was used ...
@@ -188,3 +188,38 @@ def test_a_hub_dataset_by_revision_config_and_split(tmp_path):
         assert "factual" in wrong.stderr  # the configs there are named
         gone = fbi("datasets", "show", "hf:org/fbi-sample@v9")
         assert gone.returncode == 2 and "hf:org/fbi-sample@v9" in gone.stderr
+
+
+def test_publish_never_touches_a_users_folder_and_uploads_only_its_own_files(tmp_path):
+    """Issue 22: a folder holding a user's files is refused; --force writes beside them,
+    never over them; the upload sends exactly the files fbi wrote."""
+    folder = tmp_path / "hub"
+    (folder / "data" / "mine").mkdir(parents=True)
+    theirs = {"README.md": b"my notes\n", "data/mine/experiment.parquet": b"PAR1 mine",
+              ".env": b"HF_TOKEN=secret\n"}
+    for name, content in theirs.items():
+        (folder / name).write_bytes(content)
+
+    def unchanged() -> bool:
+        return {p.relative_to(folder).as_posix(): p.read_bytes()
+                for p in folder.rglob("*") if p.is_file()} == theirs
+
+    with HubServer() as hub:
+        refused = publish(hub, tmp_path, "--dry-run")
+        assert refused.returncode == 2 and "fbi did not write" in refused.stderr
+        assert "--force" in refused.stderr and unchanged()
+        clash = publish(hub, tmp_path, "--dry-run", "--force")  # their README.md
+        assert clash.returncode == 2 and "README.md" in clash.stderr and unchanged()
+        assert "Traceback" not in refused.stderr + clash.stderr
+        (folder / "README.md").unlink()
+        del theirs["README.md"]
+        forced = publish(hub, tmp_path, "--force")
+        assert forced.returncode == 0, forced.stderr
+        assert set(hub.files) == {"README.md"} | {
+            p.relative_to(folder).as_posix() for p in (folder / "data").rglob("*.parquet")
+            if p.parent.name != "mine"}
+        assert ".env" not in hub.files and "data/mine/experiment.parquet" not in hub.files
+        for name, content in theirs.items():
+            assert (folder / name).read_bytes() == content  # still theirs, untouched
+        again = publish(hub, tmp_path)  # fbi's folder now: no --force needed
+        assert again.returncode == 0, again.stderr

@@ -430,3 +430,37 @@ def test_no_secret_from_an_error_body_reaches_a_file_or_the_console(tmp_path):
         assert "pa55word" not in result.stdout + result.stderr
     spec = json.loads((tmp_path / "userinfo" / "run.json").read_text())
     assert spec["api_base"] == server.url  # the user:password part is never written
+
+
+@pytest.mark.parametrize("given", ["option", "environment"])
+def test_a_key_without_a_known_prefix_is_redacted_in_every_echoed_form(tmp_path, given):
+    """Issue 22: the exact key of --api-key or FBI_API_KEY, as given, base64-encoded (at
+    any alignment) or URL-encoded, in an error or in a reply, is never stored or shown."""
+    import base64
+    from urllib.parse import quote
+
+    secret = "plainKEYnoPrefix/42+x=="
+    forms = [secret, base64.b64encode(secret.encode()).decode(),
+             base64.b64encode(("user:" + secret).encode()).decode()[8:],
+             quote(secret, safe="")]
+    env = env_for(tmp_path)
+    key = ("--api-key", secret) if given == "option" else ()
+    if given == "environment":
+        env["FBI_API_KEY"] = secret
+    common = ("--judge", JUDGE, "--category", "entity", "--limit", "1", "--strategy",
+              "vanilla_star", "--retries", "0", "--no-cache", *key)
+    results = []
+    for mode in (True, "reply"):
+        with ChatServer(echo_credentials=mode) as server:
+            results.append(fbi("evaluate", *common, "--api-base", server.url, "--output",
+                               str(tmp_path / f"echo-{mode}"), "--no-probe", env=env))
+    records = lines(tmp_path / "echo-True" / "judgments.jsonl") + \
+        lines(tmp_path / "echo-reply" / "judgments.jsonl")
+    assert any("[redacted]" in (r.get("reason") or "") for r in records)
+    assert any("[redacted]" in (r.get("raw_output") or "") for r in records)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes().decode("utf-8", "replace")
+            assert not [form for form in forms if form in data], path
+    for result in results:
+        assert not [form for form in forms if form in result.stdout + result.stderr]

@@ -11,13 +11,11 @@ import sys
 import warnings
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from fbi import __version__
+from fbi.cli._console import err_console
 from fbi.errors import ConfigError, FbiError, FbiWarning, InputError, Terminated
-
-err_console = Console(stderr=True, highlight=False)
 
 
 class FbiGroup(click.Group):

@@ -7,13 +7,13 @@ stop (with the count printed); 2 bad input or configuration (raised as errors, s
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import sys
 
 import click
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -25,10 +25,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from fbi.cli._console import console, err_console
 from fbi.runs import DryRun, RunTotals
-
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
 
 
 class RichProgress:
@@ -141,7 +139,7 @@ def model_access_options(command):
                      help="The provider's API key for this run; never written anywhere. "
                           "Default: the provider's own variable (e.g. OPENAI_API_KEY); a "
                           "server given by --api-base needs none."),
-        click.option("--rpm", type=click.FloatRange(min=0, min_open=True),
+        click.option("--rpm", type=FiniteFloat(min=0, min_open=True),
                      help="At most N requests a minute, beside --concurrency."),
         click.option("--no-probe", is_flag=True,
                      help="Skip the one tiny call that checks model, key and server before "
@@ -171,7 +169,7 @@ def batch_options(command):
                           "again to collect, or add --wait."),
         click.option("--wait", is_flag=True,
                      help="With --batch: poll until every batch is back."),
-        click.option("--poll", type=click.FloatRange(min=0.01), default=30.0,
+        click.option("--poll", type=FiniteFloat(min=0.01, max=86_400), default=30.0,
                      show_default=True, help="With --batch --wait: seconds between polls."),
         click.option("--batch-fallback", type=click.Choice(["batch", "live"]),
                      default="batch", show_default=True,
@@ -218,3 +216,44 @@ def rate_table(title: str, header: list[str], rows: list[list[str]]) -> Table:
     for row in rows:
         table.add_row(*row)
     return table
+
+
+#: --force: write into an --output folder that holds files fbi did not write.
+force_option = click.option(
+    "--force", is_flag=True,
+    help="Write into an --output folder that holds files fbi did not write: beside them, "
+         "never over them (without it such a folder is refused).")
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option that must be a finite number in its range: click's FloatRange
+    lets ``nan`` (every comparison is false) and ``inf`` through."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+#: Bounds of the integer options (a mistyped 10000000000 fails with a message, not later
+#: with a traceback or a machine out of memory).
+MAX_CONCURRENCY = 1024
+MAX_RETRIES = 100
+MAX_SAMPLES = 100
+SEED = click.IntRange(min=-(2 ** 63), max=2 ** 63 - 1)
+
+# The options every command that calls a model shares, declared once.
+concurrency_option = click.option(
+    "--concurrency", type=click.IntRange(min=1, max=MAX_CONCURRENCY), default=8,
+    show_default=True, help="Calls in flight at once.")
+timeout_option = click.option(
+    "--timeout", type=FiniteFloat(min=1, max=86_400), default=120.0, show_default=True,
+    help="Seconds per call.")
+retries_option = click.option(
+    "--retries", type=click.IntRange(min=0, max=MAX_RETRIES), default=6, show_default=True,
+    help="Retries on 429, 5xx and time-outs (exponential backoff with jitter).")
+max_cost_option = click.option(
+    "--max-cost", type=FiniteFloat(min=0), help="Stop before spending more (USD).")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-console = Console(highlight=False)
+from fbi.cli._console import console
+from fbi.cli._run import FiniteFloat
 
 CACHE_OPTION = click.option(
     "--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -54,7 +54,7 @@ def info(cache_path) -> None:
 
 @cache.command()
 @CACHE_OPTION
-@click.option("--older-than", "older_than_days", type=click.FloatRange(min=0),
+@click.option("--older-than", "older_than_days", type=FiniteFloat(min=0),
               metavar="DAYS", help="Delete the responses stored more than DAYS ago.")
 @click.option("--model", help="Delete the responses of this model (as `fbi cache info` "
                               "names it).")

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import click
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-console = Console(highlight=False)
+from fbi.cli._console import console
 
 
 @click.command()

@@ -6,14 +6,12 @@ import sys
 from collections import Counter
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from fbi.cli._console import console
 from fbi.sources import SAMPLE, load_dataset, validate_dataset, write_dataset
 from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
-
-console = Console(highlight=False)
 
 
 @click.group()
@@ -68,8 +66,11 @@ def validate(spec: str) -> None:
     result = validate_dataset(spec)
     for problem in result.problems:
         console.print(escape(str(problem)), soft_wrap=True)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {escape(str(warning))}", soft_wrap=True)
     summary = (f"Read {result.rows_read} rows from {len(result.files)} file(s): "
-               f"{len(result.instances)} valid, {len(result.problems)} problem(s).")
+               f"{len(result.instances)} valid, {len(result.problems)} problem(s)"
+               + (f", {len(result.warnings)} warning(s)." if result.warnings else "."))
     if result.problems:
         console.print(f"[red]{summary}[/]")
         sys.exit(2)

@@ -11,15 +11,23 @@ from rich.table import Table
 
 from fbi.cli._config import load_config, resume_run
 from fbi.cli._run import (
+    MAX_SAMPLES,
+    SEED,
+    FiniteFloat,
     RichProgress,
     batch_of,
     batch_options,
+    concurrency_option,
     console,
     exit_for,
+    force_option,
+    max_cost_option,
     model_access_options,
     model_client,
     print_dry_run,
     print_totals,
+    retries_option,
+    timeout_option,
 )
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
@@ -30,10 +38,16 @@ from fbi.taxonomy import ABILITY_LEGEND, PAPER_STRATEGIES, strategy_order
 def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
+    from fbi.judge import MAX_SCORE_RANGE_WIDTH
+
     match = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", value)
     if not match or int(match.group(1)) >= int(match.group(2)):
         raise click.BadParameter(f"'{value}' is not a range like 1-10 (low below high)")
-    return int(match.group(1)), int(match.group(2))
+    low, high = int(match.group(1)), int(match.group(2))
+    if high - low > MAX_SCORE_RANGE_WIDTH:
+        raise click.BadParameter(f"'{value}' is too wide: at most {MAX_SCORE_RANGE_WIDTH + 1} "
+                                 "points, e.g. 1-10 or 0-100")
+    return low, high
 
 
 #: Top log-probabilities asked per token with --logprobs: OpenAI's maximum.
@@ -123,18 +137,16 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.option("--limit", type=click.IntRange(min=1), help="At most N instances per category.")
 @click.option("--score-range", callback=parse_score_range,
               help="Score range A-B for every scored strategy (default: each strategy's own).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
-              help="Seconds per call.")
-@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True,
-              help="Retries on 429, 5xx and time-outs (exponential backoff with jitter).")
-@click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--max-tokens", type=click.IntRange(min=1),
+@concurrency_option
+@timeout_option
+@retries_option
+@click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.0, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1, max=1_000_000),
               help="Reply token limit (default 400 for the embedded judge, 1024 otherwise).")
-@click.option("--explanation-chars", type=click.IntRange(min=1),
+@click.option("--explanation-chars", type=click.IntRange(min=1, max=100_000),
               help="Longest explanation the reply's JSON schema allows, in characters "
                    "(default 120 for the embedded judge, 600 otherwise).")
-@click.option("--repair", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--repair", type=click.IntRange(min=0, max=10), default=0, show_default=True,
               help="Ask again up to N times for just the verdict when a reply is unreadable.")
 @click.option("--api-base", "api_bases", multiple=True,
               help="Base URL of an OpenAI-compatible or other provider API. Repeat it for "
@@ -144,14 +156,15 @@ def default_output(judge: str, dataset: str) -> Path:
               help="A folder of extra or overriding strategy templates (NAME.jinja).")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Run folder (default fbi-runs/JUDGE__DATASET). Re-running resumes it.")
+@force_option
 @click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
-@click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
+@max_cost_option
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Response cache file (default $FBI_CACHE or ~/.cache/fbi/responses.sqlite).")
 @click.option("--label", help="This run's name in comparison reports (default: the judge, "
                               "plus what differs from the other runs there).")
-@click.option("--seed", type=int, help="Sampling seed, for providers that take one.")
+@click.option("--seed", type=SEED, help="Sampling seed, for providers that take one.")
 @click.option("--model-arg", "model_args", multiple=True, callback=parse_model_args,
               metavar="KEY=VALUE",
               help="Another litellm parameter (repeatable), e.g. top_p=0.9, "
@@ -161,7 +174,8 @@ def default_output(judge: str, dataset: str) -> Path:
               help="A file whose text is sent as the system message of every call.")
 @click.option("--hf-config", help="With --dataset hf:ORG/NAME[@REVISION]: one config.")
 @click.option("--hf-split", help="With --dataset hf:ORG/NAME[@REVISION]: one split.")
-@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--samples", type=click.IntRange(min=1, max=MAX_SAMPLES), default=1,
+              show_default=True,
               help="Ask every call K times (use with --temperature > 0): the report gives "
                    "how often an instance's outcome changes between samples, Fleiss' κ "
                    "across them, and the rate's spread. Tables use the first sample.")
@@ -172,7 +186,7 @@ def default_output(judge: str, dataset: str) -> Path:
                    "providers that return them (OpenAI, vLLM, the embedded judge).")
 @click.option("--sample", type=click.IntRange(min=1),
               help="A seeded random N instances per category (or overall: --sample-by).")
-@click.option("--sample-seed", type=int, default=0, show_default=True)
+@click.option("--sample-seed", type=SEED, default=0, show_default=True)
 @click.option("--sample-by", type=click.Choice(["category", "overall"]), default="category",
               show_default=True)
 @batch_options
@@ -188,7 +202,7 @@ def default_output(judge: str, dataset: str) -> Path:
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens,
              explanation_chars, repair,
-             api_bases, prompts_dir, output, dry_run, max_cost, no_cache, cache_path,
+             api_bases, prompts_dir, output, force, dry_run, max_cost, no_cache, cache_path,
              label, seed, model_args, system_prompt, hf_config, hf_split, samples, logprobs,
              sample, sample_seed, sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
@@ -240,7 +254,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         samples=samples, logprobs=TOP_LOGPROBS if logprobs else 0,
         explanation_chars=explanation_chars)
     output = output or default_output(judge, dataset_spec)
-    evaluation = Evaluation(chosen, config, output)
+    evaluation = Evaluation(chosen, config, output, force)
     cache = None if no_cache else ResponseCache(cache_path)
     client = model_client(cache, timeout, retries, api_key, rpm, no_probe, api_bases)
     if dry_run:

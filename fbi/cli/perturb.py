@@ -6,14 +6,21 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from fbi.cli._run import batch_options, model_access_options
+from fbi.cli._console import console
+from fbi.cli._run import (
+    MAX_SAMPLES,
+    SEED,
+    FiniteFloat,
+    batch_options,
+    concurrency_option,
+    model_access_options,
+    retries_option,
+    timeout_option,
+)
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import SAMPLE
-
-console = Console(highlight=False)
 
 
 def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -33,19 +40,19 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               show_default=True, help="auto: rules where a rule exists, the LLM elsewhere.")
 @click.option("--model", default=LOCAL_JUDGE, show_default=True,
               help="The litellm model of the LLM engine.")
-@click.option("--n-per-item", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--n-per-item", type=click.IntRange(min=1, max=MAX_SAMPLES), default=1,
+              show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--api-base")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N gold answers.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
-              help="Seconds per call.")
-@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True)
-@click.option("--temperature", type=float, default=0.7, show_default=True)
-@click.option("--length-threshold", type=click.FloatRange(min=0), default=0.3,
+@concurrency_option
+@timeout_option
+@retries_option
+@click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7, show_default=True)
+@click.option("--length-threshold", type=FiniteFloat(min=0), default=0.3,
               show_default=True, help="Flag a relative length change above this.")
 @click.option("--dry-run", is_flag=True, help="Count rule candidates and LLM calls; call nothing.")
-@click.option("--max-cost", type=click.FloatRange(min=0),
+@click.option("--max-cost", type=FiniteFloat(min=0),
               help="Stop the LLM engine before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))

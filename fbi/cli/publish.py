@@ -6,9 +6,9 @@ import tempfile
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-console = Console(highlight=False)
+from fbi.cli._console import console
+from fbi.cli._run import force_option
 
 
 @click.command()
@@ -20,10 +20,12 @@ console = Console(highlight=False)
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the folder (default: a temporary folder, or "
                    "./hub-NAME with --dry-run).")
+@force_option
 @click.option("--queue", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="The vetting queue, for agreement figures in the card.")
 @click.option("--license", "license_id", default="cc-by-4.0", show_default=True)
-def publish(dataset, repo_id, private, create_pr, dry_run, output, queue, license_id) -> None:
+def publish(dataset, repo_id, private, create_pr, dry_run, output, force, queue,
+            license_id) -> None:
     """Publish DATASET (a vetted set, any SPEC) to the Hub as ORG/NAME."""
     from fbi.sources import load_dataset
     from fbi.vet import upload, write_hub_folder
@@ -44,7 +46,8 @@ def publish(dataset, repo_id, private, create_pr, dry_run, output, queue, licens
     if output is None:
         output = Path(f"hub-{repo_id.split('/')[-1]}") if dry_run else \
             Path(tempfile.mkdtemp(prefix="fbi-publish-"))
-    files = write_hub_folder(loaded.instances, output, repo_id, license_id, agreement, vetting)
+    files = write_hub_folder(loaded.instances, output, repo_id, license_id, agreement, vetting,
+                             force)
     console.print(f"Wrote {len(files) - 1} Parquet files and the dataset card to {output} "
                   f"({len(loaded)} instances).")
     if dry_run:

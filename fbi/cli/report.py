@@ -6,14 +6,20 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
-from fbi.cli._run import batch_options, model_access_options, rate_table
+from fbi.cli._console import console, err_console
+from fbi.cli._run import (
+    batch_options,
+    concurrency_option,
+    force_option,
+    max_cost_option,
+    model_access_options,
+    rate_table,
+    retries_option,
+    timeout_option,
+)
 from fbi.report import FORMATS
-
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
 
 
 @click.command()
@@ -23,6 +29,7 @@ err_console = Console(stderr=True, highlight=False)
               help="Repeatable; default: all of md, html, json, csv.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write (default: the first run folder).")
+@force_option
 @click.option("--convention", type=click.Choice(["fbi", "paper"]), default="fbi",
               show_default=True,
               help="Which rate the tables show: fbi's (over readable verdicts, with "
@@ -32,7 +39,7 @@ err_console = Console(stderr=True, highlight=False)
 @click.option("--jury", type=click.Choice(["majority", "mean", "any"]),
               help="Add a virtual judge made of the runs given (same instances and "
                    "strategies): majority vote, mean score, or any member detecting.")
-def report(run_dirs, formats, output, convention, strict, jury) -> None:
+def report(run_dirs, formats, output, force, convention, strict, jury) -> None:
     """Render the blind-spot report from stored judgments only (no model call).
 
     Several run folders (other judges or strategies) become one comparison report.
@@ -40,7 +47,7 @@ def report(run_dirs, formats, output, convention, strict, jury) -> None:
     from fbi.report import coverage_warning, table_3, write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
-                                    convention, jury)
+                                    convention, jury, force)
     warnings = summary["problems"] + [coverage_warning(r) for r in summary["coverage"]]
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
@@ -69,12 +76,12 @@ def report(run_dirs, formats, output, convention, strict, jury) -> None:
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--checker", required=True, help="The litellm model that reads explanations.")
 @click.option("--api-base")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True)
-@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True)
+@concurrency_option
+@timeout_option
+@retries_option
 @click.option("--limit", type=click.IntRange(min=1), help="Check at most N explanations.")
 @click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
-@click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
+@max_cost_option
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
 @batch_options

@@ -7,13 +7,22 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from fbi.cli._run import batch_options, model_access_options
+from fbi.cli._console import console
+from fbi.cli._run import (
+    MAX_SAMPLES,
+    SEED,
+    FiniteFloat,
+    batch_options,
+    concurrency_option,
+    force_option,
+    max_cost_option,
+    model_access_options,
+    retries_option,
+    timeout_option,
+)
 from fbi.llm import LOCAL_JUDGE
-
-console = Console(highlight=False)
 
 
 @click.group()
@@ -29,29 +38,33 @@ def robustness() -> None:
               type=click.Choice(["multiqa", "noise", "shuffle", "maqa", "all"]),
               help="Repeatable; default: all.")
 @click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--rephrasings", type=click.IntRange(min=1), default=5, show_default=True)
-@click.option("--shuffles", type=click.IntRange(min=1), default=4, show_default=True)
-@click.option("--samples", type=click.IntRange(min=2), default=5, show_default=True,
+@force_option
+@click.option("--rephrasings", type=click.IntRange(min=1, max=MAX_SAMPLES), default=5,
+              show_default=True)
+@click.option("--shuffles", type=click.IntRange(min=1, max=MAX_SAMPLES), default=4,
+              show_default=True)
+@click.option("--samples", type=click.IntRange(min=2, max=MAX_SAMPLES), default=5,
+              show_default=True,
               help="MAQA samples per question.")
 @click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
               show_default=True, help="How free-text answers are judged right.")
-@click.option("--threshold", type=float, help="For f1 (default 0.5) or embedding (0.75).")
-@click.option("--possible-answers", type=click.IntRange(min=2),
+@click.option("--threshold", type=FiniteFloat(min=0, max=1),
+              help="For f1 (default 0.5) or embedding (0.75).")
+@click.option("--possible-answers", type=click.IntRange(min=2, max=10_000),
               help="K for certainty and M2 (default: the distinct answers observed).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--api-base")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
-              help="Seconds per call.")
-@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True)
+@concurrency_option
+@timeout_option
+@retries_option
 @click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
-@click.option("--max-cost", type=click.FloatRange(min=0), help="Stop before spending more (USD).")
+@max_cost_option
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
 @batch_options
 @model_access_options
-def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, correctness,
+def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, samples, correctness,
         threshold, possible_answers, seed, api_base, limit, concurrency, timeout, retries,
         dry_run, max_cost, no_cache, cache_path, batch, wait, poll, batch_fallback, api_key, rpm,
         no_probe) -> None:
@@ -78,7 +91,7 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
                               correctness=correctness, threshold=threshold,
                               possible_answers=possible_answers, max_cost=max_cost,
                               limit=limit)
-    robustness_run = RobustnessRun(items, config, output, dataset_spec)
+    robustness_run = RobustnessRun(items, config, output, dataset_spec, force)
     console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions"
                   + (f", the first {len(robustness_run.items)} asked" if limit else "")
                   + f"; suites {', '.join(chosen)}")
@@ -112,7 +125,7 @@ def run(model, dataset_spec, suites, output, rephrasings, shuffles, samples, cor
 @click.argument("answers", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
               show_default=True, help="For rows without a 'correct' value.")
-@click.option("--possible-answers", type=click.IntRange(min=2),
+@click.option("--possible-answers", type=click.IntRange(min=2, max=10_000),
               help="K for certainty and M2 (default: the distinct answers observed).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the metrics here as JSON.")

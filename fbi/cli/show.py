@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-console = Console(highlight=False)
+from fbi.cli._console import console
 
 
 @click.command()

@@ -5,6 +5,7 @@ FBI protocol's calls, reading verdicts from replies, and the explanation check.
 from fbi.judge._evaluate import (
     DEFAULT_STRATEGIES,
     EXPECTED_REPLY_TOKENS,
+    MAX_SCORE_RANGE_WIDTH,
     SLOTS,
     Evaluation,
     EvaluationConfig,
@@ -44,6 +45,7 @@ __all__ = [
     "EXPECTED_REPLY_TOKENS",
     "EXPLANATION_MAX_CHARS",
     "LOG_NAME",
+    "MAX_SCORE_RANGE_WIDTH",
     "PAIRWISE_VERDICTS",
     "PARSER_VERSION",
     "SCHEMA",

@@ -304,6 +304,10 @@ DRY_RUN_EXACT_CALLS = 20_000
 #: Instances a larger dry run renders under each strategy, and the seed that picks them.
 DRY_RUN_SAMPLE = 400
 DRY_RUN_SEED = 0
+#: The widest --score-range: 0-100 (the judge's JSON schema enumerates every score).
+MAX_SCORE_RANGE_WIDTH = 100
+#: What a run writes in its folder besides run.json (``fbi report`` adds its own).
+RUN_FILES = ("instances.jsonl", "judgments.jsonl", "judgments.batches.jsonl")
 
 
 @dataclass
@@ -313,6 +317,8 @@ class Evaluation:
     dataset: Dataset
     config: EvaluationConfig
     output_dir: Path
+    #: Write into an ``output_dir`` that holds files fbi did not write (never over them).
+    force: bool = False
     registry: StrategyRegistry = field(init=False)
     strategies: list[Strategy] = field(init=False)
 
@@ -324,6 +330,11 @@ class Evaluation:
             low, high = self.config.score_range
             if low >= high:
                 raise InputError(f"score range {low}-{high} is empty. Fix: give A-B with A < B")
+            if high - low > MAX_SCORE_RANGE_WIDTH or max(abs(low), abs(high)) > 10 ** 6:
+                raise InputError(
+                    f"score range {low}-{high} is too wide: a scale has at most "
+                    f"{MAX_SCORE_RANGE_WIDTH + 1} points (the schema lists each one). Fix: "
+                    "give a range such as 1-10 or 0-100")
 
     def calls(self) -> Iterator[Call]:
         """The planned calls, rendered one at a time as they are taken."""
@@ -414,7 +425,8 @@ class Evaluation:
         are estimated from it (``DryRun.sampled`` and ``prompt_tokens_margin`` say so): a
         dry run of 200,000 instances × 11 strategies would otherwise render 4.2 million
         prompts."""
-        RunFolder.check(self.run_spec(), self.output_dir / "run.json")
+        RunFolder.check(self.run_spec(), self.output_dir / "run.json", force=self.force,
+                        writes=RUN_FILES)
         finished = finished_ids(self.judgments_path, Judgment)
         exact_up_to = DRY_RUN_EXACT_CALLS if exact_up_to is None else exact_up_to
         sample_size = DRY_RUN_SAMPLE if sample_size is None else sample_size
@@ -438,12 +450,16 @@ class Evaluation:
         at the provider are counted in ``in_batches``.
         """
         check_batchable(batch, self.config.max_cost)
+        # the folder first (read only): a refusal comes before the probe call
+        RunFolder.check(self.run_spec(), self.output_dir / "run.json", force=self.force,
+                        writes=RUN_FILES)
         runner = None if batch is None else BatchRunner(
             batches_path(self.judgments_path), client, self.config.judge,
             self.config.api_base, batch)
         client.preflight(self.config.judge, self.config.api_base,
                          (c.request for c in islice(self._pending_calls(), PREFLIGHT_CALLS)))
-        with RunFolder.open(self.run_spec(), self.output_dir / "run.json") as folder:
+        with RunFolder.open(self.run_spec(), self.output_dir / "run.json", force=self.force,
+                            writes=RUN_FILES) as folder:
             # The instances judged, beside the judgments, so reports need nothing else.
             write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
             stale: list[str] = []  # calls read by an older parser

@@ -282,7 +282,8 @@ class Perturber:
         calls = self.calls()
         client.preflight(self.config.model, self.config.api_base, [c.request for c in calls])
         with RunFolder.open(self.spec(), self.spec_path,
-                            self.output.with_name(self.output.stem + ".lock")) as folder:
+                            self.output.with_name(self.output.stem + ".lock"),
+                            own_folder=False) as folder:
             totals, records = execute_into(self.calls_path, PerturbationCall, calls,
                                            client, self.config.concurrency, progress,
                                            self.config.max_cost, batch)

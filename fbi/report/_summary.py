@@ -17,6 +17,8 @@ from itertools import chain
 from pathlib import Path
 
 from fbi.errors import InputError
+from fbi.escaping import csv_cell
+from fbi.escaping import markdown_text as md
 from fbi.metrics import (
     InstanceOutcome,
     aggregate,
@@ -445,8 +447,10 @@ def judge_strategies(summary: dict) -> list[tuple[str, str]]:
 
 
 def _markdown_table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    """Every cell escaped (labels, names and texts come from outside)."""
+    lines = ["| " + " | ".join(md(cell) for cell in header) + " |",
+             "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(md(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -480,27 +484,28 @@ def render_markdown(summary: dict) -> str:
     parts = ["# FBI blind-spot report", "",
              convention_note(summary), ""]
     for run in summary["runs"]:
-        parts.append(f"- `{run['folder']}`: `{run['label']}` (judge `{run['judge']}`), dataset "
-                     f"`{run['dataset'].get('spec')}` ({run['dataset'].get('instances')} "
-                     f"instances), {run['judgments']} judgments")
+        parts.append(f"- {md(run['folder'])}: {md(run['label'])} (judge {md(run['judge'])}), "
+                     f"dataset {md(run['dataset'].get('spec'))} "
+                     f"({run['dataset'].get('instances')} instances), {run['judgments']} "
+                     "judgments")
     for run in summary["robustness"]:
-        parts.append(f"- `{run['folder']}`: robustness of `{run['model']}` on "
-                     f"`{run['dataset']}`, {run['answers']} answers")
+        parts.append(f"- {md(run['folder'])}: robustness of {md(run['model'])} on "
+                     f"{md(run['dataset'])}, {run['answers']} answers")
     if summary["problems"]:
         parts += ["", "**Not everything could be read:**", ""]
-        parts += [f"- {problem}" for problem in summary["problems"]]
+        parts += [f"- {md(problem)}" for problem in summary["problems"]]
     if summary["coverage"]:
         parts += ["", "**Not every instance was judged** (these are in no rate):", ""]
-        parts += [f"- {coverage_warning(row)}" for row in summary["coverage"]]
+        parts += [f"- {md(coverage_warning(row))}" for row in summary["coverage"]]
     judges = sorted({r["judge"] for r in summary["rates"]})
     for judge in judges:
-        parts += ["", f"## {judge}: strategies × abilities (paper Table 3)", "",
+        parts += ["", f"## {md(judge)}: strategies × abilities (paper Table 3)", "",
                   _markdown_table(*table_3(summary, judge))]
     if len(judges) > 1 or len(judge_strategies(summary)) > 1:
         reference = min(judges)
         parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
                   _markdown_table(*table_4(summary)), "",
-                  f"\\* differs from {reference} on the same instances (exact McNemar test "
+                  f"\\* differs from {md(reference)} on the same instances (exact McNemar test "
                   "per ability, Holm-adjusted p < 0.05 across each comparison's categories, "
                   "abilities and overall; every test is in `summary.json` `comparisons`).",
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
@@ -515,7 +520,7 @@ def render_markdown(summary: dict) -> str:
         parts += ["", "## Probability-weighted scores", "", WEIGHTED_NOTE, "",
                   _markdown_table(*weighted_table(summary))]
     for title, header, rows in bias_tables(summary):
-        parts += ["", f"## Bias: {title}", "", _markdown_table(header, rows)]
+        parts += ["", f"## Bias: {md(title)}", "", _markdown_table(header, rows)]
     if summary.get("leaderboard"):
         parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
                   "rate (lower is better), with what they cost: % unparseable of the "
@@ -543,7 +548,7 @@ def render_markdown(summary: dict) -> str:
                                    for r in checks])]
     parts += robustness_markdown(summary)
     for judge, strategy in judge_strategies(summary):
-        parts += ["", f"## Per category: {judge}, {names.get(strategy, strategy)} "
+        parts += ["", f"## Per category: {md(judge)}, {md(names.get(strategy, strategy))} "
                   "(paper Tables 6–16)", "",
                   _markdown_table(*category_table(summary, judge, strategy))]
     return "\n".join(parts) + "\n"
@@ -648,7 +653,7 @@ def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str
 def robustness_markdown(summary: dict) -> list[str]:
     parts = []
     for title, header, rows in robustness_tables(summary):
-        parts += ["", f"## {title}", "", _markdown_table(header, rows)]
+        parts += ["", f"## {md(title)}", "", _markdown_table(header, rows)]
     return parts
 
 
@@ -657,7 +662,9 @@ def render_csv(summary: dict) -> str:
     fields = list(summary["rates"][0]) if summary["rates"] else ["judge"]
     writer = csv.DictWriter(out, fieldnames=fields)
     writer.writeheader()
-    writer.writerows(summary["rates"])
+    # a label or name starting with = + - @ must not be a live formula in a spreadsheet
+    writer.writerows({key: csv_cell(value) for key, value in row.items()}
+                     for row in summary["rates"])
     return out.getvalue()
 
 

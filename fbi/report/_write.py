@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._html import render_html
 from fbi.report._jury import jury_run
 from fbi.report._summary import (
@@ -19,11 +20,19 @@ from fbi.runs import load_run
 FORMATS = ("md", "html", "json", "csv")
 
 
+FILE_NAMES = {"json": "summary.json", "md": "report.md", "csv": "report.csv",
+              "html": "report.html"}
+
+
 def write_report(run_folders: list[str | Path], output: str | Path | None,
-                 formats: tuple[str, ...] = FORMATS,
-                 convention: str = "fbi", jury: str | None = None) -> tuple[dict, list[Path]]:
+                 formats: tuple[str, ...] = FORMATS, convention: str = "fbi",
+                 jury: str | None = None, force: bool = False) -> tuple[dict, list[Path]]:
     """Read the runs, build the summary and write the asked formats; returns both. With
-    ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``)."""
+    ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``).
+    An ``output`` folder holding files fbi did not write is refused unless ``force``
+    (:func:`fbi.outputs.claim_folder`), before anything is read."""
+    output = Path(output) if output else Path(run_folders[0])
+    theirs = claim_folder(output, [FILE_NAMES[fmt] for fmt in formats], force)
     robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
     robust_folders = {r["folder"] for r in robustness}
     runs = [load_run(folder, full=False) for folder in run_folders if str(Path(folder)) not in
@@ -32,19 +41,19 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
         runs = label_runs(runs)
         runs.append(jury_run(runs, jury))
     summary = build_summary(runs, robustness, convention)
-    output = Path(output) if output else Path(run_folders[0])
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
         if fmt == "json":
             text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-            path = output / "summary.json"
         elif fmt == "md":
-            text, path = render_markdown(summary), output / "report.md"
+            text = render_markdown(summary)
         elif fmt == "csv":
-            text, path = render_csv(summary), output / "report.csv"
+            text = render_csv(summary)
         else:
-            text, path = render_html(summary, runs), output / "report.html"
-        path.write_text(text, encoding="utf-8")
+            text = render_html(summary, runs)
+        path = output / FILE_NAMES[fmt]
+        write_atomically(path, text)
         written.append(path)
+    mark_written(output, written, theirs)
     return summary, written

@@ -164,7 +164,7 @@ class AnswerJob:
 
 class RobustnessRun:
     def __init__(self, items: list[QAItem], config: RobustnessConfig, output_dir: str | Path,
-                 dataset_spec: str = "sample"):
+                 dataset_spec: str = "sample", force: bool = False):
         unknown = set(config.suites) - set(SUITES)
         if unknown:
             from fbi.taxonomy import unknown_name_message
@@ -174,6 +174,7 @@ class RobustnessRun:
         items = items[:config.limit] if config.limit else items
         self.items, self.config, self.dataset_spec = items, config, dataset_spec
         self.output_dir = Path(output_dir)
+        self.force = force  # write beside files fbi did not write (never over them)
         self.templates = TemplateFolder("prompts")
         self.judge = Judge(config.correctness, config.threshold)
 
@@ -303,7 +304,10 @@ class RobustnessRun:
         check_batchable(batch, self.config.max_cost)
         client.preflight(self.config.model, self.config.api_base,
                          [c.request for c in self._known_calls()] or None)
-        with RunFolder.open(self.spec(), self.output_dir / "run.json") as folder:
+        with RunFolder.open(self.spec(), self.output_dir / "run.json", force=self.force,
+                            writes=("rewrites.jsonl", "answers.jsonl", "robustness.json",
+                                    "rewrites.batches.jsonl", "answers.batches.jsonl")
+                            ) as folder:
             totals = RunTotals()
             rewrites: dict[str, list[str]] = {}
             if self.needs_rewrites():

@@ -10,6 +10,7 @@ perturb, robustness).
 * :mod:`fbi.runs._batch` — the same calls through a provider's batch API.
 """
 
+from fbi.outputs import write_atomically
 from fbi.runs._batch import (
     BatchOptions,
     BatchRecord,
@@ -42,7 +43,6 @@ from fbi.runs._log import (
     append_durably,
     dumps,
     read_log,
-    write_atomically,
 )
 from fbi.runs._read import Run, load_run
 

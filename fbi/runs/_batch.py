@@ -54,6 +54,7 @@ from fbi.llm import (
     describe_error,
     import_litellm,
     public_url,
+    redact_known_secrets,
     token_logprobs_of,
 )
 from fbi.records import CallRecord
@@ -463,7 +464,8 @@ def _response_of(line: dict, model: str) -> ModelResponse | None:
         if not isinstance(text, str) or prompt_tokens < 0 or completion_tokens < 0:
             return None
         return ModelResponse(
-            text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            text=redact_known_secrets(text), prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             cost=batch_cost(model, prompt_tokens, completion_tokens),
             finish_reason=choice.get("finish_reason"),
             token_logprobs=token_logprobs_of(choice))

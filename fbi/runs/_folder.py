@@ -4,6 +4,8 @@ Every stage that calls a model keeps its state in a run folder (or, for ``pertur
 beside its queue): a typed :class:`~fbi.records.RunSpec` and one or more append-only
 logs. :meth:`RunFolder.open` is the only way to write there. It
 
+* refuses a folder fbi did not write (:func:`fbi.outputs.claim_folder`: a non-empty
+  folder without fbi's marker or run spec) unless ``force``, before writing anything;
 * takes an OS lock held for the whole run, so a second process on the same folder is
   refused at once with the holder's pid (two writers would double the cost and could
   lose records);
@@ -26,8 +28,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from fbi.errors import InputError, validation_summary
+from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.records import RunSpec
-from fbi.runs._log import write_atomically
 
 LOCK_NAME = ".fbi.lock"
 
@@ -94,9 +96,17 @@ class RunFolder:
 
     @classmethod
     def open(cls, spec: RunSpec, spec_path: str | Path,
-             lock_path: str | Path | None = None) -> RunFolder:
-        """Lock the folder, check the existing spec against ``spec``, write ``spec``."""
+             lock_path: str | Path | None = None, own_folder: bool = True,
+             force: bool = False, writes: tuple[str, ...] = ()) -> RunFolder:
+        """Lock the folder, check the existing spec against ``spec``, write ``spec``.
+        ``own_folder``: the spec's folder is the run's (not a user's folder it sits in,
+        as a perturbation queue's spec does), so it must be fbi's (see ``force``);
+        ``writes`` names the other files the run writes there."""
         spec_path = Path(spec_path)
+        theirs = None
+        if own_folder:
+            read_spec(spec_path)  # an unreadable spec is named first
+            theirs = claim_folder(spec_path.parent, (spec_path.name, *writes), force)
         folder = cls(spec_path, Path(lock_path) if lock_path else spec_path.parent / LOCK_NAME)
         try:
             spec_path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,18 +115,24 @@ class RunFolder:
                              f"({error.strerror}). Fix: choose another --output") from None
         folder._lock()
         try:
-            folder.created_at = cls.check(spec, spec_path)
+            folder.created_at = cls.check(spec, spec_path, own_folder=False)
             folder.write(spec)
+            if theirs is not None:
+                mark_written(spec_path.parent, [spec_path], theirs)
         except BaseException:
             folder.close()
             raise
         return folder
 
     @staticmethod
-    def check(spec: RunSpec, spec_path: str | Path) -> str | None:
-        """Refuse a folder whose spec is unreadable or has another identity; returns the
-        existing run's ``created_at`` (None for a new folder). Reads only (--dry-run)."""
-        previous = read_spec(spec_path)
+    def check(spec: RunSpec, spec_path: str | Path, own_folder: bool = True,
+              force: bool = False, writes: tuple[str, ...] = ()) -> str | None:
+        """Refuse a folder fbi did not write, or whose spec is unreadable or has another
+        identity; returns the existing run's ``created_at`` (None for a new folder).
+        Reads only (--dry-run)."""
+        previous = read_spec(spec_path)  # an unreadable spec is named first
+        if own_folder:
+            claim_folder(Path(spec_path).parent, (Path(spec_path).name, *writes), force)
         if previous is None:
             return None
         differences = identity_differences(previous, spec)

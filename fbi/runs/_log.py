@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Generic, TypeVar
@@ -26,6 +26,7 @@ from typing import BinaryIO, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from fbi.errors import InputError, StorageError, validation_summary
+from fbi.outputs import atomic_file
 
 Record = TypeVar("Record", bound=BaseModel)
 
@@ -220,7 +221,7 @@ def append_durably(path: str | Path, record: BaseModel) -> None:
 
     For logs written one event at a time by people (the vetting TUI): a torn tail left by
     an earlier failed write (a full disk, a kill) is truncated first, so the new record
-    never glues onto it. Costs O(1) in the size of the log.
+    never glues onto it, whatever its size. Costs the size of the last line, not the log.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,16 +229,14 @@ def append_durably(path: str | Path, record: BaseModel) -> None:
     with open(path, "a+b", buffering=0) as log:  # unbuffered: a failed write leaves nothing
         end = log.seek(0, os.SEEK_END)
         if end:
-            log.seek(max(0, end - 65536))
-            tail = log.read()
-            if not tail.endswith(b"\n"):
-                cut = tail.rfind(b"\n")
-                torn = tail[cut + 1:]
+            start = _last_line_start(log, end)
+            if start < end:  # the file does not end with a newline
+                log.seek(start)
                 try:
-                    json.loads(torn)
+                    json.loads(log.read())
                     log.write(b"\n")  # a whole record that only lacked its newline
                 except ValueError:
-                    log.truncate(end - len(torn))
+                    log.truncate(start)
                     log.seek(0, os.SEEK_END)
         before = log.seek(0, os.SEEK_END)
         try:
@@ -250,31 +249,24 @@ def append_durably(path: str | Path, record: BaseModel) -> None:
             raise
 
 
+def _last_line_start(log: BinaryIO, end: int, block: int = 65536) -> int:
+    """Where the file's last line starts (``end`` when it ends with a newline), read
+    backwards a block at a time: a torn line of any length is found whole."""
+    position = end
+    while position > 0:
+        read_from = max(0, position - block)
+        log.seek(read_from)
+        chunk = log.read(position - read_from)
+        if position == end and chunk.endswith(b"\n"):
+            return end
+        newline = chunk.rfind(b"\n")
+        if newline != -1:
+            return read_from + newline + 1
+        position = read_from
+    return 0
+
+
 def data_ends_with_newline(path: Path) -> bool:
     with open(path, "rb") as file:
         file.seek(-1, os.SEEK_END)
         return file.read(1) == b"\n"
-
-
-def write_atomically(path: str | Path, text: str | bytes) -> None:
-    """Write a whole file so a reader sees the old or the new one, never half; the
-    temporary file is removed if the write fails (a full disk leaves nothing behind)."""
-    with atomic_file(path) as out:
-        out.write(text.encode("utf-8") if isinstance(text, str) else text)
-
-
-@contextlib.contextmanager
-def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
-    """A binary file to write piece by piece that replaces ``path`` whole when the block
-    ends (fsynced first), or is removed if the block fails."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from fbi.errors import ConfigError, InputError, ModelError
+from fbi.outputs import claim_folder, files_written, mark_written, write_atomically
 from fbi.records import Instance
 from fbi.sources import source_name, write_dataset
 from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
@@ -71,28 +72,37 @@ def check_license(license_id: str) -> str:
 
 def write_hub_folder(instances: list[Instance], folder: str | Path, repo_id: str,
                      license_id: str = "cc-by-4.0", agreement: dict | None = None,
-                     vetting: dict | None = None) -> list[Path]:
-    """Write the Parquet files and the dataset card; returns the files written. Parquet
-    files of an earlier publish in the same folder are removed first, so the folder holds
-    exactly what the card lists."""
+                     vetting: dict | None = None, force: bool = False) -> list[Path]:
+    """Write the Parquet files and the dataset card; returns the files written. Every
+    check passes before anything is written: a folder holding files fbi did not write is
+    refused unless ``force`` (then fbi writes beside them, never over them; see
+    :func:`fbi.outputs.claim_folder`). Parquet files of an earlier publish that fbi
+    wrote there are removed, so the folder's fbi files are exactly what the card lists
+    (and what :func:`upload` sends)."""
     check_repo_id(repo_id)
     check_license(license_id)
     if not instances:
         raise InputError("the dataset is empty: nothing to publish. Fix: export a vetted "
                          "dataset with `fbi annotate export` first")
     folder = Path(folder)
-    for stale in sorted((folder / "data").glob("*/*.parquet")):
-        stale.unlink()
     groups: dict[tuple[str, str], list[Instance]] = {}
     for instance in instances:
         groups.setdefault((config_of(instance), instance.category), []).append(instance)
+    paths = {(config, category): f"data/{config}/{split_name(category)}.parquet"
+             for config, category in groups}
+    theirs = claim_folder(folder, ["README.md", *paths.values()], force)
+    before = files_written(folder)
     written = []
-    for (config, category), members in sorted(groups.items()):
-        path = folder / "data" / config / f"{split_name(category)}.parquet"
-        written.append(write_dataset(members, path))
+    for key, members in sorted(groups.items()):
+        written.append(write_dataset(members, folder / paths[key]))
     card = folder / "README.md"
-    card.write_text(dataset_card(instances, groups, repo_id, license_id, agreement, vetting),
-                    encoding="utf-8")
+    write_atomically(card, dataset_card(instances, groups, repo_id, license_id, agreement,
+                                        vetting))
+    now = {*paths.values(), "README.md"}
+    for stale in before:  # fbi's own files of an earlier publish, no longer listed
+        if stale not in now:
+            (folder / stale).unlink(missing_ok=True)
+    mark_written(folder, [card, *written], theirs, replace=True)
     return [card, *written]
 
 
@@ -182,18 +192,25 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
 
 def upload(folder: str | Path, repo_id: str, private: bool = False,
            create_pr: bool = False) -> str:
-    """Create the dataset repo if needed and upload the folder; returns the commit URL."""
+    """Create the dataset repo if needed and upload the files fbi wrote in the folder
+    (its marker's list: nothing else there, a ``.env`` or a user's notes, is sent);
+    returns the commit URL."""
     from huggingface_hub import HfApi, get_token
 
     check_repo_id(repo_id)
     if get_token() is None:
         raise ConfigError("no Hugging Face token: set HF_TOKEN or run `hf auth login`; "
                           "use --dry-run to write the folder without uploading")
+    files = files_written(folder)
+    if not files:
+        raise InputError(f"{folder}: holds no files that fbi wrote for publishing. Fix: "
+                         "run `fbi publish` without --output, or into a new folder")
     api = HfApi()
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id,
                                    repo_type="dataset", create_pr=create_pr,
+                                   allow_patterns=files,
                                    commit_message="Publish an FBI dataset with fbi")
     except Exception as error:  # network, auth, permissions: one clear message
         raise ModelError(f"upload to the Hub failed ({type(error).__name__}: "

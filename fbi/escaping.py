@@ -1,0 +1,46 @@
+"""Text from outside (labels, category names, dataset texts, judge replies), escaped for
+where it goes: a terminal, a Markdown table cell, a CSV cell.
+
+Every byte fbi prints or writes that it did not make passes through one of these, so a
+dataset or a ``--label`` cannot drive the terminal (an OSC 52 clipboard write, a title
+change, a screen clear), break a Markdown table or inject a link, or be a live formula
+in a spreadsheet.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, and C1 controls (U+0080–U+009F: a single-byte
+# CSI, U+009B, is as good as ESC [ to a terminal).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What Markdown (CommonMark and GitHub's tables) reads as syntax inside a cell.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+# OWASP, "CSV Injection": a cell starting with these is read as a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def has_control_characters(text: str) -> bool:
+    return _CONTROL.search(text) is not None
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but newline and tab shown as an escape
+    (``\\x1b``), so printing it cannot drive the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def markdown_text(text: object) -> str:
+    """A value as one line of Markdown text (a table cell, a heading, a list item): on
+    one line, with Markdown's syntax (pipes, links, emphasis, code, HTML) escaped, and
+    no control characters."""
+    flat = " ".join(visible(str(text)).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+
+
+def csv_cell(value: object) -> object:
+    """A value for a CSV cell: text that a spreadsheet would run as a formula gets a
+    leading ``'`` (OWASP); numbers are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
