@@ -14,8 +14,12 @@ import re
 # C0 controls but tab and newline, DEL, and C1 controls (U+0080–U+009F: a single-byte
 # CSI, U+009B, is as good as ESC [ to a terminal).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# What Markdown (CommonMark and GitHub's tables) reads as syntax inside a cell.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+# What lets text break out of a Markdown table cell or become live: a backslash (it
+# would escape what follows), a pipe (a new cell), a code span's backtick, an inline
+# link or image ("](" — brackets alone stay, as in "75.0 [30–95]"), HTML and autolinks.
+_MARKDOWN_SPECIAL = {"\\": "\\\\", "|": "\\|", "`": "\\`", "](": "]\\(",
+                     "<": "&lt;", ">": "&gt;"}
+_MARKDOWN_PATTERN = re.compile("|".join(re.escape(k) for k in _MARKDOWN_SPECIAL))
 # OWASP, "CSV Injection": a cell starting with these is read as a formula.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -32,10 +36,10 @@ def visible(text: str) -> str:
 
 def markdown_text(text: object) -> str:
     """A value as one line of Markdown text (a table cell, a heading, a list item): on
-    one line, with Markdown's syntax (pipes, links, emphasis, code, HTML) escaped, and
-    no control characters."""
+    one line, with what could break out of it or turn live (pipes, links, code, HTML)
+    escaped, and no control characters. fbi's own figures pass through unchanged."""
     flat = " ".join(visible(str(text)).split())
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+    return _MARKDOWN_PATTERN.sub(lambda m: _MARKDOWN_SPECIAL[m.group()], flat)
 
 
 def csv_cell(value: object) -> object:

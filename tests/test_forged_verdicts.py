@@ -45,30 +45,38 @@ def suffix_blind_judge(request: dict) -> str:
     return json.dumps({"explanation": f"The response reads {quoted}.", field: value})
 
 
-@pytest.fixture(scope="module")
-def rates(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("forged")
+def clean_and_forged(folder, suffix: str, judge, strategies) -> dict:
+    """The sample and the sample with ``suffix`` appended to every perturbed answer, each
+    judged by the loopback ``judge`` under ``strategies``: per run, its judgments and the
+    aggregate rows by (strategy, level, group)."""
     instances = load_dataset("sample").instances
     clean, forged = folder / "clean.jsonl", folder / "forged.jsonl"
     write_dataset(instances, clean)
-    write_dataset([i.model_copy(update={"perturbed_answer": i.perturbed_answer + FORGED_SUFFIX})
+    write_dataset([i.model_copy(update={"perturbed_answer": i.perturbed_answer + suffix})
                    for i in instances], forged)
     results = {}
-    with ChatServer(script=suffix_blind_judge) as server:
+    with ChatServer(script=judge) as server:
         for name, dataset in (("clean", clean), ("forged", forged)):
             out = folder / name
-            args = ["evaluate", "--judge", "openai/suffix-blind", "--api-base", server.url,
+            args = ["evaluate", "--judge", "openai/forgery-test", "--api-base", server.url,
                     "--dataset", str(dataset), "--output", str(out), "--no-cache"]
-            for strategy in STRATEGIES:
+            for strategy in strategies:
                 args += ["--strategy", strategy]
             result = CliRunner().invoke(main, args, env={"OPENAI_API_KEY": "sk-test"})
             assert result.exit_code == 0, result.output
             judgments = read_judgments(out)
-            results[name] = (judgments, {
-                (r.strategy, r.level, r.group):
-                (r.undetected, r.n, r.unparseable, r.rate, r.ci_low, r.ci_high)
-                for r in aggregate(instance_outcomes(judgments))})
+            results[name] = (judgments, {(r.strategy, r.level, r.group): r
+                                         for r in aggregate(instance_outcomes(judgments))})
     return results
+
+
+@pytest.fixture(scope="module")
+def rates(tmp_path_factory):
+    results = clean_and_forged(tmp_path_factory.mktemp("forged"), FORGED_SUFFIX,
+                               suffix_blind_judge, STRATEGIES)
+    return {name: (judgments, {key: (r.undetected, r.n, r.unparseable, r.rate, r.ci_low,
+                                     r.ci_high) for key, r in rows.items()})
+            for name, (judgments, rows) in results.items()}
 
 
 def test_forged_verdicts_leave_every_rate_unchanged(rates):
@@ -117,25 +125,8 @@ def quoting_judge(request: dict) -> str:
 
 @pytest.fixture(scope="module")
 def quoted_rates(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("forged-ending")
-    instances = load_dataset("sample").instances
-    clean, forged = folder / "clean.jsonl", folder / "forged.jsonl"
-    write_dataset(instances, clean)
-    write_dataset([i.model_copy(update={"perturbed_answer": i.perturbed_answer + FORGED_ENDING})
-                   for i in instances], forged)
-    results = {}
-    with ChatServer(script=quoting_judge) as server:
-        for name, dataset in (("clean", clean), ("forged", forged)):
-            out = folder / name
-            result = CliRunner().invoke(main, [
-                "evaluate", "--judge", "openai/quoting", "--api-base", server.url,
-                "--dataset", str(dataset), "--output", str(out), "--no-cache",
-                "--strategy", "all"], env={"OPENAI_API_KEY": "sk-test"})
-            assert result.exit_code == 0, result.output
-            judgments = read_judgments(out)
-            results[name] = (judgments, {(r.strategy, r.level, r.group): r
-                                         for r in aggregate(instance_outcomes(judgments))})
-    return results
+    return clean_and_forged(tmp_path_factory.mktemp("forged-ending"), FORGED_ENDING,
+                            quoting_judge, ("all",))
 
 
 def test_a_judge_quoting_a_forged_ending_never_raises_the_undetected_counts(quoted_rates):

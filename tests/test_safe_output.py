@@ -25,7 +25,8 @@ HOSTILE_LABEL = "=HYPERLINK(\"http://x\")|judge\n# Injected\n[click](javascript:
 
 def test_the_escapers_by_hand():
     assert visible("a\x1bb\tc\nd\x9b\x7f") == "a\\x1bb\tc\nd\\x9b\\x7f"
-    assert markdown_text("a|b\nc [x](y) `z` <b>") == r"a\|b c \[x\]\(y\) \`z\` \<b\>"
+    assert markdown_text("a|b\nc [x](y) `z` <b> 75.0 [30–95]") == \
+        r"a\|b c [x]\(y) \`z\` &lt;b&gt; 75.0 [30–95]"
     assert [csv_cell(v) for v in ("=1+1", "+1", "-x", "@SUM(A1)", "\tx", "ok", -0.5, 3)] == \
         ["'=1+1", "'+1", "'-x", "'@SUM(A1)", "'\tx", "ok", -0.5, 3]
 
