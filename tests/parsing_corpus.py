@@ -64,6 +64,14 @@ CASES: list[Case] = [
     Case("json", '{"verdict": "C"}', "tie", V),
     Case("json", '{"verdict": "a"}', "A", V),
     Case("json", '{"verdict": "neither"}', None, V),
+    # issue 23: the bracketed form inside the JSON field, from judges that mix formats
+    Case("json", '{"explanation": "A is right.", "verdict": "[[A]]"}', "A", V),
+    Case("json", '{"explanation": "Same.", "verdict": "[[C]]"}', "tie", V),
+    Case("json", '{"explanation": "Both wrong.", "verdict": "[[D]]"}', "both_bad", V),
+    Case("json", '{"verdict": " [[ B ]] "}', "B", V),
+    Case("json", '{"explanation": "Fine.", "score": "[[7]]"}', 7),
+    Case("json", '{"score": "[[11]]"}', None),
+    Case("json", '{"verdict": "[[A]] or [[B]]"}', None, V),
     Case("json", '{"score": 7}', None, V),
     Case("json", 'Sure! Here is my evaluation:\n```json\n{"explanation": "B omits a step.", '
                  '"verdict": "A"}\n```', "A", V),

@@ -96,14 +96,33 @@ def test_axis_defines_its_axis_and_scores_it_on_the_paper_s_scale(registry, axis
     assert explanation_then(text, "score")
 
 
+#: The authors' reasons per level (single_axes_rubrics.py), a phrase of each in fbi's words.
+RUBRIC_REASONS = {
+    "hallucination": ["counterfactual information", "strictly aligned with"],
+    "task quality": ["ignores the instructions entirely", "miss finer details",
+                     "every part of the instruction is addressed"],
+    "content quality": ["poor machine translation", "unnatural or awkward",
+                        "natural flow and rhythm"],
+    "reasoning accuracy": ["logical fallacies", "basic principles of logic or mathematics",
+                           "deeper or more complex logical implications", "minor errors",
+                           "clear, correct and coherent", "applies logical principles"],
+}
+
+
 @pytest.mark.parametrize("axis", AXES)
-def test_axis_rubric_adds_the_axis_s_rubric_on_1_to_3(registry, axis):
+def test_axis_rubric_has_the_authors_levels_and_reasons(registry, axis):
+    """Issue 23: hallucination 0–1 with two levels, the other axes 0–2 with three, each
+    level with the authors' reasons (reasoning accuracy too)."""
     text = render(registry, "axis_rubric", axis)
-    for words in DEFINITIONS[axis]:
-        assert words in text
+    for words in DEFINITIONS[axis] + RUBRIC_REASONS[axis]:
+        assert words in text, words
     levels = [int(m) for m in re.findall(r"^- (\d+): ", text, re.M)]
-    assert levels == ([3, 1] if axis == "hallucination" else [3, 2, 1])
-    assert "an integer from 1 to 3" in text
+    if axis == "hallucination":
+        assert levels == [1, 0] and "an integer from 0 to 1" in text
+    else:
+        assert levels == [2, 1, 0] and "an integer from 0 to 2" in text
+    for level in re.findall(r"^- \d+: (.*)$", text, re.M):
+        assert level.count("; ") >= 2  # three reasons or more per level
 
 
 def test_pairwise_asks_mt_bench_s_comparison(registry):
@@ -136,9 +155,12 @@ def test_rules_are_the_seven_llmbar_rules(registry):
 def test_pairwise_axis_rules_has_the_axis_s_own_five_rules(registry, axis):
     plain = render(registry, "pairwise_axis", axis)
     ruled = render(registry, "pairwise_axis_rules", axis)
-    heading = axis.capitalize() + ": choose"
-    assert heading in plain and heading in ruled
-    assert not re.search(r"^\d\. ", plain, re.M)  # Axis alone: the description only
+    assert axis.capitalize() + ": choose" in ruled
+    # Axis alone (issue 23): the axis's full description, then which to choose
+    for words in DEFINITIONS[axis]:
+        assert words in plain
+    assert re.search(r"^Choose the response .*\.$", plain, re.M)
+    assert not re.search(r"^\d\. ", plain, re.M)
     rules = re.findall(r"^(\d)\. ", ruled, re.M)
     assert rules == ["1", "2", "3", "4", "5"]
     others = [a for a in AXES if a != axis]

@@ -10,7 +10,7 @@ PAPER = {  # name: (display name, paradigm, explanation, default score range)
     "vanilla": ("Vanilla", "single", True, (1, 10)),
     "rubric": ("Rubric", "single", True, (1, 3)),
     "axis": ("Axis", "single", True, (0, 2)),  # hallucination 0–1: see test_judge_prompts
-    "axis_rubric": ("Axis+Rubric", "single", True, (1, 3)),
+    "axis_rubric": ("Axis+Rubric", "single", True, (0, 2)),
     "pairwise_star": ("Pairwise*", "pairwise", False, None),
     "pairwise": ("Pairwise", "pairwise", True, None),
     "pairwise_rules": ("Rules (pairwise)", "pairwise", True, None),
@@ -56,7 +56,8 @@ def test_axis_strategies_name_the_ability_axis(registry):
     assert "- 1: the response ignores the instructions" in text
     pair = registry.render(registry.get("pairwise_axis"), instruction="i", answer_a="x",
                            answer_b="y", axis="reasoning accuracy", ability="reasoning")
-    assert "Reasoning accuracy: choose" in pair and "<answer_b>\ny\n</answer_b>" in pair
+    assert "Reasoning accuracy: how logically sound" in pair and \
+        "Choose the response whose reasoning" in pair and "<answer_b>\ny\n</answer_b>" in pair
 
 
 def test_missing_variable_is_an_error_not_an_empty_string(registry):

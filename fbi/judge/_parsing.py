@@ -9,8 +9,10 @@ judge's reply *is* its first JSON object: a reply that opens with ``{`` (a code 
 allowed) is read as that object, and a broken one is unparseable; after leading prose,
 the first top-level object outside the judge's quotes of the answers that carries the
 field decides. Text after the object is never read for a verdict, and objects nested
-inside it (an answer quoted in its explanation) are its strings. A reply without any
-object (the judge ignored the format) is read as free text.
+inside it (an answer quoted in its explanation) are its strings. A field's value may be
+in the bracketed form (``"verdict": "[[A]]"``, ``"score": "[[7]]"``), as judges that mix
+the two formats write it. A reply without any object (the judge ignored the format) is
+read as free text.
 
 **Free text.** Every verdict marker is collected: for scores ``[[N]]``, ``Rating: N``,
 ``Score: N/M``, ``N/M`` or ``N out of M`` (M the top of the range), and JSON objects
@@ -44,7 +46,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 #: 4: a structured reply is its first JSON object; free-text markers that occur in an
-#: answer (after normalisation) are dropped, and disagreeing markers are unparseable.
+#: answer (after normalisation) are dropped, and disagreeing markers are unparseable; a
+#: field's value may be bracketed ("[[A]]", "[[7]]").
 PARSER_VERSION = "4"
 
 _VERDICT_WORDS = {
@@ -434,7 +437,13 @@ def _verdict_of_clause(clause: str) -> tuple[str, int] | None:
 # ------------------------------------------------------------------ values
 
 
+_BRACKETED_VALUE = re.compile(r"\[\[\s*(.*?)\s*\]\]")
+
+
 def _checked(value, field: str, score_range, explanation) -> ParsedReply:
+    if isinstance(value, str):  # "[[A]]" or "[[7]]" as a JSON value: judges that mix formats
+        bracketed = _BRACKETED_VALUE.fullmatch(value.strip())
+        value = bracketed.group(1) if bracketed else value
     if field == "verdict":
         verdict = _VERDICT_WORDS.get(str(value).strip().lower())
         if verdict is None:
