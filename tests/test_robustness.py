@@ -254,3 +254,33 @@ def test_the_suites_through_provider_batches_give_the_live_metrics(tmp_path):
     metrics = json.loads((batched / "run" / "robustness.json").read_text())
     expected = json.loads((tmp_path / "live" / "run" / "robustness.json").read_text())
     assert metrics == expected
+
+
+def test_maqa_counts_an_answer_right_only_above_half_precision():
+    """MAQA §4.3: "the prediction label as 1 if the precision score is higher than 0.5"."""
+    from fbi.robustness import Judge
+
+    judge = Judge("f1")
+    assert judge.multi("Paris, Lyon", ("Paris", "Lyon"))[0] is True
+    assert judge.multi("Paris, Rome", ("Paris", "Lyon"))[:2] == (False, 0.5)  # not above
+    assert judge.multi("Paris, Lyon, Rome", ("Paris", "Lyon"))[0] is True  # 2/3
+
+
+def test_score_judges_maqa_rows_without_correct_as_answer_sets(tmp_path):
+    """Issue 23: a MAQA table with gold and no `correct` column gets the multi-answer rule
+    and its precision, recall and F1; expected values worked by hand."""
+    from fbi.robustness import score_answers
+
+    rows = [("q1", 0, "Paris, Lyon", "Paris|Lyon"),     # P 1,   R 1,   F1 1    right
+            ("q1", 1, "Paris, Rome", "Paris|Lyon"),     # P 1/2, R 1/2, F1 1/2  wrong
+            ("q2", 0, "Berlin", "Berlin|Munich"),       # P 1,   R 1/2, F1 2/3  right
+            ("q2", 1, "Rome", "Berlin|Munich")]         # P 0,   R 0,   F1 0    wrong
+    table = tmp_path / "maqa.jsonl"
+    table.write_text("".join(json.dumps({"item_id": q, "variant": "original", "sample": s,
+                                         "answer": a, "gold": g, "suite": "maqa"}) + "\n"
+                             for q, s, a, g in rows))
+    maqa = score_answers(str(table))["suites"]["maqa"]
+    assert maqa["accuracy"] == pytest.approx(2 / 4)
+    assert maqa["precision"] == pytest.approx((1 + 0.5 + 1 + 0) / 4)
+    assert maqa["recall"] == pytest.approx((1 + 0.5 + 0.5 + 0) / 4)
+    assert maqa["f1"] == pytest.approx((1 + 0.5 + 2 / 3 + 0) / 4)

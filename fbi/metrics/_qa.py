@@ -61,7 +61,7 @@ MAQA (multiple correct answers, sampled m times)
     AUROC              of a confidence against correctness (Mann-Whitney, ties counted ½);
                        None when only one class is present.
     precision / recall / F1  of the answered set against the gold set; an answer counts
-                       as correct iff its precision ≥ 0.5.
+                       as correct iff its precision > 0.5 (MAQA §4.3).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ answer is judged right:
   or embedding similarity over a threshold (``--correctness``);
 * ``multiple-choice``: the parsed choice letter against the (remapped) key;
 * ``multi-answer``: the set of answers given, against the gold set; right iff its
-  precision is at least 0.5.
+  precision is higher than 0.5 (MAQA, Yang et al. 2024, §4.3: "the prediction label
+  as 1 if the precision score is higher than 0.5").
 """
 
 from __future__ import annotations
@@ -232,4 +233,4 @@ class Judge:
 
         predicted = split_answers(answer)
         precision, recall, f1 = set_scores(predicted, [normalise(g) for g in golds])
-        return precision >= 0.5, precision, recall, f1
+        return precision > 0.5, precision, recall, f1

@@ -622,12 +622,21 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
     frame["suite"] = frame.get("suite", "multiqa")
     frame["status"] = "ok"
     frame["answer_normalised"] = frame["answer"].map(normalise)
-    if "correct" not in frame or frame["correct"].isna().any():
-        judge = Judge(correctness)  # type: ignore[arg-type]
+    judge = Judge(correctness)  # type: ignore[arg-type]
+    if "gold" in frame:
         golds = frame["gold"].map(_golds)
-        computed = [judge.free_text(a, g) for a, g in zip(frame["answer"], golds, strict=True)]
-        frame["correct"] = frame["correct"].fillna(pd.Series(computed, index=frame.index)) \
-            if "correct" in frame else computed
+        multi = frame["suite"] == "maqa"
+        # MAQA rows are judged as answer sets (precision > 0.5), the rest as one answer
+        scored = {index: judge.multi(frame.at[index, "answer"], golds[index])
+                  for index in frame.index[multi]}
+        for position, name in enumerate(("precision", "recall", "f1"), start=1):
+            if scored:
+                frame[name] = pd.Series({i: v[position] for i, v in scored.items()},
+                                        index=frame.index, dtype=float)
+        computed = pd.Series([scored[i][0] if i in scored else judge.free_text(a, golds[i])
+                              for i, a in frame["answer"].items()], index=frame.index)
+        frame["correct"] = frame["correct"].fillna(computed) if "correct" in frame \
+            else computed
     frame["correct"] = frame["correct"].astype(bool)
     if "sample" not in frame:
         frame["sample"] = 0
