@@ -125,3 +125,21 @@ def test_paper_convention_reproduces_the_appendix_tables():
         (total, detected, undetected), printed = rows[(number, name)][0][:3], \
             rows[(number, name)][1]
         assert detected + undetected > total or round(undetected / total, 2) != printed
+
+
+def test_the_printed_tables_not_the_authors_script_decide_one_sided_failures():
+    """Issue 23: the authors' scripts/analyze_results.py counts undetected pairs as
+    pairs − failed calls / 2 − detected, so a pair with one failed call is half
+    undetected; the printed tables divide the undetected count by every pair. fbi's
+    paper convention gives the printed number. Worked from Table 7's Calculations row."""
+    (numbers,) = [numbers for name, numbers, _ in paper_tables()[7] if name == "calculations"]
+    printed = {name: share for name, _, share in paper_tables()[7]}["calculations"]
+    total, detected, undetected = numbers[:3]
+    failed_pairs = total - detected - undetected
+    assert (total, detected, undetected, failed_pairs, printed) == (149, 112, 34, 3, 0.23)
+    (row,) = [r for r in aggregate(outcomes_of("single", "calculations", numbers))
+              if r.group == "calculations"]
+    assert round(row.paper_rate, 2) == printed == round(undetected / total, 2)
+    # the script's arithmetic, each failed pair with one failed call (errors = 3 calls)
+    script_undetected = total - 3 / 2 - detected
+    assert script_undetected == 35.5 and round(script_undetected / total, 2) == 0.24 != printed
