@@ -89,6 +89,7 @@ def options_of(spec, folder: Path) -> dict[str, Any]:
         "max_tokens": parameters.get("max_tokens"), "seed": parameters.get("seed"),
         "explanation_chars": recorded_explanation_chars(parameters),
         "samples": parameters.get("samples"),
+        "protocol": parameters.get("protocol"),
         "logprobs": True if parameters.get("logprobs") else None,
         "model_arg": [f"{k}={_json(v)}" for k, v in
                       (parameters.get("model_args") or {}).items()],

@@ -184,6 +184,12 @@ def default_output(judge: str, dataset: str) -> Path:
                    "store the probability-weighted (G-Eval) expected score beside the "
                    "sampled one; the report shows the undetected rate under both. For "
                    "providers that return them (OpenAI, vLLM, the embedded judge).")
+@click.option("--protocol", type=click.Choice(["fbi", "paper"]), default="fbi",
+              show_default=True,
+              help="What is sent: fbi's structured protocol (a JSON schema the provider "
+                   "enforces) or the FBI authors' (their system message, their reply schema "
+                   "described in the prompt, their field names and section markers, no "
+                   "response_format). Recorded in run.json.")
 @click.option("--sample", type=click.IntRange(min=1),
               help="A seeded random N instances per category (or overall: --sample-by).")
 @click.option("--sample-seed", type=SEED, default=0, show_default=True)
@@ -204,7 +210,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              explanation_chars, repair,
              api_bases, prompts_dir, output, force, dry_run, max_cost, no_cache, cache_path,
              label, seed, model_args, system_prompt, hf_config, hf_split, samples, logprobs,
-             sample, sample_seed, sample_by, batch,
+             protocol, sample, sample_seed, sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
@@ -252,7 +258,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
         max_cost=max_cost, prompts_dir=prompts_dir, label=label, seed=seed,
         model_args=model_args, system_prompt=read_system_prompt(system_prompt),
         samples=samples, logprobs=TOP_LOGPROBS if logprobs else 0,
-        explanation_chars=explanation_chars)
+        explanation_chars=explanation_chars, protocol=protocol)
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output, force)
     cache = None if no_cache else ResponseCache(cache_path)

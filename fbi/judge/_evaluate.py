@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
@@ -63,6 +63,9 @@ from fbi.runs import (
 from fbi.sources import Dataset, write_dataset
 
 DEFAULT_STRATEGIES = ("vanilla",)
+#: The request protocols (--protocol) and the system message each sends: fbi's sends
+#: none; the FBI authors sent "You are a helpful assistant." (llm_evaluators/prompts).
+PROTOCOLS: dict[str, str | None] = {"fbi": None, "paper": "You are a helpful assistant."}
 # What a reply usually costs in tokens, for --dry-run estimates.
 EXPECTED_REPLY_TOKENS = {True: 250, False: 12}
 #: The embedded judge's explanation cap. SmolLM2-135M fills whatever room it is given
@@ -104,6 +107,20 @@ class EvaluationConfig:
     # the explanation's length cap in the reply's JSON schema; None: 120 characters for
     # the embedded judge, 600 otherwise
     explanation_chars: int | None = None
+    #: What is sent: "fbi" (fbi's prompts' reply format, asked also as a JSON schema in
+    #: ``response_format``) or "paper" (what the FBI authors sent: their system message,
+    #: their reply schema described in the prompt, their field names and section markers,
+    #: no ``response_format``). See PROTOCOLS and the README.
+    protocol: Literal["fbi", "paper"] = "fbi"
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise InputError(f"protocol {self.protocol!r}: give one of {', '.join(PROTOCOLS)}")
+
+    @property
+    def system_message(self) -> str | None:
+        """The system message of every call: the user's, else the protocol's."""
+        return self.system_prompt or PROTOCOLS[self.protocol]
 
     @property
     def reply_tokens(self) -> int:
@@ -193,17 +210,18 @@ def plan_calls(
             if strategy.paradigm != "pairwise":
                 score_range = config.score_range or \
                     strategy.meta.range_for(instance.ability.axis)
-            if score_range not in schemas:
-                schemas[score_range] = strategy.response_schema(score_range,
-                                                                config.explanation_limit)
+            if score_range not in schemas:  # (the paper's protocol sends none)
+                schemas[score_range] = None if config.protocol == "paper" else \
+                    strategy.response_schema(score_range, config.explanation_limit)
             for role, variables, sample in _sampled(_roles(strategy, instance),
                                                     config.samples):
                 if score_range is not None:
                     variables.update(score_min=score_range[0], score_max=score_range[1])
                 text = registry.render(strategy, instruction=instance.instruction,
                                        axis=instance.ability.axis,
-                                       ability=instance.ability.value, **variables)
-                system = (("system", config.system_prompt),) if config.system_prompt else ()
+                                       ability=instance.ability.value,
+                                       protocol=config.protocol, **variables)
+                system = (("system", config.system_message),) if config.system_message else ()
                 request = ModelRequest(
                     model=config.judge, messages=(*system, ("user", text)),
                     temperature=config.temperature, max_tokens=config.reply_tokens,
@@ -219,8 +237,8 @@ def plan_calls(
                 yield Call(
                     f"{instance.id}|{strategy.name}|{role}" + (f"|s{sample}" if sample else ""),
                     request, Judgment, fields,
-                    judge_parser(strategy.paradigm, role, score_range, echoes_of(instance),
-                                 structured=request.response_schema is not None),
+                    # (every judge prompt, under either protocol, asks for a JSON object)
+                    judge_parser(strategy.paradigm, role, score_range, echoes_of(instance)),
                     repair=_repair(registry, strategy, request, score_range),
                     repairs=config.repair,
                     expected_reply_tokens=EXPECTED_REPLY_TOKENS[strategy.meta.explanation])
@@ -261,9 +279,11 @@ def _repair(registry: StrategyRegistry, strategy: Strategy, request: ModelReques
         low, high = score_range or (0, 0)
         ask = registry.render_template("_repair.jinja", field=field_name, score_min=low,
                                        score_max=high)
-        schema = dict(strategy.response_schema(score_range))
-        schema["properties"] = {field_name: schema["properties"][field_name]}
-        schema["required"] = [field_name]
+        schema = None
+        if request.response_schema is not None:  # the same protocol as the first call
+            schema = dict(strategy.response_schema(score_range))
+            schema["properties"] = {field_name: schema["properties"][field_name]}
+            schema["required"] = [field_name]
         return ModelRequest(
             model=request.model, messages=(*request.messages, ("assistant", reply),
                                            ("user", ask)),
@@ -387,7 +407,9 @@ class Evaluation:
                            if self.config.model_args else {}),
                         **({"system_prompt_sha256": hashlib.sha256(
                             self.config.system_prompt.encode()).hexdigest()}
-                           if self.config.system_prompt else {})},
+                           if self.config.system_prompt else {}),
+                        **({"protocol": self.config.protocol}
+                           if self.config.protocol != "fbi" else {})},
             settings={"timeout_s": self.config.timeout_s, "retries": self.config.retries,
                       "concurrency": self.config.concurrency, "repair": self.config.repair,
                       "max_cost": self.config.max_cost,

@@ -224,8 +224,11 @@ def _matching_brace(text: str, start: int) -> int | None:
 
 
 def _explanation_of(obj: dict) -> str | None:
-    explanation = obj.get("explanation")
-    return explanation if isinstance(explanation, str) else None
+    """fbi's "explanation", or the FBI authors' "justification" (--protocol paper)."""
+    for name in ("explanation", "justification"):
+        if isinstance(obj.get(name), str):
+            return obj[name]
+    return None
 
 
 # ------------------------------------------------------------------ the answers

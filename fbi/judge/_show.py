@@ -61,6 +61,7 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
         seed=parameters.get("seed"),
         model_args=tuple(sorted((parameters.get("model_args") or {}).items())),
         system_prompt=system_prompt, prompts_dir=prompts_dir,
+        protocol=parameters.get("protocol", "fbi"),
         samples=judgment.sample + 1)
     (call,) = [c for c in plan_calls([instance], [strategy], registry, config)
                if c.call_id == call_id]

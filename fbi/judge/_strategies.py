@@ -155,6 +155,7 @@ class StrategyRegistry:
 
     def render(self, strategy: Strategy, **variables: Any) -> str:
         """The user message for one call. Raises InputError if a variable is missing."""
+        variables.setdefault("protocol", "fbi")
         return self.templates.render(f"{strategy.name}.jinja",
                                      explanation=strategy.meta.explanation, **variables)
 

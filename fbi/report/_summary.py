@@ -86,7 +86,8 @@ def _distinguishing_suffix(run: Run, group: list[Run]) -> str:
         prompts = json.dumps({k: (v.get("version"), v.get("template_sha"),
                                   v.get("score_range")) for k, v in spec.prompts.items()},
                              sort_keys=True)
-        return {"t": str(spec.parameters.get("temperature")),
+        return {"protocol=": str(spec.parameters.get("protocol") or "fbi"),
+                "t": str(spec.parameters.get("temperature")),
                 "max": str(spec.parameters.get("max_tokens")),
                 # runs recorded before the explanation cap was an option all used 600
                 "expl": str(spec.parameters.get("explanation_chars") or 600),
@@ -182,6 +183,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "problems": [p for run in runs for p in run.problems],
         "runs": [{"folder": str(run.folder), "label": run.label, "judge": run.spec.model,
                   "strategies": run.spec.strategies, "dataset": run.spec.dataset,
+                  "protocol": run.spec.parameters.get("protocol") or "fbi",
                   "judgments": len(run.judgments)} for run in runs],
         "rates": rates,
         "comparisons": paired_comparisons(outcomes),
@@ -484,7 +486,8 @@ def render_markdown(summary: dict) -> str:
     parts = ["# FBI blind-spot report", "",
              convention_note(summary), ""]
     for run in summary["runs"]:
-        parts.append(f"- {md(run['folder'])}: {md(run['label'])} (judge {md(run['judge'])}), "
+        parts.append(f"- {md(run['folder'])}: {md(run['label'])} (judge {md(run['judge'])}, "
+                     f"{md(run.get('protocol', 'fbi'))} protocol), "
                      f"dataset {md(run['dataset'].get('spec'))} "
                      f"({run['dataset'].get('instances')} instances), {run['judgments']} "
                      "judgments")
