@@ -11,6 +11,7 @@ import pytest
 from fbi.perturb import (
     CHANGE_ELSEWHERE,
     ENTITIES_CHANGED,
+    EXPECTED_KIND,
     FORMATTING_LOST,
     IDENTICAL,
     LENGTH_DRIFT,
@@ -236,3 +237,36 @@ def test_llm_engine_stops_before_its_budget(tmp_path):
              (tmp_path / "queue.calls.jsonl").read_text().splitlines()]
     assert 0 < len(calls) < 18 and sum(c["cost"] for c in calls) <= 0.0005
     assert queue.exists()  # what was made is kept
+
+
+@pytest.mark.parametrize(("category", "gold", "perturbed", "reads_as"), [
+    # the paper's own example of failure mode ii: a grammar error filed under spelling
+    ("spelling", "The teams are ready and have trained.", "The teams is ready and has trained.",
+     "grammar"),
+    ("spelling", "Its roots go deep.", "It's roots go deep.", "grammar"),
+    ("grammar", "They developed the plan.", "They developped the plan.", "spelling"),
+    ("number-errors", "Gold is written Au.", "Gold is written Ag.", "entity"),
+    ("entity", "The war ended in 1945.", "The war ended in 1946.", "number"),
+])
+def test_an_error_of_another_kind_is_flagged_with_what_it_reads_as(category, gold, perturbed,
+                                                                   reads_as):
+    """Issue 23, pre-screen mode ii (FBI §3.4: "an error of the wrong kind")."""
+    (flag,) = [f for f in prescreen(category, gold, perturbed, None) if f.startswith("wrong")]
+    assert f"reads as a{'n' if reads_as == 'entity' else ''} {reads_as} change" in flag
+    assert flag.endswith(f"not {EXPECTED_KIND[category]}")
+
+
+@pytest.mark.parametrize(("category", "gold", "perturbed"), [
+    ("spelling", "He will receive the letter.", "He will recieve the letter."),
+    ("spelling", "Access is free.", "Acces is free."),  # a misspelling, not a plural
+    ("grammar", "The teams are ready.", "The teams is ready."),
+    ("grammar", "She goes home.", "She go home."),
+    ("number-errors", "It took 3 days.", "It took 5 days."),
+    ("number-errors", "It cost millions.", "It cost billions."),
+    ("entity", "Marie Curie won.", "Maria Curie won."),  # a swap that looks like a respelling
+    ("entity", "Paris is in France.", "Lyon is in France."),
+    ("coherence", "A. B.", "B. A."),  # no kind a word diff can show: never flagged
+])
+def test_an_error_of_its_own_kind_is_not_flagged(category, gold, perturbed):
+    assert not [f for f in prescreen(category, gold, perturbed, None)
+                if f.startswith("wrong-kind")]

@@ -21,6 +21,7 @@ from fbi.perturb._prescreen import (
     CHANGES_LENGTH,
     DEFAULT_LENGTH_THRESHOLD,
     ENTITIES_CHANGED,
+    EXPECTED_KIND,
     FORMATTING_LOST,
     IDENTICAL,
     KEEP_ENTITIES,
@@ -30,6 +31,7 @@ from fbi.perturb._prescreen import (
     META_TEXT,
     NUMBERS_CHANGED,
     RATIONALE_NOT_IN_ANSWER,
+    change_kinds,
     prescreen,
 )
 
@@ -39,6 +41,7 @@ __all__ = [
     "CHANGE_ELSEWHERE",
     "DEFAULT_LENGTH_THRESHOLD",
     "ENTITIES_CHANGED",
+    "EXPECTED_KIND",
     "FORMATTING_LOST",
     "IDENTICAL",
     "KEEP_ENTITIES",
@@ -56,6 +59,7 @@ __all__ = [
     "PerturbResult",
     "PerturbationCall",
     "Perturber",
+    "change_kinds",
     "parse_perturbation",
     "plan_jobs",
     "prescreen",
