@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -223,3 +224,21 @@ def test_publish_never_touches_a_users_folder_and_uploads_only_its_own_files(tmp
             assert (folder / name).read_bytes() == content  # still theirs, untouched
         again = publish(hub, tmp_path)  # fbi's folder now: no --force needed
         assert again.returncode == 0, again.stderr
+
+
+def test_the_cards_example_names_a_config_the_folder_holds(tmp_path):
+    """Issue 23: a dataset without factual instances is not shown loaded as "factual";
+    the example in the card loads with datasets.load_dataset as written."""
+    import datasets
+
+    from fbi.vet import write_hub_folder
+
+    reasoning = [i for i in load_dataset("sample") if i.ability.value == "reasoning"
+                 and not i.is_score_invariant]
+    folder = tmp_path / "hub"
+    write_hub_folder(reasoning, folder, "org/reasoning-only")
+    card = (folder / "README.md").read_text()
+    (config,) = re.findall(r'load_dataset\("org/reasoning-only", "([\w-]+)"\)', card)
+    assert config == "reasoning"
+    loaded = datasets.load_dataset(str(folder), config)
+    assert sum(split.num_rows for split in loaded.values()) == len(reasoning)

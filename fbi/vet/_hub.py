@@ -119,6 +119,7 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
     import yaml
 
     configs: dict[str, list[dict[str, str]]] = {}
+    example_config = min(config for config, _ in groups)  # one the folder holds
     for config, category in sorted(groups):
         configs.setdefault(config, []).append(
             {"split": split_name(category),
@@ -141,8 +142,8 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
              "Evaluator LLMs with Interpretable Checklists*, EMNLP 2024), plus "
              "score-invariant rewrites that a fair judge must not penalise. Made with fbi.",
              "", "```python", "from datasets import load_dataset",
-             f'ds = load_dataset("{repo_id}", "factual")  # a config per ability, '
-             "a split per category", "```", "", "## Taxonomy and counts", "",
+             f'ds = load_dataset("{repo_id}", "{example_config}")  # a config per '
+             "ability, a split per category", "```", "", "## Taxonomy and counts", "",
              "| config | category | description | instances |", "|---|---|---|---|"]
     for category in CATEGORIES:
         if counts[category.name]:
