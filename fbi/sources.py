@@ -236,8 +236,10 @@ def validate_dataset(spec: str) -> Validation:
                                 if isinstance(value, str) and has_control_characters(value))
             if controlled:
                 warnings.append(Problem(
-                    row.file, row.location, f"{', '.join(controlled)} hold control characters "
-                    "(escape sequences a terminal would obey); fbi shows them as escapes",
+                    row.file, row.location,
+                    f"{', '.join(controlled)} {'hold' if len(controlled) > 1 else 'holds'} "
+                    "control characters (escape sequences a terminal would obey); fbi shows "
+                    "them as escapes",
                     "remove them unless they are meant to be there"))
             yield row
 

@@ -76,7 +76,7 @@ def test_datasets_validate_warns_about_control_characters(hostile):
     result = CliRunner().invoke(main, ["datasets", "validate", str(dataset)], env=ENV)
     assert result.exit_code == 0, result.output  # it loads: a warning, not a problem
     assert_no_raw_controls(result.output)
-    assert result.output.count("hold control characters") == len(instances)
+    assert result.output.count("hold control characters") == len(instances)  # 2 fields each
     assert "line 1" in result.output and "instruction, perturbed_answer" in result.output
 
 
