@@ -3,11 +3,17 @@
 A SPEC is one of:
 
 * ``sample`` — the built-in sample (``fbi/data/sample.yaml``), the default everywhere;
-* a ``.jsonl``, ``.csv``, ``.tsv`` or ``.parquet`` file with the record's flat columns;
+* a ``.jsonl``, ``.json``, ``.csv``, ``.tsv`` or ``.parquet`` file with the record's flat
+  columns;
 * a folder in the original FBI TSV layout (``factual/entity-errors.tsv`` ...);
-* a folder in the Hugging Face layout fbi publishes (Parquet files, one config per ability);
-* ``hf:ORG/NAME`` (or a bare ``ORG/NAME`` that is not a local path): a Hub dataset,
-  downloaded with huggingface_hub and then read as one of the folder layouts.
+* a Hugging Face dataset folder (fbi publish's layout: one config per ability);
+* ``hf:ORG/NAME[@REVISION][?config=…&split=…]`` (or a bare ``ORG/NAME`` that is not a
+  local path): a Hub dataset, downloaded with huggingface_hub's ``snapshot_download``.
+
+Files, Hugging Face folders and Hub datasets are read by ``datasets.load_dataset``
+(streaming; see :mod:`fbi._hf_datasets`), the FBI TSV layout and the sample by fbi's own
+readers. When a file holds a bad row, fbi's own reader re-reads it so the message names
+the line (``reader="fbi"`` reads with it from the start).
 
 Every reader yields raw rows with their location; one builder turns them into
 :class:`~fbi.records.Instance` records and collects every problem, so ``validate`` can
@@ -21,14 +27,15 @@ import hashlib
 import io
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
+from fbi import _hf_datasets
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.escaping import has_control_characters
 from fbi.outputs import write_atomically
@@ -57,11 +64,18 @@ SAMPLE = "sample"
 #: cores; ``sample`` is the whole of it.
 QUICK = "quick"
 BUILT_IN = (SAMPLE, QUICK)
-TABULAR_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
+#: Files fbi reads with its own readers too (the ones that name lines) ...
+OWN_READER_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
+#: ... and every file it reads (``datasets`` also reads JSON arrays).
+TABULAR_SUFFIXES = (*OWN_READER_SUFFIXES, ".json")
 SPEC_HELP = (
-    "give 'sample', 'quick', a .jsonl/.csv/.tsv/.parquet file, an FBI TSV folder, "
+    "give 'sample', 'quick', a .jsonl/.json/.csv/.tsv/.parquet file, an FBI TSV folder, "
     "a Hugging Face dataset folder, or hf:ORG/NAME"
 )
+#: Who reads files and Hugging Face folders: ``datasets.load_dataset``, or fbi's own
+#: readers (which name the line of a bad row; used for the files fbi writes itself).
+Reader = Literal["datasets", "fbi"]
+_T = TypeVar("_T")
 
 # The original release's file names → our category names (paper Table 2).
 FBI_FILE_CATEGORIES = {
@@ -221,8 +235,18 @@ class Validation:
 # ------------------------------------------------------------------ entry points
 
 
-def validate_dataset(spec: str) -> Validation:
-    """Read SPEC and report every problem; never raises for bad rows."""
+def validate_dataset(spec: str, reader: Reader = "datasets") -> Validation:
+    """Read SPEC and report every problem; never raises for bad rows. When ``datasets``
+    finds a problem (or a warning) in a file fbi also reads itself, fbi's reader reads it
+    again: its messages name lines, and a file only ``datasets`` stumbles on still loads."""
+    result = _validate(spec, reader)
+    if (result.problems or result.warnings) and reader == "datasets" and \
+            _own_reader_reads(spec):
+        return _validate(spec, "fbi")
+    return result
+
+
+def _validate(spec: str, reader: Reader) -> Validation:
     files: list[str] = []
     problems: list[Problem] = []
     warnings: list[Problem] = []
@@ -230,7 +254,7 @@ def validate_dataset(spec: str) -> Validation:
 
     def counted() -> Iterator[RawRow]:  # rows are built as read, never held all at once
         nonlocal rows_read
-        for row in read_rows(spec, files, problems):
+        for row in read_rows(spec, files, problems, reader):
             rows_read += 1
             controlled = sorted(str(key) for key, value in row.data.items()
                                 if isinstance(value, str) and has_control_characters(value))
@@ -252,6 +276,23 @@ def validate_dataset(spec: str) -> Validation:
     return Validation(spec, rows_read, instances, problems + row_problems, files, warnings)
 
 
+def _own_reader_reads(spec: str) -> bool:
+    path = Path(spec)
+    return spec not in BUILT_IN and path.suffix.lower() in OWN_READER_SUFFIXES and \
+        path.is_file()
+
+
+def with_line_numbers(spec: str, attempt: Callable[[Reader], _T]) -> _T:
+    """``attempt("datasets")``; if it raises DatasetError and fbi reads SPEC itself too,
+    ``attempt("fbi")``, whose problems name lines (see :func:`validate_dataset`)."""
+    try:
+        return attempt("datasets")
+    except DatasetError:
+        if not _own_reader_reads(spec):
+            raise
+    return attempt("fbi")
+
+
 def source_name(spec: str) -> str:
     """A dataset's public name: ``sample``, a Hub id, or a local file's or folder's own
     name — never the path on this machine (it would leak into published cards)."""
@@ -263,9 +304,9 @@ def source_name(spec: str) -> str:
     return Path(spec.rstrip("/\\")).name or spec
 
 
-def load_dataset(spec: str = SAMPLE) -> Dataset:
+def load_dataset(spec: str = SAMPLE, reader: Reader = "datasets") -> Dataset:
     """Load SPEC into instances; raises DatasetError naming the first of its problems."""
-    result = validate_dataset(spec)
+    result = validate_dataset(spec, reader)
     if result.problems:
         raise DatasetError(result.problems, rows_read=result.rows_read)
     return Dataset(spec, result.instances, result.rows_read, result.files)
@@ -324,9 +365,13 @@ def load_gold_items(spec: str = SAMPLE) -> tuple[list[GoldItem], int]:
     rows (as in the FBI release, one row per category) becomes one item.
     Returns the items and the number of rows read; raises DatasetError on bad rows.
     """
+    return with_line_numbers(spec, lambda reader: _gold_items(spec, reader))
+
+
+def _gold_items(spec: str, reader: Reader) -> tuple[list[GoldItem], int]:
     files: list[str] = []
     problems: list[Problem] = []
-    rows = list(read_rows(spec, files, problems))
+    rows = list(read_rows(spec, files, problems, reader))
     items: dict[tuple[str, str], GoldItem] = {}
     for row in rows:
         if "__error__" in row.data:
@@ -365,7 +410,9 @@ def load_gold_items(spec: str = SAMPLE) -> tuple[list[GoldItem], int]:
 # ------------------------------------------------------------------ readers
 
 
-def read_rows(spec: str, files: list[str], problems: list[Problem]) -> Iterator[RawRow]:
+def read_rows(
+    spec: str, files: list[str], problems: list[Problem], reader: Reader = "datasets"
+) -> Iterator[RawRow]:
     if spec in BUILT_IN:
         yield from _read_sample(files, first_of_each_category=spec == QUICK)
         return
@@ -373,21 +420,24 @@ def read_rows(spec: str, files: list[str], problems: list[Problem]) -> Iterator[
     if spec.startswith("hf:") or (not path.exists() and _looks_like_hub_id(spec)):
         hub = HubSpec.parse(spec)
         folder = _download_hub_dataset(hub.repo_id, hub.revision)
-        if hub.config is None and hub.split is None:
-            yield from _read_folder(folder, files, problems)
+        if _is_fbi_tsv_folder(folder):
+            if hub.config or hub.split:
+                raise DatasetError([Problem(str(hub), "", "an FBI TSV dataset has no "
+                                            "configs or splits",
+                                            "choose with --ability and --category")])
+            yield from _read_folder(folder, files, problems, "fbi")
         else:
-            for data_file in _hub_data_files(folder, hub):
-                yield from _read_file(data_file, files, defaults={})
+            yield from _read_hf_folder(folder, str(hub), files, hub.config, hub.split)
         return
     if not path.exists():
         raise DatasetError([Problem(spec, "", "no such file or directory", SPEC_HELP)])
     if path.is_dir():
-        yield from _read_folder(path, files, problems)
+        yield from _read_folder(path, files, problems, reader)
     elif not path.is_file():  # a FIFO or a device would hang or never end
         raise DatasetError([Problem(spec, "", "not a regular file (a pipe, socket or "
                                     "device)", "save the data to a file and pass that")])
     else:
-        yield from _read_file(path, files, defaults={})
+        yield from _read_file(path, files, {}, reader)
 
 
 def _looks_like_hub_id(spec: str) -> bool:
@@ -410,19 +460,40 @@ def _read_sample(files: list[str], first_of_each_category: bool) -> Iterator[Raw
                      {"source": "sample", "generator": "human", "label": "valid"})
 
 
-def _read_folder(folder: Path, files: list[str], problems: list[Problem]) -> Iterator[RawRow]:
-    tsv_files = sorted(folder.glob("*/*.tsv"))
-    parquet_files = sorted(folder.rglob("*.parquet"))
-    if tsv_files:
-        for path in tsv_files:
+def _is_fbi_tsv_folder(folder: Path) -> bool:
+    return any(folder.glob("*/*.tsv"))
+
+
+def _read_folder(
+    folder: Path, files: list[str], problems: list[Problem], reader: Reader
+) -> Iterator[RawRow]:
+    if _is_fbi_tsv_folder(folder):
+        for path in sorted(folder.glob("*/*.tsv")):
             yield from _read_fbi_tsv(path, folder, files, problems)
-    elif parquet_files:
-        for path in parquet_files:
-            yield from _read_file(path, files, defaults={})
+    elif reader == "datasets" and any(
+            p.suffix.lower() in TABULAR_SUFFIXES for p in folder.rglob("*") if p.is_file()):
+        yield from _read_hf_folder(folder, str(folder), files)
+    elif any(folder.rglob("*.parquet")):
+        for path in sorted(folder.rglob("*.parquet")):
+            yield from _read_file(path, files, {}, "fbi")
     else:
         raise DatasetError([Problem(
             str(folder), "", "folder holds neither FBI TSV files (ABILITY/CATEGORY.tsv) "
-            "nor Parquet files", SPEC_HELP)])
+            "nor data files", SPEC_HELP)])
+
+
+def _read_hf_folder(
+    folder: Path, label: str, files: list[str], config: str | None = None,
+    split: str | None = None,
+) -> Iterator[RawRow]:
+    """A Hugging Face dataset folder, as ``datasets.load_dataset(folder)`` reads it."""
+    files.append(label)
+    try:
+        for where, location, data in _hf_datasets.read_folder(folder, label, config, split):
+            yield RawRow(f"{label} {where}", location, data)
+    except _hf_datasets.CannotRead as error:
+        raise DatasetError([Problem(label, "", f"datasets cannot read the folder ({error})",
+                                    SPEC_HELP)]) from None
 
 
 def _read_fbi_tsv(
@@ -440,15 +511,30 @@ def _read_fbi_tsv(
     category_ability = get_category(category).ability
     if category_ability is not None:
         defaults["ability"] = category_ability.value
-    yield from _read_file(path, files, defaults)
+    yield from _read_file(path, files, defaults, "fbi")
 
 
-def _read_file(path: Path, files: list[str], defaults: dict[str, Any]) -> Iterator[RawRow]:
+def _read_file(
+    path: Path, files: list[str], defaults: dict[str, Any], reader: Reader
+) -> Iterator[RawRow]:
     suffix = path.suffix.lower()
     if suffix not in TABULAR_SUFFIXES:
         raise DatasetError([Problem(str(path), "", f"unsupported file type '{suffix}'",
                                     SPEC_HELP)])
     files.append(str(path))
+    if suffix == ".tsv" and "category" not in defaults:
+        category = FBI_FILE_CATEGORIES.get(path.stem)
+        if category:  # a single file of the FBI release
+            defaults = {**defaults, "category": category, "_id_prefix": category}
+    if reader == "datasets" or suffix not in OWN_READER_SUFFIXES:
+        try:
+            for location, data in _hf_datasets.read_file(path):
+                yield RawRow(str(path), location, data, defaults)
+        except _hf_datasets.CannotRead as error:
+            raise DatasetError([Problem(str(path), "", f"cannot read the file ({error})",
+                                        "check that it is well-formed "
+                                        f"{suffix.lstrip('.').upper()}")]) from None
+        return
     if suffix == ".parquet":
         yield from _read_parquet(path, defaults)
         return
@@ -459,10 +545,6 @@ def _read_file(path: Path, files: list[str], defaults: dict[str, Any]) -> Iterat
     if not text.strip():
         raise DatasetError(_empty(path))
     else:
-        if suffix == ".tsv" and "category" not in defaults:
-            category = FBI_FILE_CATEGORIES.get(path.stem)
-            if category:  # a single file of the FBI release
-                defaults = {**defaults, "category": category, "_id_prefix": category}
         yield from _read_delimited(path, text, "\t" if suffix == ".tsv" else ",", defaults)
 
 
@@ -587,57 +669,6 @@ def _download_hub_dataset(repo_id: str, revision: str | None = None) -> Path:
             f"could not fetch the dataset from the Hugging Face Hub ({type(error).__name__})",
             "check the network, the repo id and the revision, or download the dataset "
             "elsewhere and pass its local folder")]) from None
-
-
-def _hub_data_files(folder: Path, hub: HubSpec) -> list[Path]:
-    """The files of one config and/or split: as the dataset card's ``configs`` lists
-    them (the Hub's own layout, and fbi publish's), else ``data/CONFIG/SPLIT.*``."""
-    layout = _card_configs(folder / "README.md")
-    if not layout:  # no card: the folder layout
-        layout = {}
-        for path in sorted((folder / "data").glob("*/*")):
-            layout.setdefault(path.parent.name, []).append(
-                (path.stem.split("-")[0], path.relative_to(folder).as_posix()))
-    configs = [hub.config] if hub.config else sorted(layout)
-    missing = [c for c in configs if c not in layout]
-    if missing:
-        raise DatasetError([Problem(str(hub), "", f"no config {missing[0]!r}",
-                                    f"give one of: {', '.join(sorted(layout)) or '(none)'}")])
-    chosen = [(split, path) for config in configs for split, path in layout[config]
-              if hub.split is None or split == hub.split]
-    if not chosen:
-        splits = sorted({split for config in configs for split, _ in layout[config]})
-        raise DatasetError([Problem(str(hub), "", f"no split {hub.split!r}",
-                                    f"give one of: {', '.join(splits) or '(none)'}")])
-    files = [p for _, pattern in chosen for p in sorted(folder.glob(pattern))]
-    if not files:
-        raise DatasetError([Problem(str(hub), "", "the card lists files the download lacks",
-                                    "check the revision")])
-    return files
-
-
-def _card_configs(card: Path) -> dict[str, list[tuple[str, str]]]:
-    """config → [(split, path pattern)] from a dataset card's YAML front matter."""
-    import yaml
-
-    if not card.is_file():
-        return {}
-    parts = card.read_text(encoding="utf-8").split("---")
-    try:
-        meta = yaml.safe_load(parts[1]) if len(parts) >= 3 else {}
-    except yaml.YAMLError:
-        return {}
-    layout: dict[str, list[tuple[str, str]]] = {}
-    for config in (meta or {}).get("configs") or []:
-        data_files = config.get("data_files") or []
-        if isinstance(data_files, str):
-            data_files = [{"split": "train", "path": data_files}]
-        for entry in data_files:
-            paths = entry.get("path")
-            for path in [paths] if isinstance(paths, str) else paths or []:
-                layout.setdefault(config.get("config_name", "default"), []).append(
-                    (entry.get("split", "train"), path))
-    return layout
 
 
 # ------------------------------------------------------------------ building records

@@ -153,17 +153,27 @@ def test_a_reused_output_folder_holds_only_the_new_publish(tmp_path):
 
 
 def test_a_hub_dataset_by_revision_config_and_split(tmp_path):
-    """hf:ORG/NAME@REVISION?config=…&split=… (or --hf-config/--hf-split) read through
-    huggingface_hub's snapshot_download from a local Hub server."""
-    folder = tmp_path / "hub"
-    assert CliRunner().invoke(main, ["publish", "sample", "--repo-id", "org/fbi-sample",
-                                     "--dry-run", "--output", str(folder)]).exit_code == 0
-    files = {p.relative_to(folder).as_posix(): p.read_bytes()
-             for p in folder.rglob("*") if p.is_file()}
-    older = {k: v for k, v in files.items() if not k.startswith("data/reasoning/")}
+    """hf:ORG/NAME@REVISION?config=…&split=… (or --hf-config/--hf-split): downloaded with
+    huggingface_hub's snapshot_download from a local Hub server, read by
+    datasets.load_dataset (the card's configs, their splits)."""
+    def published(name: str, spec: str) -> dict[str, bytes]:
+        folder = tmp_path / name
+        result = CliRunner().invoke(main, ["publish", spec, "--repo-id", "org/fbi-sample",
+                                           "--dry-run", "--output", str(folder)])
+        assert result.exit_code == 0, result.output
+        return {p.relative_to(folder).as_posix(): p.read_bytes()
+                for p in folder.rglob("*") if p.is_file()}
+
+    no_reasoning = tmp_path / "no-reasoning.jsonl"
+    kept = [i for i in load_dataset("sample") if i.ability.value != "reasoning"]
+    write_dataset(kept, no_reasoning)
+    files = published("v2", "sample")
+    older = published("v1", str(no_reasoning))
+    torn = {k: v for k, v in files.items() if not k.startswith("data/reasoning/")}
     with HubServer() as server:
         server.serve("org/fbi-sample", "v2", files)
         server.serve("org/fbi-sample", "v1", older)
+        server.serve("org/fbi-sample", "torn", torn)
         env = {**os.environ, "HF_ENDPOINT": server.url, "HF_HOME": str(tmp_path / "hf-home"),
                "HF_HUB_OFFLINE": "0", "FBI_CACHE": str(tmp_path / "c.sqlite"), "COLUMNS": "200"}
 
@@ -175,20 +185,28 @@ def test_a_hub_dataset_by_revision_config_and_split(tmp_path):
         whole = fbi("datasets", "show", "hf:org/fbi-sample@v2")
         assert whole.returncode == 0 and "72 rows" in whole.stdout, whole.stderr
         old = fbi("datasets", "show", "hf:org/fbi-sample@v1")
-        assert old.returncode == 0 and "72 rows" not in old.stdout, old.stderr
+        assert old.returncode == 0 and f"{len(kept)} rows" in old.stdout, old.stderr
         one = fbi("datasets", "show", "hf:org/fbi-sample@v2?config=factual&split=entity")
         assert one.returncode == 0 and "3 rows" in one.stdout, one.stderr
         judged = fbi("evaluate", "--dataset", "hf:org/fbi-sample@v2", "--hf-config",
                      "factual", "--hf-split", "entity", "--judge", "openai/x", "--api-base",
                      "http://127.0.0.1:9/v1", "--dry-run", "--output", str(tmp_path / "run"))
         assert judged.returncode == 0 and "judging 3 instances" in judged.stdout, judged.stderr
-        lacking = fbi("datasets", "show", "hf:org/fbi-sample@v1?config=reasoning")
-        assert lacking.returncode == 2 and "the download lacks" in lacking.stderr
+        lacking = fbi("datasets", "show", "hf:org/fbi-sample@torn?config=reasoning")
+        assert lacking.returncode == 2 and "lists files the download lacks" in lacking.stderr
+        assert "data/reasoning/" in lacking.stderr
+        absent = fbi("datasets", "show", "hf:org/fbi-sample@v1?config=reasoning")
+        assert absent.returncode == 2 and "no config 'reasoning'" in absent.stderr
         wrong = fbi("datasets", "show", "hf:org/fbi-sample@v2?config=maths")
         assert wrong.returncode == 2 and "no config 'maths'" in wrong.stderr
         assert "factual" in wrong.stderr  # the configs there are named
+        no_split = fbi("datasets", "show", "hf:org/fbi-sample@v2?config=factual&split=x")
+        assert no_split.returncode == 2 and "no split 'x'" in no_split.stderr
+        assert "entity" in no_split.stderr
         gone = fbi("datasets", "show", "hf:org/fbi-sample@v9")
         assert gone.returncode == 2 and "hf:org/fbi-sample@v9" in gone.stderr
+        for result in (lacking, absent, wrong, no_split, gone):
+            assert "Traceback" not in result.stderr
 
 
 def test_publish_never_touches_a_users_folder_and_uploads_only_its_own_files(tmp_path):

@@ -19,12 +19,15 @@ import re
 import string
 from collections import Counter
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.records import content_id
+
+if TYPE_CHECKING:
+    from fbi.sources import Reader
 
 Kind = Literal["extractive", "multiple-choice", "abstractive", "multi-answer"]
 LETTERS = "ABCDEFGHIJ"
@@ -53,7 +56,7 @@ class QAItem(BaseModel):
 
 def load_qa_items(spec: str = "sample") -> tuple[list[QAItem], int]:
     """QA items from the built-in sample or any file/folder SPEC; rows read are returned."""
-    from fbi.sources import read_rows
+    from fbi.sources import with_line_numbers
 
     if spec == "sample":
         import yaml
@@ -61,12 +64,21 @@ def load_qa_items(spec: str = "sample") -> tuple[list[QAItem], int]:
         text = resources.files("fbi.data").joinpath("qa_sample.yaml").read_text("utf-8")
         rows = [("qa-sample", f"item {n}", item)
                 for n, item in enumerate(yaml.safe_load(text)["items"], start=1)]
-    else:
-        problems: list[Problem] = []
-        raw = list(read_rows(spec, [], problems))
-        if problems:
-            raise DatasetError(problems, rows_read=len(raw))
-        rows = [(r.file, r.location, r.data) for r in raw]
+        return _qa_items(rows)
+    return with_line_numbers(spec, lambda reader: _qa_items(_read(spec, reader)))
+
+
+def _read(spec: str, reader: Reader) -> list[tuple[str, str, dict]]:
+    from fbi.sources import read_rows
+
+    problems: list[Problem] = []
+    raw = list(read_rows(spec, [], problems, reader))
+    if problems:
+        raise DatasetError(problems, rows_read=len(raw))
+    return [(r.file, r.location, r.data) for r in raw]
+
+
+def _qa_items(rows: list[tuple[str, str, dict]]) -> tuple[list[QAItem], int]:
     items, problems, seen = [], [], set()
     for file, location, data in rows:
         if "__error__" in data:

@@ -186,7 +186,7 @@ def load_queue(queue: str | Path) -> list[Instance]:
     if path.suffix.lower() != ".jsonl":
         raise InputError(f"{queue}: a vetting queue is a .jsonl file written by `fbi perturb` "
                          "or `fbi datasets convert`")
-    return load_dataset(str(path)).instances
+    return load_dataset(str(path), reader="fbi").instances  # fbi's own file: name lines
 
 
 def all_annotator_logs(queue: str | Path) -> dict[str, dict[str, ItemState]]:

@@ -1,0 +1,166 @@
+"""Issue 23 item 7: files, Hugging Face folders and Hub datasets are read by
+``datasets.load_dataset`` (streaming), with fbi's line-numbered messages for bad rows."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import OUTSIDE_CHECKOUT
+
+from fbi import DatasetError, load_dataset, validate_dataset, write_dataset
+from fbi.robustness import load_qa_items
+
+SAMPLE = load_dataset("sample", reader="fbi").instances
+
+
+def row(**overrides):
+    base = {"id": "a1", "category": "entity", "instruction": "Who wrote Hamlet?",
+            "gold_answer": "Shakespeare.", "perturbed_answer": "Marlowe."}
+    return {**base, **overrides}
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".tsv", ".parquet"])
+def test_datasets_and_fbis_reader_read_the_same_instances(tmp_path, suffix):
+    path = write_dataset(SAMPLE, tmp_path / f"sample{suffix}")
+    by_datasets = load_dataset(str(path), reader="datasets").instances
+    assert by_datasets == load_dataset(str(path), reader="fbi").instances == SAMPLE
+
+
+def test_a_json_array_file_is_read_by_datasets(tmp_path):
+    """fbi has no reader of its own for a JSON array: this can only be datasets."""
+    rows = [i.to_row() for i in SAMPLE[:5]]
+    path = tmp_path / "five.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    assert load_dataset(str(path)).instances == SAMPLE[:5]
+
+
+def test_csv_text_is_kept_as_written(tmp_path):
+    """pandas would read "NA" and "null" as missing and "007" as 7; fbi keeps the text."""
+    path = tmp_path / "texts.csv"
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=list(row()))
+        writer.writeheader()
+        for n, (gold, perturbed) in enumerate([("NA", "N/A"), ("007", "7"), ("null", "")]):
+            writer.writerow(row(id=f"t{n}", gold_answer=gold, perturbed_answer=perturbed
+                                or "nan"))
+    instances = load_dataset(str(path)).instances
+    assert [(i.gold_answer, i.perturbed_answer) for i in instances] == \
+        [("NA", "N/A"), ("007", "7"), ("null", "nan")]
+
+
+def test_a_bad_row_is_named_by_its_line(tmp_path):
+    """datasets numbers rows; fbi re-reads the file with its own reader to name the line
+    (a blank line and a multi-line CSV field would make the row number wrong)."""
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_text(json.dumps(row(id="a")) + "\n\n" + json.dumps(row(id="b", gold_answer=""))
+                     + "\n", encoding="utf-8")
+    problems = validate_dataset(str(jsonl)).problems
+    assert [(p.location, p.message) for p in problems] == [("line 3", "empty 'gold_answer'")]
+
+    table = tmp_path / "bad.csv"
+    with open(table, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=list(row()))
+        writer.writeheader()
+        writer.writerow(row(id="a", gold_answer="one\ntwo\nthree"))
+        writer.writerow(row(id="b", category="entitty"))
+    problems = validate_dataset(str(table)).problems
+    assert [p.location for p in problems] == ["line 5"]
+    assert "Did you mean 'entity'" in problems[0].message
+
+
+def test_a_file_datasets_cannot_parse_is_read_by_fbi_or_named(tmp_path):
+    # A blank line among rows of mixed value types stops datasets' JSON reader.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(json.dumps(row(id="a", seed=1)) + "\n\n" +
+                     json.dumps(row(id="b", seed="2")) + "\n", encoding="utf-8")
+    assert [i.provenance.seed for i in load_dataset(str(mixed))] == [1, 2]
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(json.dumps(row(id="a")) + "\n" + json.dumps(row(id="b"))[:30] + "\n",
+                    encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(str(torn))
+    assert caught.value.problems[0].location == "line 2"
+    assert "not valid JSON" in caught.value.problems[0].message
+
+
+def test_a_bad_json_array_is_one_clear_problem(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('[{"id": "a", ', encoding="utf-8")
+    problems = validate_dataset(str(path)).problems
+    assert len(problems) == 1 and problems[0].file == str(path)
+    assert problems[0].message.startswith("cannot read the file")
+
+
+def _hub_folder(tmp_path: Path) -> Path:
+    """A Hugging Face folder in CSV, with a card listing two configs (written by hand in
+    the Hub's layout, not by fbi)."""
+    folder = tmp_path / "hf"
+    for config, category in (("facts", "entity"), ("maths", "calculations")):
+        (folder / "data" / config).mkdir(parents=True)
+        instances = [i for i in SAMPLE if i.category == category]
+        for split, chosen in (("train", instances[:2]), ("test", instances[2:])):
+            write_dataset(chosen, folder / "data" / config / f"{split}.csv")
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n" + "".join(
+            f"- config_name: {config}\n  data_files:\n"
+            f"  - split: train\n    path: data/{config}/train.csv\n"
+            f"  - split: test\n    path: data/{config}/test.csv\n"
+            for config in ("facts", "maths")) + "---\n# a dataset\n", encoding="utf-8")
+    return folder
+
+
+def test_a_hugging_face_folder_reads_as_load_dataset_does(tmp_path):
+    import datasets
+
+    folder = _hub_folder(tmp_path)
+    instances = load_dataset(str(folder)).instances
+    expected = sum(len(datasets.load_dataset(str(folder), config, split=split))
+                   for config in ("facts", "maths") for split in ("train", "test"))
+    assert len(instances) == expected == 6
+    assert {i.category for i in instances} == {"entity", "calculations"}
+    assert sorted(i.id for i in instances) == sorted(
+        i.id for i in SAMPLE if i.category in ("entity", "calculations"))
+
+
+def test_a_bad_row_in_a_hugging_face_folder_names_config_split_and_row(tmp_path):
+    folder = _hub_folder(tmp_path)
+    test_file = folder / "data" / "maths" / "test.csv"
+    text = test_file.read_text(encoding="utf-8").replace(",calculations,", ",calculatoins,")
+    test_file.write_text(text, encoding="utf-8")
+    problems = validate_dataset(str(folder)).problems
+    assert [(p.file, p.location) for p in problems] == [(f"{folder} maths/test", "row 1")]
+    assert "Did you mean 'calculations'" in problems[0].message
+
+
+def test_qa_items_load_through_datasets_with_lines_for_bad_rows(tmp_path):
+    path = tmp_path / "qa.json"
+    path.write_text(json.dumps([{"id": "q1", "question": "2+2?", "answers": ["4", "four"]}]),
+                    encoding="utf-8")
+    items, rows = load_qa_items(str(path))
+    assert rows == 1 and list(items[0].answers) == ["4", "four"]
+    bad = tmp_path / "qa.jsonl"
+    bad.write_text('{"id": "q1", "question": "2+2?", "answers": ["4"]}\n\n'
+                   '{"id": "q2", "answers": ["5"]}\n', encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        load_qa_items(str(bad))
+    assert caught.value.problems[0].location == "line 3"
+
+
+def test_streaming_copies_nothing_into_the_datasets_cache(tmp_path):
+    """datasets would otherwise convert every file it reads into Arrow files in its cache:
+    a second copy of a large dataset on disk."""
+    path = write_dataset(SAMPLE, tmp_path / "sample.parquet")
+    home = tmp_path / "hf-home"
+    env = {**os.environ, "HF_HOME": str(home), "HF_DATASETS_CACHE": str(home / "datasets")}
+    result = subprocess.run([sys.executable, "-m", "fbi", "datasets", "validate", str(path)],
+                            env=env, capture_output=True, text=True, cwd=OUTSIDE_CHECKOUT,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"Read {len(SAMPLE)} rows" in result.stdout
+    assert not [p for p in home.rglob("*") if p.suffix == ".arrow"]
