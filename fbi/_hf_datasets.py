@@ -154,5 +154,10 @@ def _datasets() -> Any:
 
     # fbi draws its own progress; datasets' bars and info logs would interleave with it.
     datasets.disable_progress_bars()
+    # With torch installed (fbi[embeddings]) datasets imports it on the first load, to
+    # hash and format tensors fbi never asks for: 230 MB and a second of start-up.
+    datasets.config.TORCH_AVAILABLE = False
+    datasets.config.TF_AVAILABLE = False
+    datasets.config.JAX_AVAILABLE = False
     datasets.logging.set_verbosity_error()
     return datasets

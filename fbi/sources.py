@@ -23,6 +23,7 @@ list them all and ``load`` can refuse the dataset naming the first one.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -35,7 +36,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
-from fbi import _hf_datasets
+from fbi._hf_datasets import CannotRead, read_file, read_folder
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.escaping import has_control_characters
 from fbi.outputs import write_atomically
@@ -240,10 +241,27 @@ def validate_dataset(spec: str, reader: Reader = "datasets") -> Validation:
     finds a problem (or a warning) in a file fbi also reads itself, fbi's reader reads it
     again: its messages name lines, and a file only ``datasets`` stumbles on still loads."""
     result = _validate(spec, reader)
-    if (result.problems or result.warnings) and reader == "datasets" and \
-            _own_reader_reads(spec):
-        return _validate(spec, "fbi")
+    if reader == "datasets" and _own_reader_reads(spec):
+        if result.problems:
+            del result  # not two copies of a large dataset at once
+            return _validate(spec, "fbi")
+        if result.warnings:  # the dataset loads: find the warned rows' lines, no more
+            result.warnings = _with_lines(result.warnings, Path(spec))
     return result
+
+
+def _with_lines(warnings: list[Problem], path: Path) -> list[Problem]:
+    """WARNINGS with datasets' "row N" replaced by the location fbi's own reader gives the
+    same row (rows come in the same order from both)."""
+    wanted = {w.location for w in warnings}
+    lines: dict[str, str] = {}
+    for number, row in enumerate(_read_file(path, [], {}, "fbi"), start=1):
+        if f"row {number}" in wanted:
+            lines[f"row {number}"] = row.location
+            if len(lines) == len(wanted):
+                break
+    return [dataclasses.replace(w, location=lines.get(w.location, w.location))
+            for w in warnings]
 
 
 def _validate(spec: str, reader: Reader) -> Validation:
@@ -489,9 +507,9 @@ def _read_hf_folder(
     """A Hugging Face dataset folder, as ``datasets.load_dataset(folder)`` reads it."""
     files.append(label)
     try:
-        for where, location, data in _hf_datasets.read_folder(folder, label, config, split):
+        for where, location, data in read_folder(folder, label, config, split):
             yield RawRow(f"{label} {where}", location, data)
-    except _hf_datasets.CannotRead as error:
+    except CannotRead as error:
         raise DatasetError([Problem(label, "", f"datasets cannot read the folder ({error})",
                                     SPEC_HELP)]) from None
 
@@ -528,9 +546,9 @@ def _read_file(
             defaults = {**defaults, "category": category, "_id_prefix": category}
     if reader == "datasets" or suffix not in OWN_READER_SUFFIXES:
         try:
-            for location, data in _hf_datasets.read_file(path):
+            for location, data in read_file(path):
                 yield RawRow(str(path), location, data, defaults)
-        except _hf_datasets.CannotRead as error:
+        except CannotRead as error:
             raise DatasetError([Problem(str(path), "", f"cannot read the file ({error})",
                                         "check that it is well-formed "
                                         f"{suffix.lstrip('.').upper()}")]) from None
@@ -730,6 +748,9 @@ class _RowProblem(Exception):
         self.message, self.fix, self.whole_file = message, fix, whole_file
 
 
+# Looked up once: pydantic's model_fields is a property, and cost 3 s a 200k rows.
+_PROVENANCE_FIELDS = frozenset(Provenance.model_fields)
+_INSTANCE_FIELDS = frozenset(Instance.model_fields)
 _TEXT_FIELDS = ("ability", "category", "instruction", "gold_answer",
                 "perturbed_answer", "rationale", "label")
 
@@ -769,13 +790,13 @@ def _normalise(row: RawRow) -> dict[str, Any]:
     merged["ability"] = _ability(merged)
     merged["label"] = _label(merged.get("label"))
     merged["flags"] = _flags(merged.get("flags"))
-    provenance = {k: merged.pop(k) for k in list(merged) if k in Provenance.model_fields}
+    provenance = {k: merged.pop(k) for k in list(merged) if k in _PROVENANCE_FIELDS}
     if "seed" in provenance:
         provenance["seed"] = _seed(provenance["seed"])
     provenance.setdefault("original_id", str(data.get("id") or ""))
     merged["provenance"] = Provenance(**{k: v if k == "seed" else str(v)
                                          for k, v in provenance.items()})
-    unknown = set(merged) - set(Instance.model_fields)
+    unknown = set(merged) - _INSTANCE_FIELDS
     if unknown:
         raise _RowProblem(f"unknown columns {sorted(unknown)}",
                           "remove them or rename them to the documented columns",
@@ -783,11 +804,15 @@ def _normalise(row: RawRow) -> dict[str, Any]:
     return merged
 
 
+_ABILITIES = tuple(a.value for a in Ability)  # iterating an Enum per row cost 4 s a 200k
+_LABELS = tuple(v.value for v in VettingLabel)
+
+
 def _ability(values: dict[str, Any]) -> str:
     given = values.get("ability")
     if given:
-        if given not in {a.value for a in Ability}:
-            valid = [a.value for a in Ability]
+        if given not in _ABILITIES:
+            valid = list(_ABILITIES)
             raise _RowProblem(f"unknown ability '{given}'.{did_you_mean(given, valid)}",
                               "use one of " + ", ".join(valid))
         return given
@@ -805,8 +830,8 @@ def _ability(values: dict[str, Any]) -> str:
 def _label(value: Any) -> str:
     if value in (None, ""):
         return VettingLabel.UNVETTED.value
-    valid = [v.value for v in VettingLabel]
-    if value not in valid:
+    valid = list(_LABELS)
+    if value not in _LABELS:
         raise _RowProblem(f"unknown label '{value}'.{did_you_mean(str(value), valid)}",
                           "use one of " + ", ".join(valid))
     return value
