@@ -189,6 +189,7 @@ class TemplateFolder:
         self._env = environment(
             loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
             autoescape=False, trim_blocks=True, lstrip_blocks=True,
+            auto_reload=False,  # the sources never change: no up-to-date check per import
         )
 
     def entries(self) -> list[str]:
