@@ -130,9 +130,12 @@ def test_the_leaderboard_ranks_pairs_and_prices_them(tmp_path):
     board = careful_against_lenient(
         tmp_path, "--strategy", "vanilla_star", "--strategy", "pairwise_star", "--category",
         "entity", "--category", "grammar")["leaderboard"]
+    # Issue 26: the two strategies that never miss share the first rank; the next
+    # row's rank counts them both ("1, 1, 3").
     assert [(r["rank"], r["judge"]) for r in board][:2] == [(1, "openai/careful"),
-                                                            (2, "openai/careful")]
+                                                            (1, "openai/careful")]
     assert {r["rate"] for r in board[:2]} == {0.0}
+    assert board[2]["rank"] == 3 and board[2]["rate"] > 0.0
     careful_vanilla = next(r for r in board if r["judge"] == "openai/careful"
                            and r["strategy"] == "vanilla_star")
     records = [json.loads(line) for line in
@@ -146,3 +149,18 @@ def test_the_leaderboard_ranks_pairs_and_prices_them(tmp_path):
                     and r["judge"] == "openai/lenient")
     assert pairwise["unparseable_share"] == 1.0  # '{"score": 5}' is no pairwise verdict
     assert "## Leaderboard" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_tied_rates_share_a_rank():
+    """Issue 26: four strategies at 4/11 were ranked 1–4 alphabetically. Standard
+    competition ranking, worked by hand: 0.2 → 1; 4/11 ×4 → 2; 0.5 → 6; no rate → none."""
+    from fbi.metrics import leaderboard
+
+    rates = [{"judge": "j", "strategy": name, "paradigm": "single", "level": "overall",
+              "rate": rate, "ci_low": None, "ci_high": None, "instances": 11, "n": 11,
+              "unparseable": 0}
+             for name, rate in [("e", 0.5), ("a", 4 / 11), ("d", 8 / 22), ("b", 0.2),
+                                ("c", (1 + 1 + 2) / 11), ("f", 12 / 33), ("g", None)]]
+    board = leaderboard(rates, [], [])
+    assert [(r["strategy"], r["rank"]) for r in board] == [
+        ("b", 1), ("a", 2), ("c", 2), ("d", 2), ("f", 2), ("e", 6), ("g", None)]

@@ -51,6 +51,19 @@ def leaderboard(rates: list[dict], pairwise: list[dict],
             row.setdefault(name, None)
     ranked = sorted(rows.values(), key=lambda r: (r["rate"] is None, r["rate"] or 0.0,
                                                   r["judge"], r["strategy"]))
-    for rank, row in enumerate(ranked, start=1):
-        row["rank"] = rank if row["rate"] is not None else None
+    _rank_with_ties(ranked)
     return ranked
+
+
+def _rank_with_ties(ranked: list[dict]) -> None:
+    """Standard competition ranking ("1, 1, 1, 1, 5"): equal rates share the best rank,
+    so the alphabet never decides an order the data does not. Rates are compared to 12
+    places: the same fraction worked out by two sums may differ in its last bits."""
+    rank, previous = 0, None
+    for position, row in enumerate(ranked, start=1):
+        if row["rate"] is None:
+            row["rank"] = None
+            continue
+        if previous is None or round(row["rate"], 12) != previous:
+            rank, previous = position, round(row["rate"], 12)
+        row["rank"] = rank
