@@ -435,6 +435,13 @@ def read_rows(
         yield from _read_sample(files, first_of_each_category=spec == QUICK)
         return
     path = Path(spec)
+    if not spec.startswith("hf:") and not path.exists() and _looks_like_hub_id(spec):
+        meant = _meant_local_path(spec)
+        if meant is not None:  # "hiddn/data" beside a folder "hidden": a typo, not a Hub id
+            raise DatasetError([Problem(
+                spec, "", "no such file or directory" + (
+                    f" (the closest here: {meant})" if meant else ""),
+                "correct the path; for a Hub dataset of that name write hf:" + spec)])
     if spec.startswith("hf:") or (not path.exists() and _looks_like_hub_id(spec)):
         hub = HubSpec.parse(spec)
         folder = _download_hub_dataset(hub.repo_id, hub.revision)
@@ -456,6 +463,28 @@ def read_rows(
                                     "device)", "save the data to a file and pass that")])
     else:
         yield from _read_file(path, files, {}, reader)
+
+
+def _meant_local_path(spec: str) -> str | None:
+    """For an ORG/NAME-shaped SPEC that does not exist here: the existing path it most
+    likely meant when its first part names (or nearly names, a typo) an entry of the
+    working folder, "" when none is close past that; None when it reads as a Hub id."""
+    import difflib
+
+    here = Path(".")
+    for depth, part in enumerate(spec.split("/")):
+        if (here / part).exists():
+            here = here / part
+            continue
+        try:
+            names = sorted(entry.name for entry in here.iterdir())
+        except OSError:
+            names = []
+        close = difflib.get_close_matches(part, names, n=1, cutoff=0.8)
+        if not close:
+            return None if depth == 0 else here.as_posix()
+        here = here / close[0]
+    return here.as_posix() if here.exists() else ""
 
 
 def _looks_like_hub_id(spec: str) -> bool:

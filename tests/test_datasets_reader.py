@@ -164,3 +164,20 @@ def test_streaming_copies_nothing_into_the_datasets_cache(tmp_path):
     assert result.returncode == 0, result.stderr
     assert f"Read {len(SAMPLE)} rows" in result.stdout
     assert not [p for p in home.rglob("*") if p.suffix == ".arrow"]
+
+
+def test_a_local_looking_spec_that_does_not_exist_is_no_such_file(tmp_path, monkeypatch):
+    """Issue 26: 'hiddn/data' beside a folder 'hidden' was tried as a Hub download."""
+    (tmp_path / "hidden" / "data").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    for spec, closest in (("hiddn/data", "hidden/data"), ("hidden/dta", "hidden/data"),
+                          ("hidden/nothing-like-it", "hidden")):
+        with pytest.raises(DatasetError) as caught:
+            load_dataset(spec)
+        problem = caught.value.problems[0]
+        assert problem.message == f"no such file or directory (the closest here: {closest})"
+        assert f"hf:{spec}" in problem.fix
+    with pytest.raises(DatasetError) as caught:  # nothing like it here: a Hub id, offline
+        load_dataset("ai4bharat/FBI")
+    assert "could not fetch the dataset from the Hugging Face Hub" in \
+        caught.value.problems[0].message
