@@ -7,6 +7,7 @@
     │   ├── DatasetError      a dataset that cannot be read, with every problem found
     │   └── UnknownName       a name not in a registry (category, strategy, ...), with a hint
     ├── ConfigError           the environment or installation is not as needed (exit code 2)
+    │   ├── MissingKey        no API key for the model's provider (a dry run only notes it)
     │   └── MissingExtra      an optional dependency is not installed; says what to install
     ├── StorageError          a file could not be written midway (full or read-only disk)
     └── ModelError            a model call failed for good (after retries)
@@ -72,6 +73,11 @@ class DatasetError(InputError):
 
 class ConfigError(FbiError):
     """The installation or environment is not as fbi needs it."""
+
+
+class MissingKey(ConfigError):
+    """No API key for a model's provider: a run cannot start; a dry run says so and goes
+    on (it calls nothing)."""
 
 
 class MissingExtra(ConfigError):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fbi.cache import ResponseCache
-from fbi.errors import ConfigError, ModelError, ModelUnavailable
+from fbi.errors import ConfigError, MissingKey, ModelError, ModelUnavailable
 
 #: The embedded offline judge, registered as a litellm custom provider "local".
 LOCAL_JUDGE = "local/smollm2-135m"
@@ -453,7 +453,7 @@ def check_model(model: str, api_base: str | None = None, api_key: str | None = N
         return
     missing = _missing_keys(model)
     if missing:
-        raise ConfigError(f"{model}: no API key for {provider}. Fix: set "
+        raise MissingKey(f"{model}: no API key for {provider}. Fix: set "
                           f"{' or '.join(missing)}, or pass --api-key (or set FBI_API_KEY)")
 
 

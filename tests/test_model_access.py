@@ -48,11 +48,16 @@ def test_a_refused_server_is_one_message_before_anything_is_written(tmp_path):
     assert not out.exists()
 
 
-def test_a_missing_key_is_named_statically_even_in_a_dry_run(tmp_path):
-    for extra in ((), ("--dry-run",)):
-        result, seconds = fbi(tmp_path, "evaluate", "--judge", "gpt-4-turbo", "--output",
-                              str(tmp_path / "run"), *extra)
-        configuration_error(result, seconds, "OPENAI_API_KEY", "--api-key")
+def test_a_missing_key_is_named_statically_and_a_dry_run_notes_it(tmp_path):
+    """A run without a key stops before anything is written; a dry run (issue 26) prices
+    the calls and names the key the real run will need."""
+    args = ("evaluate", "--judge", "gpt-4-turbo", "--output", str(tmp_path / "run"))
+    result, seconds = fbi(tmp_path, *args)
+    configuration_error(result, seconds, "OPENAI_API_KEY", "--api-key")
+    dry, _ = fbi(tmp_path, *args, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    said = " ".join(dry.stdout.split())
+    assert "to make" in said and "before the real run:" in said and "OPENAI_API_KEY" in said
     assert not (tmp_path / "run").exists()
 
 

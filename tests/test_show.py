@@ -72,15 +72,45 @@ def test_an_unknown_call_is_a_message_with_suggestions(runs):
     assert result.exit_code == 2 and "Did you mean" in result.output
 
 
-def test_dry_run_shows_one_rendered_prompt_per_strategy(tmp_path):
-    result = CliRunner().invoke(main, [
-        "evaluate", "--judge", "openai/judge", "--api-base", "http://127.0.0.1:9/v1",
-        "--dry-run", "--strategy", "vanilla", "--strategy", "pairwise", "--output",
-        str(tmp_path / "run")], env={"COLUMNS": "120", "OPENAI_API_KEY": "x",
-                                     "FBI_CACHE": str(tmp_path / "c.sqlite")})
+def test_dry_run_shows_one_rendered_prompt_per_strategy_when_asked(tmp_path):
+    """Issue 26: prompts only with --show-prompts, and after the cost, not 436 lines
+    before it."""
+    def dry_run(*extra):
+        return CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/judge", "--api-base", "http://127.0.0.1:9/v1",
+            "--dry-run", "--strategy", "vanilla", "--strategy", "pairwise", "--output",
+            str(tmp_path / "run"), *extra], env={"COLUMNS": "120", "OPENAI_API_KEY": "x",
+                                                 "FBI_CACHE": str(tmp_path / "c.sqlite")})
+
+    plain = dry_run()
+    assert plain.exit_code == 0, plain.output
+    assert "user message of" not in plain.output and "calls planned" in plain.output
+    assert "--show-prompts prints" in plain.output
+    assert len(plain.output.splitlines()) < 12
+    result = dry_run("--show-prompts")
     assert result.exit_code == 0, result.output
+    assert result.output.index("calls planned") < result.output.index("user message of")
     assert result.output.count("user message of") == 2
     assert "vanilla: user message of" in result.output
     assert "pairwise: user message of" in result.output
     assert "<answer_a>" in result.output and "calls planned" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_a_dry_run_needs_no_api_key_and_says_what_the_run_will(tmp_path):
+    """Issue 26: estimating the cost needs no key; the real run still refuses without one,
+    with the same message."""
+    env = {"COLUMNS": "120", "OPENAI_API_KEY": None, "FBI_API_KEY": None,
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    args = ["evaluate", "--judge", "openai/gpt-4o", "--strategy", "vanilla", "--output",
+            str(tmp_path / "run")]
+    dry = CliRunner().invoke(main, [*args, "--dry-run"], env=env)
+    assert dry.exit_code == 0, dry.output
+    assert "cost $" in dry.output  # gpt-4o is priced in litellm's table
+    assert "before the real run: openai/gpt-4o: no API key for openai" in \
+        " ".join(dry.output.split())
+    real = CliRunner().invoke(main, args, env=env)
+    assert real.exit_code == 2 and "no API key for openai" in real.output
+    unknown = CliRunner().invoke(main, ["evaluate", "--judge", "nonsense-model", "--dry-run",
+                                        "--output", str(tmp_path / "run2")], env=env)
+    assert unknown.exit_code == 2 and "unknown model" in unknown.output

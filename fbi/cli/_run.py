@@ -85,6 +85,9 @@ def print_dry_run(estimate: DryRun, model: str, where: str) -> None:
             "rendered, the same instances under every strategy; every count but the "
             f"calls planned is scaled from it. Prompt tokens ±{margin:,}{share} "
             "(95% interval).", soft_wrap=True)
+    if estimate.missing:  # a dry run calls nothing: what the real run needs is a note
+        console.print(f"[yellow]before the real run:[/] {escape(estimate.missing)}",
+                      soft_wrap=True)
 
 
 def print_totals(totals: RunTotals, noun: str = "calls") -> None:

@@ -158,6 +158,8 @@ def default_output(judge: str, dataset: str) -> Path:
               help="Run folder (default fbi-runs/JUDGE__DATASET). Re-running resumes it.")
 @force_option
 @click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
+@click.option("--show-prompts", is_flag=True,
+              help="With --dry-run: also print one rendered prompt per strategy.")
 @max_cost_option
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -208,7 +210,8 @@ def default_output(judge: str, dataset: str) -> Path:
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens,
              explanation_chars, repair,
-             api_bases, prompts_dir, output, force, dry_run, max_cost, no_cache, cache_path,
+             api_bases, prompts_dir, output, force, dry_run, show_prompts, max_cost, no_cache,
+             cache_path,
              label, seed, model_args, system_prompt, hf_config, hf_split, samples, logprobs,
              protocol, sample, sample_seed, sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
@@ -263,10 +266,15 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     evaluation = Evaluation(chosen, config, output, force)
     cache = None if no_cache else ResponseCache(cache_path)
     client = model_client(cache, timeout, retries, api_key, rpm, no_probe, api_bases)
+    if show_prompts and not dry_run:
+        raise click.UsageError("--show-prompts goes with --dry-run")
     if dry_run:
         estimate = evaluation.dry_run(client)
-        print_examples(evaluation.examples())
         print_dry_run(estimate, judge, str(output))
+        if show_prompts:
+            print_examples(evaluation.examples())
+        else:
+            console.print("--show-prompts prints one rendered prompt per strategy.")
         return
 
     totals = evaluation.run(client, RichProgress("judging"),

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from fbi.errors import ModelError, ModelUnavailable
+from fbi.errors import MissingKey, ModelError, ModelUnavailable
 from fbi.llm import (
     ModelClient,
     ModelRequest,
@@ -337,6 +337,8 @@ class DryRun:
     sampled: int = 0
     #: Half-width of the 95% interval of ``prompt_tokens`` when estimated from a sample.
     prompt_tokens_margin: int = 0
+    #: What the real run will need that is missing now (an API key), else None.
+    missing: str | None = None
 
     #: The counts that add up (and scale up from a sample).
     COUNTS = ("calls", "done", "cached", "to_call", "prompt_tokens", "completion_tokens")
@@ -359,7 +361,7 @@ def dry_run(calls: Iterable[Call], client: ModelClient, finished: Iterable[str])
     estimate, model = DryRun(), ""
     for call in calls:
         if not estimate.calls:
-            model = _check_access(call, client)
+            model = _check_access(call, client, estimate)
         estimate.add(price_call(call, client, finished))
     return _priced(estimate, model)
 
@@ -385,20 +387,20 @@ def sampled_dry_run(strata: Iterable[tuple[int, Iterable[list[Call]]]],
     rendered and priced as :func:`dry_run` does, and :func:`estimate_from_sample` scales
     the sample up."""
     finished = set(finished)
-    sampled, model, priced_strata = 0, "", []
+    sampled, model, priced_strata, access = 0, "", [], DryRun()
     for size, units in strata:
         priced = []
         for unit_calls in units:
             unit = DryRun()
             for call in unit_calls:
                 if not sampled:
-                    model = _check_access(call, client)
+                    model = _check_access(call, client, access)
                 sampled += 1
                 unit.add(price_call(call, client, finished))
             priced.append(unit)
         priced_strata.append((size, priced))
     estimate = estimate_from_sample(priced_strata)
-    estimate.sampled = sampled
+    estimate.sampled, estimate.missing = sampled, access.missing
     return _priced(estimate, model)
 
 
@@ -426,10 +428,14 @@ def estimate_from_sample(strata: Iterable[tuple[int, list[DryRun]]]) -> DryRun:
     return estimate
 
 
-def _check_access(call: Call, client: ModelClient) -> str:
-    """What can be checked without a call: the provider is known and its key is set.
-    Returns the model."""
-    check_model(call.request.model, call.request.api_base, client.api_key)
+def _check_access(call: Call, client: ModelClient, estimate: DryRun) -> str:
+    """What can be checked without a call: the provider is known (else ConfigError) and
+    its key is set (else ``estimate.missing`` says so: a dry run needs no key). Returns
+    the model."""
+    try:
+        check_model(call.request.model, call.request.api_base, client.api_key)
+    except MissingKey as error:
+        estimate.missing = str(error)
     return call.request.model
 
 
