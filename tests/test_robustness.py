@@ -284,3 +284,21 @@ def test_score_judges_maqa_rows_without_correct_as_answer_sets(tmp_path):
     assert maqa["precision"] == pytest.approx((1 + 0.5 + 1 + 0) / 4)
     assert maqa["recall"] == pytest.approx((1 + 0.5 + 0.5 + 0) / 4)
     assert maqa["f1"] == pytest.approx((1 + 0.5 + 2 / 3 + 0) / 4)
+
+
+def test_score_exits_as_run_does_and_names_model_and_table(tmp_path):
+    """Issue 26: `robustness score` exited 0 on answers where `robustness run` exits 1 (a
+    suite that failed), and its tables' titles lost the model and dataset."""
+    table = tmp_path / "only-originals.csv"
+    table.write_text("question_id,variant,answer,gold,suite,model\n"
+                     "q1,original,Paris,Paris,multiqa,openai/m\n"
+                     "q2,original,4,4,multiqa,openai/m\n")
+    failed = CliRunner().invoke(main, ["robustness", "score", str(table)], terminal_width=200)
+    assert failed.exit_code == 1, failed.output
+    assert "suite multiqa failed" in failed.output
+    good = tmp_path / "answers.csv"
+    good.write_text("question_id,variant,answer,gold,suite,model\n" + "".join(
+        f"q{q},{v},Paris,Paris,multiqa,openai/m\n" for q in (1, 2) for v in (0, 1)))
+    result = CliRunner().invoke(main, ["robustness", "score", str(good)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "openai/m · answers.csv" in result.output

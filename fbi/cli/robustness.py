@@ -138,6 +138,8 @@ def score(answers, correctness, possible_answers, output) -> None:
     if output:
         output.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {output}")
+    if summary.get("failed_suites"):
+        sys.exit(1)  # as `robustness run` does on the same answers
 
 
 def print_summary(summary: dict) -> None:

@@ -600,6 +600,9 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
                 possible_answers or parameters.get("possible_answers"),
                 tuple(run.selection.get("suites", ())) if run else None)
             summary["source"] = str(path)
+            if run is not None:  # named as the run named them (the tables' titles)
+                summary.setdefault("model", run.model)
+                summary.setdefault("dataset", run.dataset.get("spec", path.parent.name))
             return summary
     readers = {".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv,
                ".parquet": pd.read_parquet}
@@ -642,6 +645,10 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
         frame["sample"] = 0
     summary = summarise_frame(frame, seed or 0, possible_answers)
     summary["source"] = str(path)
+    models = frame["model"].dropna().astype(str).unique() if "model" in frame else []
+    summary["model"] = models[0] if len(models) == 1 else \
+        f"{len(models)} models" if len(models) else "(not in the table)"
+    summary["dataset"] = path.name
     return summary
 
 
