@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -172,3 +173,15 @@ def test_strategies_and_categories_are_listed_by_the_names_the_options_take():
     assert "fbi strategies" in helped.output and "fbi categories" in helped.output
     counts = CliRunner().invoke(main, ["datasets", "show"], terminal_width=160)
     assert "Entity (entity)" in counts.output and "Do Less (do-less)" in counts.output
+
+
+def test_the_licence_pyproject_names_is_the_one_in_license():
+    """Issue 26: pyproject said Apache-2.0 and no LICENSE file held its terms."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["license"]
+    text = (root / "LICENSE").read_text()
+    assert declared == {"text": "Apache-2.0"}
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
