@@ -60,7 +60,8 @@ def publish(server: HubServer, tmp_path: Path, *extra: str, token: str | None = 
     if token:
         env["HF_TOKEN"] = token
     return subprocess.run([sys.executable, "-m", "fbi", "publish", "sample", "--repo-id",
-                           "org/fbi-sample", "--output", str(tmp_path / "hub"), *extra],
+                           "org/fbi-sample", "--output", str(tmp_path / "hub"),
+                           "--license", "cc-by-4.0", *extra],
                           env=env, capture_output=True, text=True, timeout=300,
                           cwd=OUTSIDE_CHECKOUT)
 
@@ -117,13 +118,35 @@ def test_card_carries_agreement_figures(tmp_path):
     assert result.exit_code == 0, result.output
     text = (tmp_path / "hub" / "README.md").read_text()
     assert "| percent agreement | 0.667 |" in text and "Cohen's κ ann × ben" in text
+    # Issue 26: the card said "disagreements were adjudicated" with one left unsettled.
+    assert "adjudicated" not in text.replace("no adjudication", "")
+    assert ("3 in the queue, 2 labelled alike by every annotator who saw them; 1 with "
+            "annotators who disagreed and no adjudication.") in text
+
+
+def test_a_card_without_the_queue_claims_nothing_about_vetting(tmp_path):
+    result = CliRunner().invoke(main, ["publish", "sample", "--repo-id", "org/x", "--dry-run",
+                                       "--output", str(tmp_path / "hub")])
+    assert result.exit_code == 0, result.output
+    assert "licence: cc-by-4.0 assumed for this dry run" in result.output
+    text = (tmp_path / "hub" / "README.md").read_text()
+    assert "adjudicat" not in text and "labelled by people" not in text
+    assert "how these labels were reached is not recorded here" in text
+
+
+def test_an_upload_needs_a_licence_named(tmp_path):
+    result = CliRunner().invoke(main, ["publish", "sample", "--repo-id", "org/x", "--output",
+                                       str(tmp_path / "hub")])
+    assert result.exit_code == 2 and "--license is required to upload" in result.output
+    assert not (tmp_path / "hub").exists()
 
 
 @pytest.mark.parametrize("repo_id", ["no-slash", "a/b/c"])
 def test_bad_repo_id(tmp_path, repo_id):
     env = {**os.environ, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path)}
     result = subprocess.run([sys.executable, "-m", "fbi", "publish", "sample", "--repo-id",
-                             repo_id, "--output", str(tmp_path / "hub")], env=env,
+                             repo_id, "--license", "mit", "--output", str(tmp_path / "hub")],
+                            env=env,
                             capture_output=True, text=True, cwd=OUTSIDE_CHECKOUT)
     assert result.returncode == 2 and "ORG/NAME" in result.stderr
 

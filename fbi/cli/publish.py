@@ -10,6 +10,8 @@ import click
 from fbi.cli._console import console
 from fbi.cli._run import force_option
 
+DRY_RUN_LICENSE = "cc-by-4.0"
+
 
 @click.command()
 @click.argument("dataset")
@@ -23,13 +25,22 @@ from fbi.cli._run import force_option
 @force_option
 @click.option("--queue", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="The vetting queue, for agreement figures in the card.")
-@click.option("--license", "license_id", default="cc-by-4.0", show_default=True)
+@click.option("--license", "license_id",
+              help="The licence the dataset is published under (a Hub identifier such as "
+                   "cc-by-4.0): required to upload; a dry run assumes cc-by-4.0 and says so.")
 def publish(dataset, repo_id, private, create_pr, dry_run, output, force, queue,
             license_id) -> None:
     """Publish DATASET (a vetted set, any SPEC) to the Hub as ORG/NAME."""
     from fbi.sources import load_dataset
     from fbi.vet import upload, write_hub_folder
 
+    if license_id is None:
+        if not dry_run:
+            raise click.UsageError("--license is required to upload: name the licence the "
+                                   "dataset is published under, e.g. --license cc-by-4.0")
+        license_id = DRY_RUN_LICENSE
+        console.print(f"licence: {DRY_RUN_LICENSE} assumed for this dry run (the upload "
+                      "needs --license)")
     loaded = load_dataset(dataset)
     agreement = vetting = None
     if queue is not None:
@@ -40,9 +51,8 @@ def publish(dataset, repo_id, private, create_pr, dry_run, output, force, queue,
         agreement = agreement_report(labels_table(resolutions),
                                      {r.instance.id: r.instance.category for r in resolutions})
         vetting = {"candidates": len(resolutions)}
-        for r in resolutions:
-            key = r.final.value if r.final else r.how
-            vetting[key] = vetting.get(key, 0) + 1
+        for r in resolutions:  # how each was settled (or not): what the card may claim
+            vetting[r.how] = vetting.get(r.how, 0) + 1
     if output is None:
         output = Path(f"hub-{repo_id.split('/')[-1]}") if dry_run else \
             Path(tempfile.mkdtemp(prefix="fbi-publish-"))

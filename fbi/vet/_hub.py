@@ -165,14 +165,7 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
               "asked to change only what their category names. Every candidate was "
               "pre-screened automatically (flags kept in the `flags` column).", "",
               "## How it was vetted", ""]
-    labels = Counter(i.label.value for i in instances)
-    lines.append("Each candidate was labelled by people (valid, invalid, score-invariant, "
-                 "not relevant, not sure) in fbi's vetting tool; disagreements were "
-                 "adjudicated; invalid and not-relevant candidates were dropped. Labels in "
-                 "this set: " + ", ".join(f"{k} {v}" for k, v in sorted(labels.items())) + ".")
-    if vetting:
-        lines.append("Vetting outcome: " + ", ".join(f"{k} {v}" for k, v in vetting.items())
-                     + ".")
+    lines.append(vetting_paragraph(Counter(i.label.value for i in instances), vetting))
     if agreement:
         overall = agreement["overall"]
 
@@ -189,6 +182,32 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
     lines += ["", "## Columns", "", "| column | meaning |", "|---|---|"]
     lines += [f"| `{name}` | {meaning} |" for name, meaning in COLUMN_DOCS]
     return "\n".join(lines) + "\n"
+
+
+def vetting_paragraph(labels: Counter, vetting: dict | None) -> str:
+    """What the card may say about vetting: only what the labels and the queue show.
+
+    Without the queue, the labels are listed and nothing is claimed about how they were
+    reached. With it, each way a candidate was settled is counted, and candidates whose
+    annotators disagreed and were never adjudicated are said to be so."""
+    listed = ", ".join(f"{name} {count}" for name, count in sorted(labels.items()))
+    text = f"Labels in this set: {listed}."
+    if not vetting:
+        return text + (" The vetting queue was not given to `fbi publish`, so how these "
+                       "labels were reached is not recorded here.")
+    ways = {"unanimous": "labelled alike by every annotator who saw them",
+            "single": "labelled by one annotator",
+            "adjudicated": "settled by adjudication after a disagreement",
+            "disagreement": "with annotators who disagreed and no adjudication",
+            "unlabelled": "never labelled"}
+    counted = [f"{vetting[how]} {what}" for how, what in ways.items() if vetting.get(how)]
+    text = (f"Candidates were labelled by people in fbi's vetting tool (valid, invalid, "
+            f"score-invariant, not relevant, not sure): {vetting.get('candidates', 0)} in "
+            f"the queue, {'; '.join(counted) or 'none labelled'}. " + text)
+    if vetting.get("disagreement") or vetting.get("unlabelled"):
+        text += (" Candidates without a settled label are not in this set unless they "
+                 "were published from a file that gave them one.")
+    return text
 
 
 def upload(folder: str | Path, repo_id: str, private: bool = False,
