@@ -87,6 +87,11 @@ def test_submit_then_stop_then_collect(tmp_path, live):
         submitted = run(evaluate(server, out, "--batch"), env(tmp_path))
         assert submitted.returncode == 0, submitted.stderr
         assert f"{CALLS} calls are in provider batches" in submitted.stdout
+        # Issue 26: what was submitted, not "0 calls … N requests" and an empty table
+        said = " ".join(submitted.stdout.split())
+        assert f"Submitted {CALLS} requests in provider batches this time." in said
+        assert f"0 requests to the model, {CALLS} submitted in batches" in said
+        assert "No judgments in" in said and "% undetected" not in said
         status = run([sys.executable, "-m", "fbi", "batch", "status", str(out)],
                      env(tmp_path))
         assert status.returncode == 0 and "batch_1" in status.stdout, status.stderr

@@ -38,6 +38,8 @@ def test_a_resumed_run_into_a_new_folder_calls_nothing_and_matches(tmp_path):
                     str(tmp_path / "again"))
         assert again.exit_code == 0, again.output
         assert server.counts["ok"] == served  # every call from the cache, no probe
+    for result in (first, again):  # issue 26: the headline names the judge by its label
+        assert "mine (openai/judge): % undetected" in " ".join(result.output.split())
     assert judgments(tmp_path / "again") == judgments(tmp_path / "first")
     spec_first = json.loads((tmp_path / "first" / "run.json").read_text())
     spec_again = json.loads((tmp_path / "again" / "run.json").read_text())

@@ -91,9 +91,13 @@ def print_dry_run(estimate: DryRun, model: str, where: str) -> None:
 
 
 def print_totals(totals: RunTotals, noun: str = "calls") -> None:
+    if totals.submitted:  # a batch submission: say what went out, not "0 calls"
+        console.print(f"Submitted {totals.submitted} requests in provider batches this time.")
+    requests = f"{totals.requests - totals.submitted} requests to the model" + (
+        f", {totals.submitted} submitted in batches" if totals.submitted else "")
     console.print(
         f"{totals.completed} {noun} this time ({totals.cached} from the cache, "
-        f"{totals.requests} requests to the model), {totals.already_done} done before; "
+        f"{requests}), {totals.already_done} done before; "
         f"{totals.unparseable} unparseable, {totals.failed} failed; "
         f"{totals.prompt_tokens + totals.completion_tokens:,} tokens, ${totals.cost:.4f}.")
     for error in totals.errors:

@@ -280,9 +280,13 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     totals = evaluation.run(client, RichProgress("judging"),
                             batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals)
-    console.print(headline_table(read_verdicts(output), evaluation.registry))
-    console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
-                  f"fbi report {output}")
+    judgments = read_verdicts(output)
+    if judgments:
+        console.print(headline_table(judgments, evaluation.registry, evaluation.config.label))
+        console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
+                      f"fbi report {output}")
+    else:  # nothing to tabulate yet (all in batches, or every call failed)
+        console.print(f"No judgments in {output} yet.")
     exit_for(totals)
 
 
@@ -297,7 +301,7 @@ def print_examples(examples) -> None:
                                 title=f"{strategy}: {role} message of {call.call_id}"))
 
 
-def headline_table(judgments, registry) -> Table:
+def headline_table(judgments, registry, label: str | None = None) -> Table:
     """Strategies × LF/F/IF/R (% undetected) and SI (% retained), as in paper Table 3,
     strategies in the paper's order. Fits 80 columns with all eleven: each column's
     header carries its instance count, and a cell shows its own n only when fewer of its
@@ -306,10 +310,11 @@ def headline_table(judgments, registry) -> Table:
 
     rows = headline(instance_outcomes(judgments))
     judges = sorted({judge for judge, _ in rows})
+    named = [f"{label} ({judge})" if label and label != judge else judge for judge in judges]
     columns = ("LF", "F", "IF", "R", "SI")
     sizes = {c: max((r[c].n for r in rows.values() if r.get(c) is not None), default=0)
              for c in columns}
-    table = Table(title=f"{', '.join(judges)}: % undetected errors (lower is better), "
+    table = Table(title=f"{', '.join(named)}: % undetected errors (lower is better), "
                         "SI % retained (higher is better)",
                   caption=f"{ABILITY_LEGEND}; (n) instances, or readable verdicts where "
                           "fewer", box=box.SIMPLE_HEAD, collapse_padding=True,

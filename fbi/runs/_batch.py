@@ -381,6 +381,7 @@ class BatchRunner:
         for chunk in self._chunks(pending):
             self._submit_chunk(chunk)
         totals.requests += len(pending)  # each a request to the model, through a batch
+        totals.submitted += len(pending)
         return bool(pending)
 
     def _adopt_orphans(self, known: dict[str, BatchRecord]) -> dict[str, BatchRecord]:

@@ -147,6 +147,7 @@ class RunTotals:
     interrupted_by: int = 0  # the signal that interrupted the run (SIGINT or SIGTERM)
     stopped_by: str | None = None  # why the model became unavailable midway
     in_batches: int = 0  # calls submitted to a provider batch and not yet collected
+    submitted: int = 0  # of ``requests``, those sent in provider batches this time
     budget: float | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -165,7 +166,8 @@ class RunTotals:
     def merge(self, other: RunTotals) -> RunTotals:
         """Both phases of a stage (e.g. robustness rewrites, then answers) as one."""
         for name in ("total", "already_done", "completed", "cached", "unparseable", "failed",
-                     "prompt_tokens", "completion_tokens", "cost", "requests", "in_batches"):
+                     "prompt_tokens", "completion_tokens", "cost", "requests", "in_batches",
+                     "submitted"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stopped_by_budget |= other.stopped_by_budget
         self.interrupted |= other.interrupted
@@ -182,7 +184,8 @@ class RunTotals:
                 "failed": self.failed, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost, 6),
                 "stopped_by_budget": self.stopped_by_budget, "interrupted": self.interrupted,
-                "stopped_by": self.stopped_by, "in_batches": self.in_batches}
+                "stopped_by": self.stopped_by, "in_batches": self.in_batches,
+                "submitted_in_batches": self.submitted}
 
 
 def estimated_cost(request: ModelRequest) -> float | None:
