@@ -121,7 +121,66 @@ def test_the_report_marks_a_real_difference(tmp_path):
     markdown = (tmp_path / "out" / "report.md").read_text()
     assert "differs from openai/careful" in markdown
     lenient = [line for line in markdown.splitlines() if "| Vanilla* | openai/lenient |" in line]
-    assert lenient and lenient[0].count(" *") == 4  # LF, F, IF and R all differ
+    # LF, F, IF and R all differ; the mark is one no strategy name holds (issue 26)
+    assert lenient and lenient[0].count(" †") == 4 and "* |" not in lenient[0][12:]
+    assert "† differs from openai/careful" in markdown
+
+
+def test_a_comparison_opens_with_its_verdict(tmp_path):
+    """Issue 26: which judge misses fewer planted errors, said in a sentence with both
+    rates, the Holm-adjusted exact McNemar p and Wilson intervals — in the terminal, the
+    Markdown and the HTML, before any other table. Expected values from statsmodels."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from fbi import load_dataset
+
+    careful = careful_judge()
+    perturbed = sorted({i.perturbed_answer for i in load_dataset("sample").instances
+                        if i.category != "score-invariant"})
+    overlooked = set(perturbed[::3])  # the sloppy judge misses every third error
+
+    def sloppy(request):
+        answer = request["messages"][-1]["content"].split("<answer>\n", 1)[1].split(
+            "\n</answer>", 1)[0]
+        return '{"score": 10}' if answer in overlooked else careful(request)
+
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    for name, script in (("careful", careful), ("sloppy", sloppy)):
+        with ChatServer(script=script, latency_s=0.0) as server:
+            result = CliRunner().invoke(main, [
+                "evaluate", "--judge", f"openai/{name}", "--api-base", server.url,
+                "--dataset", "sample", "--strategy", "vanilla_star", "--output",
+                str(tmp_path / name)], env=env)
+            assert result.exit_code == 0, result.output
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "careful"),
+                                       str(tmp_path / "sloppy"), "--output",
+                                       str(tmp_path / "out")], terminal_width=200)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    family = [c for c in summary["comparisons"]]
+    (overall,) = [c for c in family if c["level"] == "overall"]
+    n, missed = overall["n"], overall["missed_b"]
+    assert overall["missed_a"] == 0 and missed == overall["missed_by_b_only"] > 5
+    p = mcnemar([[0, 0], [missed, n - missed]], exact=True).pvalue
+    p_holm = multipletests([c["p"] for c in family], method="holm")[1][family.index(overall)]
+    sentence = (f"openai/careful misses fewer planted errors than openai/sloppy: 0.0% vs "
+                f"{100 * missed / n:.1f}%, p = {p_holm:.2g} after Holm (under Vanilla*, "
+                f"{n} instances both judged).")
+    assert overall["p"] == pytest.approx(p)
+    low, high = proportion_confint(missed, n, method="wilson")
+    interval = f"{100 * missed / n:.1f} [{100 * low:.1f}–{100 * high:.1f}]"
+    terminal = " ".join(report.output.split())
+    assert sentence in terminal and "A openai/careful vs B openai/sloppy" in terminal
+    assert terminal.index(sentence) < terminal.index("% undetected (")  # it opens
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert f"- {sentence}" in markdown and interval in markdown
+    assert markdown.index("## Verdict") < markdown.index("strategies × abilities")
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert sentence in html and html.index('id="verdict"') < html.index('id="judge-1"')
+    marked = [line for line in markdown.splitlines()
+              if line.startswith("| openai/careful | openai/sloppy |") and "†" in line]
+    assert marked and all(line.split("|")[-2].strip().endswith("†") for line in marked)
+    assert "† Holm-adjusted p &lt; 0.05" in markdown  # every marked cell has its legend
 
 
 def test_the_leaderboard_ranks_pairs_and_prices_them(tmp_path):

@@ -51,6 +51,14 @@ def report(run_dirs, formats, output, force, convention, strict, jury) -> None:
     warnings = summary["problems"] + [coverage_warning(r) for r in summary["coverage"]]
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    if summary.get("comparisons"):  # the comparison's verdict first, then the tables
+        from fbi.report import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
+
+        for sentence in verdict_sentences(summary):
+            console.print(escape(sentence), soft_wrap=True)
+        for title, header, rows in verdict_pair_tables(summary):
+            console.print(rate_table(title, header, rows))
+        console.print(escape(VERDICT_LEGEND), soft_wrap=True)
     shown = "paper's convention" if convention == "paper" else "[95% interval]"
     for judge in sorted({r["judge"] for r in summary["rates"]}):
         header, rows = table_3(summary, judge)

@@ -131,7 +131,8 @@ def _test(judge_a: str, judge_b: str, strategy: str, level: str, group: str, n: 
           missed_a: int, missed_b: int, only_a: int, only_b: int) -> dict:
     return {
         "judge_a": judge_a, "judge_b": judge_b, "strategy": strategy, "level": level,
-        "group": group, "n": n, "rate_a": missed_a / n, "rate_b": missed_b / n,
+        "group": group, "n": n, "missed_a": missed_a, "missed_b": missed_b,
+        "rate_a": missed_a / n, "rate_b": missed_b / n,
         "missed_by_a_only": only_a, "missed_by_b_only": only_b,
         "p": mcnemar_exact_p(only_a, only_b),
     }

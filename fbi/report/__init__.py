@@ -40,6 +40,14 @@ from fbi.report._summary import (
     table_4,
     weighted_table,
 )
+from fbi.report._verdict import (
+    DIFFERS_MARK,
+    VERDICT_LEGEND,
+    comparison_rows,
+    verdict_pair_tables,
+    verdict_sentences,
+    verdict_table,
+)
 from fbi.report._write import (
     FORMATS,
     write_report,
@@ -48,17 +56,20 @@ from fbi.report._write import (
 __all__ = [
     "ABILITY_COLUMNS",
     "CONVENTIONS",
+    "DIFFERS_MARK",
     "EXAMPLES_PER_RUN",
     "FORMATS",
     "JURY_MODES",
     "MULTIQA_COLUMNS",
     "RATE_KEY",
     "SUMMARY_SCHEMA_VERSION",
+    "VERDICT_LEGEND",
     "WEIGHTED_NOTE",
     "ability_bars",
     "bias_tables",
     "build_summary",
     "category_table",
+    "comparison_rows",
     "convention_note",
     "coverage",
     "coverage_warning",
@@ -80,6 +91,9 @@ __all__ = [
     "robustness_tables",
     "table_3",
     "table_4",
+    "verdict_pair_tables",
+    "verdict_sentences",
+    "verdict_table",
     "weighted_table",
     "write_report",
 ]

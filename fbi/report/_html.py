@@ -27,6 +27,7 @@ from fbi.report._summary import (
     table_4,
     weighted_table,
 )
+from fbi.report._verdict import DIFFERS_MARK, VERDICT_LEGEND, verdict_sentences, verdict_table
 from fbi.taxonomy import PERTURBATION_CATEGORIES
 
 EXAMPLES_PER_RUN = 12
@@ -160,6 +161,9 @@ def render_html(summary: dict, runs: list[Run]) -> str:
         names=summary["display_names"],
         robustness_tables=robustness_tables(summary),
         noise_charts=noise_charts(summary),
+        verdict={"sentences": verdict_sentences(summary), "table": verdict_table(summary),
+                 "legend": VERDICT_LEGEND} if summary.get("comparisons") else None,
+        differs_mark=DIFFERS_MARK,
     )
 
 

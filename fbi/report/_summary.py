@@ -35,6 +35,7 @@ from fbi.metrics import (
     weighted_rates,
 )
 from fbi.records import ExplanationCheck, RunSpec
+from fbi.report._verdict import DIFFERS_MARK, VERDICT_LEGEND, verdict_sentences, verdict_table
 from fbi.runs import Run
 from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category, strategy_order
 
@@ -266,7 +267,7 @@ def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
 
 def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
     """Paper Table 4: judges × strategies, with LF/F/IF/R (% undetected) and SI
-    (% retained) — rows grouped by strategy, as the paper lays it out. `` *`` marks a
+    (% retained) — rows grouped by strategy, as the paper lays it out. `` †`` marks a
     rate that differs from the first judge's (by name) on the same instances: exact
     McNemar, Holm-adjusted p < 0.05 (``summary["comparisons"]``)."""
     cells: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
@@ -275,7 +276,8 @@ def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
                if c["significant"] and c["judge_a"] == reference and c["level"] == "ability"}
     for row in summary["rates"]:
         if row["level"] in ("ability", "score-invariant"):
-            marker = " *" if (row["judge"], row["strategy"], row["group"]) in differs else ""
+            marker = f" {DIFFERS_MARK}" if (row["judge"], row["strategy"], row["group"]) \
+                in differs else ""
             cells[(row["strategy"], row["judge"])][row["group"]] = _cell(summary, row) + marker
     names = summary["display_names"]
     order = strategy_order({strategy for strategy, _ in cells})
@@ -500,6 +502,10 @@ def render_markdown(summary: dict) -> str:
     if summary["coverage"]:
         parts += ["", "**Not every instance was judged** (these are in no rate):", ""]
         parts += [f"- {md(coverage_warning(row))}" for row in summary["coverage"]]
+    if summary.get("comparisons"):  # a comparison opens with its verdict
+        parts += ["", "## Verdict", ""]
+        parts += [f"- {md(sentence)}" for sentence in verdict_sentences(summary)]
+        parts += ["", _markdown_table(*verdict_table(summary)), "", md(VERDICT_LEGEND)]
     judges = sorted({r["judge"] for r in summary["rates"]})
     for judge in judges:
         parts += ["", f"## {md(judge)}: strategies × abilities (paper Table 3)", "",
@@ -508,9 +514,10 @@ def render_markdown(summary: dict) -> str:
         reference = min(judges)
         parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
                   _markdown_table(*table_4(summary)), "",
-                  f"\\* differs from {md(reference)} on the same instances (exact McNemar test "
-                  "per ability, Holm-adjusted p < 0.05 across each comparison's categories, "
-                  "abilities and overall; every test is in `summary.json` `comparisons`).",
+                  f"{DIFFERS_MARK} differs from {md(reference)} on the same instances "
+                  "(exact McNemar test per ability, Holm-adjusted p < 0.05 across each "
+                  "comparison's categories, abilities and overall; every test is in "
+                  "`summary.json` `comparisons`; the Verdict above lists them).",
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
                   "in the paper)", "", _markdown_table(*pooled_table(summary))]
     if summary.get("repeatability"):
