@@ -81,3 +81,35 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
             expected["choices"][0]["message"]["content"]
         assert ours["usage"] == expected["usage"]
     assert expected["usage"]["prompt_tokens"] > 512  # the long prompt came last
+
+
+def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch):
+    """Issue 26: on a busy machine llama.cpp's threads waited at every token's barrier
+    for one the scheduler had given away (3.2× the idle CPU time at load 2). fbi now
+    gives it the cores other work leaves free, read from /proc/loadavg's running tasks."""
+    from fbi.errors import ConfigError
+    from fbi.local._provider import THREADS_VARIABLE, busy_cores, llama_threads
+
+    assert busy_cores("0.50 0.40 0.30 3/120 555") == 2.0  # three running, this one of them
+    assert busy_cores("0.00 0.00 0.00 1/50 1") == 0.0
+    monkeypatch.setenv(THREADS_VARIABLE, "3")
+    assert llama_threads() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(THREADS_VARIABLE, bad)
+        with pytest.raises(ConfigError, match=THREADS_VARIABLE):
+            llama_threads()
+    monkeypatch.delenv(THREADS_VARIABLE)
+    cores = len(os.sched_getaffinity(0))
+    if cores != os.cpu_count():
+        pytest.skip("this process may use only some of the cores: the count is scaled")
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(cores + 1)]
+    try:
+        import time
+
+        time.sleep(0.5)  # every busy loop running
+        assert llama_threads() == 1
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()

@@ -82,12 +82,55 @@ def load_engine(model: str):
                 from fbi.local._engine import LlamaEngine
             except ImportError:
                 raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
-            # Every core: llama-cpp-python's default is half of them, and one call at a
-            # time holds the model (measured on 2 cores: 4.0 s a Vanilla call → 2.9 s).
-            threads = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                          else os.cpu_count() or 1)
-            _engines[model] = LlamaEngine(gguf_path(model), CONTEXT_TOKENS, threads)
+            _engines[model] = LlamaEngine(gguf_path(model), CONTEXT_TOKENS, llama_threads())
         return _engines[model]
+
+
+THREADS_VARIABLE = "FBI_LOCAL_THREADS"
+
+
+def llama_threads() -> int:
+    """llama.cpp's threads: the cores this process may use, less those other work keeps
+    busy now (at least one), or ``$FBI_LOCAL_THREADS``.
+
+    Every free core: llama-cpp-python's default is half of them, and one call at a time
+    holds the model (on 2 idle cores: 4.0 s a Vanilla call → 2.9 s). But each token ends
+    at a barrier where llama.cpp's threads wait for the slowest, and a thread the
+    scheduler has given to other work makes the rest spin or sleep there: on 2 cores
+    beside 2 busy processes the main job took 3.2× its idle CPU time with 2 threads
+    (7.1× with sleeping waits), against what one thread needs (issue 26;
+    benchmarks/embedded_load.py)."""
+    given = os.environ.get(THREADS_VARIABLE, "").strip()
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise ConfigError(f"{THREADS_VARIABLE}={given!r}: give a whole number of "
+                              "threads, 1 or more")
+        return int(given)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count() or 1
+    # The machine's counts cover every core; this process may be limited to some.
+    share = cores / (os.cpu_count() or cores)
+    return max(1, min(cores, round(cores - busy_cores() * share)))
+
+
+def busy_cores(loadavg: str | None = None) -> float:
+    """How many cores other work keeps busy now: the runnable tasks but this one, from
+    Linux's ``/proc/loadavg`` (its fourth field, ``running/total``; the median of five
+    looks 20 ms apart, for one look can catch a passing task), else the one-minute load
+    average. ``loadavg`` is that file's text, for a single look."""
+    if loadavg is not None:
+        return max(0.0, float(loadavg.split()[3].split("/")[0]) - 1)
+    try:
+        looks = []
+        for _ in range(5):
+            looks.append(busy_cores(Path("/proc/loadavg").read_text()))
+            time.sleep(0.02)
+        return sorted(looks)[2]
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0]
+        except OSError:
+            return 0.0
 
 
 def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> dict:
