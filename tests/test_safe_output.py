@@ -65,7 +65,8 @@ def test_show_and_dry_run_print_escapes_not_escape_sequences(hostile):
     assert "\\x1b]52;c;SGVsbG8=\\x07" in shown.output
     dry = CliRunner().invoke(main, ["evaluate", "--judge", "openai/judge", "--api-base",
                                     "http://127.0.0.1:9/v1", "--dataset", str(dataset),
-                                    "--output", str(run.parent / "dry"), "--dry-run"], env=ENV)
+                                    "--output", str(run.parent / "dry"), "--dry-run",
+                                    "--show-prompts"], env=ENV)
     assert dry.exit_code == 0, dry.output
     assert_no_raw_controls(dry.output)
     assert "\\x1b[2J" in dry.output
