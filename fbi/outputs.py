@@ -63,6 +63,19 @@ def claim_folder(folder: str | Path, writes: Iterable[str] = (), force: bool = F
     return theirs
 
 
+def claim_file(path: str | Path, replace: bool = False, option: str = "--output") -> None:
+    """Refuse to write the single file ``path`` (a converted dataset, a metrics file, a
+    vetting queue) over an existing one unless ``replace`` (the command's ``--replace``):
+    a lone file carries no marker, so fbi cannot tell its own from a user's."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: a folder. Fix: give a file name as {option}")
+    if path.exists() and not replace:
+        raise InputError(f"{path}: the file exists, and fbi never replaces a file it did "
+                         f"not write. Fix: choose a new {option}, or pass --replace if it "
+                         "may go")
+
+
 def _refuse_clashes(folder: Path, clashes: list[str], option: str) -> None:
     if clashes:
         raise InputError(f"{folder}: {', '.join(sorted(clashes))} are not fbi's, and fbi "

@@ -102,3 +102,28 @@ def test_a_label_starting_with_a_formula_is_text_in_the_csv(hostile):
     assert rows and all(row["judge"].startswith("'=HYPERLINK") for row in rows)  # the label
     summary = json.loads((run / "summary.json").read_text())
     assert summary["runs"][0]["label"] == HOSTILE_LABEL  # the data itself is kept as given
+
+
+def test_a_single_output_file_is_never_replaced_without_replace(tmp_path):
+    """fbi never overwrites a file it did not write: `datasets convert OUT`, `robustness
+    score --output FILE` and `perturb --output QUEUE` (with no run of fbi's beside it)
+    refuse an existing file; --replace lets it go."""
+    from fbi.cli import main
+
+    theirs = tmp_path / "mine.jsonl"
+    theirs.write_text("my own notes\n", encoding="utf-8")
+    answers = tmp_path / "answers.csv"
+    answers.write_text("question_id,variant,answer,gold\nq1,0,a,a\nq1,1,a,a\n")
+    commands = [["datasets", "convert", "quick", str(theirs)],
+                ["robustness", "score", str(answers), "--output", str(theirs)],
+                ["perturb", "--engine", "rules", "--categories", "spelling", "--limit", "1",
+                 "--output", str(theirs)]]
+    for command in commands:
+        refused = CliRunner().invoke(main, command, env=ENV)
+        assert refused.exit_code == 2, (command, refused.output)
+        assert "the file exists" in refused.output and "--replace" in refused.output
+        assert theirs.read_text(encoding="utf-8") == "my own notes\n"
+    for command in commands:
+        replaced = CliRunner().invoke(main, [*command, "--replace"], env=ENV)
+        assert replaced.exit_code == 0, (command, replaced.output)
+        theirs.write_text("my own notes\n", encoding="utf-8")

@@ -230,6 +230,9 @@ force_option = click.option(
     "--force", is_flag=True,
     help="Write into an --output folder that holds files fbi did not write: beside them, "
          "never over them (without it such a folder is refused).")
+replace_option = click.option(
+    "--replace", is_flag=True,
+    help="Replace the output file if it exists (without it an existing file is refused).")
 
 
 class FiniteFloat(click.FloatRange):

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fbi.cli._console import console
+from fbi.cli._run import replace_option
 from fbi.sources import SAMPLE, load_dataset, validate_dataset, write_dataset
 from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
 
@@ -80,8 +81,12 @@ def validate(spec: str) -> None:
 @datasets.command()
 @click.argument("spec")
 @click.argument("out", type=click.Path(dir_okay=False))
-def convert(spec: str, out: str) -> None:
+@replace_option
+def convert(spec: str, out: str, replace: bool) -> None:
     """Convert SPEC to OUT (.jsonl, .csv, .tsv or .parquet, chosen by the suffix)."""
+    from fbi.outputs import claim_file
+
+    claim_file(out, replace, "OUT")
     dataset = load_dataset(spec)
     path = write_dataset(dataset.instances, out)
     console.print(f"Read {dataset.rows_read} rows; wrote {len(dataset)} instances to {path}.")

@@ -16,6 +16,7 @@ from fbi.cli._run import (
     batch_options,
     concurrency_option,
     model_access_options,
+    replace_option,
     retries_option,
     timeout_option,
 )
@@ -56,12 +57,13 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
               help="Stop the LLM engine before spending more (USD).")
 @click.option("--no-cache", is_flag=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@replace_option
 @batch_options
 @model_access_options
 def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base, limit,
             concurrency, timeout, retries, temperature, length_threshold, dry_run, max_cost,
-            no_cache, cache_path, batch, wait, poll, batch_fallback, api_key, rpm,
-        no_probe) -> None:
+            no_cache, cache_path, replace, batch, wait, poll, batch_fallback, api_key, rpm,
+            no_probe) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
     from fbi.cache import ResponseCache
     from fbi.cli._run import (
@@ -81,6 +83,10 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
                            concurrency=concurrency, temperature=temperature,
                            length_threshold=length_threshold, max_cost=max_cost, limit=limit)
     perturber = Perturber(items, config, output, source=source_name(input_spec))
+    if not (perturber.spec_path.exists() or perturber.calls_path.exists()) and not dry_run:
+        from fbi.outputs import claim_file
+
+        claim_file(output, replace)  # no run of fbi's beside it: the queue may be theirs
     console.print(f"Read {rows} rows from {input_spec}: {len(items)} distinct gold answers"
                   + (f", the first {len(perturber.items)} used" if limit else "") + "; "
                   f"{len(perturber.rule_jobs)} rule candidates, {len(perturber.llm_jobs)} "

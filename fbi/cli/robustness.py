@@ -19,6 +19,7 @@ from fbi.cli._run import (
     force_option,
     max_cost_option,
     model_access_options,
+    replace_option,
     retries_option,
     timeout_option,
 )
@@ -129,14 +130,19 @@ def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, sampl
               help="K for certainty and M2 (default: the distinct answers observed).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the metrics here as JSON.")
-def score(answers, correctness, possible_answers, output) -> None:
+@replace_option
+def score(answers, correctness, possible_answers, output, replace) -> None:
     """Compute every metric from an existing answers table; no model is called."""
+    from fbi.outputs import claim_file, write_atomically
     from fbi.robustness import score_answers
+
+    if output is not None:
+        claim_file(output, replace)
 
     summary = score_answers(str(answers), correctness, possible_answers=possible_answers)
     print_summary(summary)
     if output:
-        output.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_atomically(output, json.dumps(summary, indent=2) + "\n")
         console.print(f"wrote {output}")
     if summary.get("failed_suites"):
         sys.exit(1)  # as `robustness run` does on the same answers
