@@ -67,3 +67,23 @@ def test_the_robustness_tables_fit(tmp_path):
                                      ("datasets", "show", "sample")])
 def test_the_catalogues_fit(tmp_path, command):
     fits(at_80(tmp_path, *command))
+
+
+def test_perturb_names_every_category_whole_at_80_columns(tmp_path):
+    """Issue 26: 13 category names were cut ('incorrect-…') and the reasons column made
+    about 100 lines; the reasons now follow the table, one line each."""
+    from fbi.taxonomy import category_names
+
+    output = at_80(tmp_path, "perturb", "--engine", "rules", "--output",
+                   str(tmp_path / "queue.jsonl"))
+    fits(output)
+    lines = output.splitlines()
+    header = next(n for n, line in enumerate(lines) if line.split()[:2] == ["category",
+                                                                            "engine"])
+    rows = set()
+    for line in lines[header + 2:]:  # past the header's rule
+        if not line.strip():
+            break
+        rows.add(line.split()[0])
+    assert rows == set(category_names()), rows  # the 22 and score-invariant, each whole
+    assert len(output.splitlines()) < 60

@@ -100,19 +100,10 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         return
     result = perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None,
                            batch_of(batch, wait, poll, batch_fallback, concurrency))
-    table = Table(title=f"Candidates written to {output}")
-    for column in ("category", "engine", "generated", "flagged", "declined", "failed",
-                   "main reason declined or failed"):
-        table.add_column(column, justify="left" if column in ("category", "engine",
-                                                               "main reason declined or failed")
-                         else "right")
     engines = {job.category: ("rules" if job in perturber.rule_jobs else "llm")
                for job in perturber.jobs}
-    for name, tally in sorted(result.tally.items()):
-        reason = tally.reasons.most_common(1)[0][0] if tally.reasons else ""
-        table.add_row(name, engines.get(name, ""), str(tally.generated), str(tally.flagged),
-                      str(tally.declined), str(tally.failed), reason)
-    console.print(table)
+    console.print(tally_table(result.tally, engines, f"Candidates written to {output}"))
+    print_reasons(result.tally, engines)
     if result.llm is not None:
         llm = result.llm
         console.print(f"LLM engine: {llm.completed} calls this time ({llm.cached} cached), "
@@ -128,3 +119,41 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
             err_console.print(f"[yellow]{unusable} LLM calls gave no candidate (see the "
                               f"table and {perturber.calls_path}).[/]")
             sys.exit(1)
+
+
+def tally_table(tally: dict, engines: dict[str, str], title: str) -> Table:
+    """Per category: the engine, candidates generated, flagged, declined and failed. Names are
+    never cut (80 columns hold them: the reasons are printed below, not in a column)."""
+    from rich import box
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("category", no_wrap=True)
+    table.add_column("engine", no_wrap=True)
+    for column in ("generated", "flagged", "declined", "failed"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for name, counts in sorted(tally.items()):
+        table.add_row(name, engines.get(name, ""), str(counts.generated),
+                      str(counts.flagged), str(counts.declined), str(counts.failed))
+    return table
+
+
+def print_reasons(tally: dict, engines: dict[str, str]) -> None:
+    """Why candidates were declined or failed, once per reason: the categories the rules
+    make none of (they need the LLM engine) on one line, then each other category's
+    main reason."""
+    from rich.markup import escape
+
+    needs_llm = sorted(name for name, counts in tally.items()
+                       if engines.get(name) == "rules" and not counts.generated
+                       and counts.reasons and all("LLM engine" in reason
+                                                  for reason in counts.reasons))
+    if needs_llm:
+        console.print(f"The rules make none of {len(needs_llm)} categories, which need "
+                      f"judgement (--engine auto or llm makes them): {', '.join(needs_llm)}.",
+                      soft_wrap=False)
+    others = [(name, counts) for name, counts in sorted(tally.items())
+              if counts.reasons and name not in needs_llm]
+    for name, counts in others:
+        reason, _ = counts.reasons.most_common(1)[0]
+        console.print(f"{name}: {counts.declined + counts.failed} declined or failed, "
+                      f"mostly: {escape(reason)}", soft_wrap=False)
