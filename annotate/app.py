@@ -79,7 +79,9 @@ class EditScreen(ModalScreen[str | None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "close", "close")]
+    # q quits from here too, as the help says; Esc and ? only close the help.
+    BINDINGS = [Binding("escape,question_mark", "close", "close"),
+                Binding("q", "app.quit", "quit")]
 
     def compose(self) -> ComposeResult:
         lines = ["[b]Keys[/b]", ""]
@@ -102,17 +104,20 @@ class VettingApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "fbi annotate"
+    ENABLE_COMMAND_PALETTE = False  # nothing to run from it; its key took footer room
+    # The footer shows help and quit first, then the labels: at 80 columns every one of
+    # them fits. The other keys are in the help (?), always one key away.
     BINDINGS = [
-        *[Binding(key, f"label('{label}')", label) for key, (label, _) in LABEL_KEYS.items()],
-        Binding("right,l", "move(1)", "next"),
-        Binding("left,h", "move(-1)", "previous"),
-        Binding("space", "skip", "skip"),
-        Binding("z", "undo", "undo"),
-        Binding("m", "note", "note"),
-        Binding("e", "edit", "edit"),
-        Binding("g", "toggle_guidelines", "guidelines"),
         Binding("question_mark", "help", "keys"),
         Binding("q", "quit", "quit"),
+        *[Binding(key, f"label('{label}')", label) for key, (label, _) in LABEL_KEYS.items()],
+        Binding("right,l", "move(1)", "next", show=False),
+        Binding("left,h", "move(-1)", "previous", show=False),
+        Binding("space", "skip", "skip", show=False),
+        Binding("z", "undo", "undo", show=False),
+        Binding("m", "note", "note", show=False),
+        Binding("e", "edit", "edit", show=False),
+        Binding("g", "toggle_guidelines", "guidelines", show=False),
     ]
 
     def __init__(self, items: list[Instance], log: AnnotatorLog, guidelines: str):
@@ -148,7 +153,7 @@ class VettingApp(App):
                 yield Static(id="note")
             yield Markdown(self.guidelines, id="guidelines")
         yield Static(id="message")
-        yield Footer()
+        yield Footer(compact=True)  # every key of the footer fits 80 columns
 
     def on_mount(self) -> None:
         self.show()
@@ -173,10 +178,10 @@ class VettingApp(App):
         state = self.annotations.state.get(item.id)
         done = self.labelled
         label = self._label_of(item) or "unlabelled"
-        self.query_one("#status", Static).update(
-            f"item {self.index + 1} of {len(self.items)} · {item.category} · label: {label} · "
-            f"labelled {done}/{len(self.items)} ({100 * done // len(self.items)}%) · "
-            f"annotator {self.annotations.annotator}")
+        self.query_one("#status", Static).update(  # wraps, never cut, at 80 columns
+            f"item {self.index + 1} of {len(self.items)} · {item.category} · {label} · "
+            f"{done}/{len(self.items)} labelled ({100 * done // len(self.items)}%) · "
+            f"{self.annotations.annotator}")
         perturbed = state.edited_answer if state and state.edited_answer else \
             item.perturbed_answer
         self.query_one("#instruction", Static).update(Text(item.instruction))

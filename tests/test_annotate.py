@@ -55,7 +55,7 @@ async def test_labelling_saves_and_moves_on(queue):
     assert seen["index"] == 3
     assert [(e["action"], e["label"]) for e in events(queue, "ana")] == [
         ("label", "valid"), ("label", "invalid"), ("label", "score-invariant")]
-    assert "item 4 of 6" in seen["status"] and "labelled 3/6" in seen["status"]
+    assert "item 4 of 6" in seen["status"] and "3/6 labelled" in seen["status"]
     ids = [i.id for i in load_queue(queue)]
     assert [e["instance_id"] for e in events(queue, "ana")] == ids[:3]
 
@@ -294,3 +294,25 @@ def test_a_torn_edit_of_100_kb_is_repaired_before_the_next_label(tmp_path):
     assert again.label_of(instances[0].id) == "valid"
     assert again.label_of(instances[2].id) == "invalid"
     assert len(log.path.read_bytes().splitlines()) == 2
+
+
+async def test_at_80_by_24_nothing_is_cut_and_q_quits_from_the_help(queue):
+    """Issue 26: at 80×24 the status line lost the annotator, the footer hid ? and q,
+    and q in the help window only closed the help."""
+    import re
+
+    items = load_queue(queue)
+    app = VettingApp(items, AnnotatorLog(queue, "annotator-name"), "# g")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        text = re.sub(r"<[^>]+>", "", app.export_screenshot()).replace("&#160;", " ")
+        assert "item 1 of 6" in text and "annotator-name" in text
+        for key in ("keys", "quit", "valid", "invalid", "score-invariant", "not-relevant",
+                    "not-sure"):
+            assert key in text, key
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("q")
+        await pilot.pause()
+    assert not app.is_running and app.return_code in (0, None)
