@@ -83,7 +83,7 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
     assert expected["usage"]["prompt_tokens"] > 512  # the long prompt came last
 
 
-def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch):
+def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch, tmp_path):
     """Issue 26: on a busy machine llama.cpp's threads waited at every token's barrier
     for one the scheduler had given away (3.2× the idle CPU time at load 2). fbi now
     gives it the cores other work leaves free, read from /proc/loadavg's running tasks."""
@@ -99,6 +99,13 @@ def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch):
         with pytest.raises(ConfigError, match=THREADS_VARIABLE):
             llama_threads()
     monkeypatch.delenv(THREADS_VARIABLE)
+    # ... and said before any call, not as failed calls retried (one message, exit 2)
+    result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--category", "entity",
+                             "--limit", "1", "--no-cache", "--output", str(tmp_path / "run")],
+                            env={**os.environ, THREADS_VARIABLE: "two"}, capture_output=True,
+                            text=True, timeout=120, cwd=OUTSIDE_CHECKOUT)
+    assert result.returncode == 2 and "FBI_LOCAL_THREADS='two'" in result.stderr
+    assert "Traceback" not in result.stderr and "APIConnectionError" not in result.stdout
     cores = len(os.sched_getaffinity(0))
     if cores != os.cpu_count():
         pytest.skip("this process may use only some of the cores: the count is scaled")

@@ -68,6 +68,7 @@ def check_available(judge: str) -> None:
     if not judge.startswith(f"{PROVIDER}/"):
         return
     gguf_path(judge.split("/", 1)[1])
+    given_threads()  # a bad FBI_LOCAL_THREADS is said now, not as failed calls
     try:
         import llama_cpp  # noqa: F401
     except ImportError:
@@ -100,17 +101,26 @@ def llama_threads() -> int:
     beside 2 busy processes the main job took 3.2× its idle CPU time with 2 threads
     (7.1× with sleeping waits), against what one thread needs (issue 26;
     benchmarks/embedded_load.py)."""
-    given = os.environ.get(THREADS_VARIABLE, "").strip()
-    if given:
-        if not given.isdigit() or int(given) < 1:
-            raise ConfigError(f"{THREADS_VARIABLE}={given!r}: give a whole number of "
-                              "threads, 1 or more")
-        return int(given)
+    given = given_threads()
+    if given is not None:
+        return given
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
     # The machine's counts cover every core; this process may be limited to some.
     share = cores / (os.cpu_count() or cores)
     return max(1, min(cores, round(cores - busy_cores() * share)))
+
+
+def given_threads() -> int | None:
+    """``$FBI_LOCAL_THREADS`` as a number, None when unset; ConfigError when it is not a
+    whole number of 1 or more."""
+    given = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not given:
+        return None
+    if not given.isdigit() or int(given) < 1:
+        raise ConfigError(f"{THREADS_VARIABLE}={given!r}: give a whole number of threads, "
+                          "1 or more, or unset it")
+    return int(given)
 
 
 def busy_cores(loadavg: str | None = None) -> float:
