@@ -53,8 +53,6 @@ def read_file(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         stream = datasets.load_dataset(builder, data_files=str(path), split="train",
                                        streaming=True, **options)
         yield from ((f"row {n}", row) for n, row in enumerate(_rows(stream), start=1))
-    except DatasetError:
-        raise
     except Exception as error:  # pandas, pyarrow and datasets raise many types
         raise CannotRead(_shortened(error)) from None
 
