@@ -223,3 +223,85 @@ def test_tied_rates_share_a_rank():
     board = leaderboard(rates, [], [])
     assert [(r["strategy"], r["rank"]) for r in board] == [
         ("b", 1), ("a", 2), ("c", 2), ("d", 2), ("f", 2), ("e", 6), ("g", None)]
+
+
+def test_named_sides_are_tested_like_two_judges():
+    """Issue 26: one judge's two strategies, named by the user, make a pair of their own:
+    the same paired test on the instances both judged, its own Holm family (statsmodels),
+    and no row for a side that holds nothing readable."""
+    rng = random.Random(11)
+    vanilla = {"entity": [rng.random() < 0.7 for _ in range(40)],
+               "grammar": [rng.random() < 0.4 for _ in range(30)]}
+    rules = {"entity": [rng.random() < 0.2 for _ in range(40)],
+             "grammar": [rng.random() < 0.4 for _ in range(30)]}
+    as_rules = [InstanceOutcome(o.instance_id, o.judge, "rules", o.paradigm, o.ability,
+                                o.category, o.outcome) for o in outcomes("j", rules)]
+    rows = paired_comparisons(outcomes("j", vanilla) + as_rules,
+                              named=[(("j", "vanilla"), ("j", "rules")),
+                                     (("j", "vanilla"), ("elsewhere", "rules"))])
+    assert {(r["judge_a"], r["strategy"], r["judge_b"], r["strategy_b"], r["named"])
+            for r in rows} == {("j", "vanilla", "j", "rules", True)}
+    (overall,) = [r for r in rows if r["level"] == "overall"]
+    pairs = [*zip(vanilla["entity"], rules["entity"], strict=True),
+             *zip(vanilla["grammar"], rules["grammar"], strict=True)]
+    only_a = sum(x and not y for x, y in pairs)
+    only_b = sum(y and not x for x, y in pairs)
+    both = sum(x and y for x, y in pairs)
+    assert overall["p"] == pytest.approx(mcnemar(
+        [[both, only_a], [only_b, len(pairs) - only_a - only_b - both]], exact=True).pvalue)
+    assert [r["p_adjusted"] for r in rows] == pytest.approx(
+        list(multipletests([r["p"] for r in rows], method="holm")[1]))
+
+
+def test_report_compare_names_two_strategies_of_one_judge(tmp_path):
+    """Issue 26: `fbi report RUN --compare vanilla,vanilla_star` on one judge that
+    overlooks every third error only when it writes an explanation (Vanilla): the verdict
+    says which side misses fewer, with the exact McNemar p (statsmodels); a side the run
+    does not hold is one clear message with the sides it does."""
+    careful = careful_judge()
+    from fbi import load_dataset
+
+    perturbed = sorted({i.perturbed_answer for i in load_dataset("sample").instances
+                        if i.category != "score-invariant"})
+    overlooked = set(perturbed[::3])
+
+    def explains_and_overlooks(request):
+        answer = request["messages"][-1]["content"].split("<answer>\n", 1)[1].split(
+            "\n</answer>", 1)[0]
+        explains = "explanation" in json.dumps(request.get("response_format"))
+        if explains and answer in overlooked:
+            return '{"explanation": "fine", "score": 10}'
+        return careful(request)
+
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    with ChatServer(script=explains_and_overlooks, latency_s=0.0) as server:
+        result = CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/j", "--api-base", server.url, "--dataset",
+            "sample", "--strategy", "vanilla", "--strategy", "vanilla_star", "--output",
+            str(tmp_path / "run")], env=env)
+        assert result.exit_code == 0, result.output
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--output",
+                                       str(tmp_path / "out"), "--compare",
+                                       "vanilla,openai/j:vanilla_star"], terminal_width=200)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (overall,) = [c for c in summary["comparisons"] if c["level"] == "overall"]
+    assert (overall["strategy"], overall["strategy_b"], overall["named"]) == (
+        "vanilla", "vanilla_star", True)
+    n, missed = overall["n"], overall["missed_a"]
+    assert overall["missed_b"] == 0 and missed == len(overlooked) and n == len(perturbed)
+    assert overall["p"] == pytest.approx(
+        mcnemar([[0, missed], [0, n - missed]], exact=True).pvalue)
+    terminal = " ".join(report.output.split())
+    assert (f"openai/j under Vanilla* misses fewer planted errors than openai/j under "
+            f"Vanilla: 0.0% vs {100 * missed / n:.1f}%") in terminal
+    assert "A openai/j under Vanilla vs B openai/j under Vanilla*" in terminal
+
+    for bad, expected in (("vanilla,rules", "no run here holds 'rules'. The runs hold: "
+                                            "openai/j:vanilla, openai/j:vanilla_star"),
+                          ("vanilla", "expected two sides"),
+                          ("vanilla,openai/j:vanilla", "names one run and strategy twice")):
+        refused = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--output",
+                                            str(tmp_path / "out2"), "--compare", bad])
+        assert refused.exit_code == 2 and expected in refused.output, refused.output
+        assert "Traceback" not in refused.output

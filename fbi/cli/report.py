@@ -39,7 +39,11 @@ from fbi.report import FORMATS
 @click.option("--jury", type=click.Choice(["majority", "mean", "any"]),
               help="Add a virtual judge made of the runs given (same instances and "
                    "strategies): majority vote, mean score, or any member detecting.")
-def report(run_dirs, formats, output, force, convention, strict, jury) -> None:
+@click.option("--compare", "compare", multiple=True, metavar="A,B",
+              help="Repeatable. Also test two sides beside every pair of judges, each "
+                   "LABEL:STRATEGY (or STRATEGY when the runs have one label), e.g. "
+                   "gpt-4o:vanilla,gpt-4o:rules.")
+def report(run_dirs, formats, output, force, convention, strict, jury, compare) -> None:
     """Render the blind-spot report from stored judgments only (no model call).
 
     Several run folders (other judges or strategies) become one comparison report.
@@ -47,7 +51,7 @@ def report(run_dirs, formats, output, force, convention, strict, jury) -> None:
     from fbi.report import coverage_warning, table_3, write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
-                                    convention, jury, force)
+                                    convention, jury, force, compare)
     warnings = summary["problems"] + [coverage_warning(r) for r in summary["coverage"]]
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

@@ -1,8 +1,9 @@
 """Whether two judges really differ: paired tests on the instances both judged.
 
 Two runs (judges, or one judge's two labelled runs) that used the same strategy over the
-same instances are compared instance by instance. Per category, ability and overall, the
-instances both judged readably form a 2×2 table of detected/undetected; the exact
+same instances are compared instance by instance; so are pairs the user names, such as
+one judge's Vanilla against its Rules (``fbi report --compare``). Per category, ability
+and overall, the instances both judged readably form a 2×2 table of detected/undetected; the exact
 McNemar test (the two-sided binomial test on the discordant pairs, as
 ``statsmodels.stats.contingency_tables.mcnemar(exact=True)`` computes it) asks whether
 one judge misses errors the other catches more often than the reverse. The family of one
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import combinations
 
@@ -47,12 +48,21 @@ def holm(pvalues: list[float]) -> list[float]:
     return adjusted
 
 
-def paired_comparisons(outcomes: Iterable[InstanceOutcome]) -> list[dict]:
-    """Every pair of judges (run labels) under every strategy both ran, per group.
+#: One side of a comparison: a run label (judge) and a strategy it ran.
+Side = tuple[str, str]
 
-    Counted with arrays over the instances (one column per judge), so 20 judges — 190
-    pairs × 11 strategies × 2,400 instances — take seconds, not minutes."""
-    readable: dict[tuple[str, str], dict[str, InstanceOutcome]] = defaultdict(dict)
+
+def paired_comparisons(outcomes: Iterable[InstanceOutcome],
+                       named: Sequence[tuple[Side, Side]] = ()) -> list[dict]:
+    """Every pair of judges (run labels) under every strategy both ran, per group; then
+    each pair the user named (``((judge, strategy), (judge, strategy))``: two strategies
+    of one judge, or two judges under different strategies), each its own Holm family.
+
+    Every row says both sides: ``judge_a``/``strategy`` and ``judge_b``/``strategy_b``
+    (equal strategies unless named), and ``named``. Counted with arrays over the
+    instances (one column per side), so 20 judges — 190 pairs × 11 strategies × 2,400
+    instances — take seconds, not minutes."""
+    readable: dict[Side, dict[str, InstanceOutcome]] = defaultdict(dict)
     for outcome in outcomes:
         if outcome.is_score_invariant or get_category(outcome.category).extra:
             continue
@@ -62,38 +72,45 @@ def paired_comparisons(outcomes: Iterable[InstanceOutcome]) -> list[dict]:
     strategies = sorted({strategy for _, strategy in readable})
     rows: list[dict] = []
     for strategy in strategies:
-        by_judge = {judge: readable[(judge, strategy)] for judge in judges
-                    if (judge, strategy) in readable}
-        table = _MissTable(by_judge)
-        for judge_a, judge_b in combinations(judges, 2):
-            if judge_a not in by_judge or judge_b not in by_judge:
-                continue
-            family = table.tests(judge_a, judge_b, strategy)
-            for row, adjusted in zip(family, holm([r["p"] for r in family]), strict=True):
-                row["p_adjusted"] = adjusted
-                row["significant"] = adjusted < SIGNIFICANCE
-            rows += family
+        sides = {(judge, strategy): readable[(judge, strategy)] for judge in judges
+                 if (judge, strategy) in readable}
+        table = _MissTable(sides)
+        for side_a, side_b in combinations(sides, 2):
+            rows += _family(table.tests(side_a, side_b), named=False)
+    for side_a, side_b in named:
+        # two judges under one strategy are compared above already
+        if side_a[1] != side_b[1] and side_a in readable and side_b in readable:
+            table = _MissTable({side: readable[side] for side in (side_a, side_b)})
+            rows += _family(table.tests(side_a, side_b), named=True)
     return rows
 
 
-class _MissTable:
-    """One strategy's readable outcomes as arrays: instances × judges, judged or not and
-    missed or not, with each instance's category and ability (the groups)."""
+def _family(family: list[dict], named: bool) -> list[dict]:
+    for row, adjusted in zip(family, holm([r["p"] for r in family]), strict=True):
+        row["p_adjusted"] = adjusted
+        row["significant"] = adjusted < SIGNIFICANCE
+        row["named"] = named
+    return family
 
-    def __init__(self, by_judge: dict[str, dict[str, InstanceOutcome]]):
+
+class _MissTable:
+    """Readable outcomes as arrays: instances × sides (judge and strategy), judged or not
+    and missed or not, with each instance's category and ability (the groups)."""
+
+    def __init__(self, by_side: dict[Side, dict[str, InstanceOutcome]]):
         import numpy as np
 
-        ids = sorted({i for outcomes in by_judge.values() for i in outcomes})
+        ids = sorted({i for outcomes in by_side.values() for i in outcomes})
         position = {instance_id: n for n, instance_id in enumerate(ids)}
-        self.column = {judge: n for n, judge in enumerate(by_judge)}
-        self.judged = np.zeros((len(ids), len(by_judge)), dtype=bool)
-        self.missed = np.zeros((len(ids), len(by_judge)), dtype=bool)
+        self.column = {side: n for n, side in enumerate(by_side)}
+        self.judged = np.zeros((len(ids), len(by_side)), dtype=bool)
+        self.missed = np.zeros((len(ids), len(by_side)), dtype=bool)
         first: dict[str, InstanceOutcome] = {}
-        for judge, outcomes in by_judge.items():
+        for side, outcomes in by_side.items():
             rows = np.fromiter((position[i] for i in outcomes), dtype=np.int64,
                                count=len(outcomes))
-            self.judged[rows, self.column[judge]] = True
-            self.missed[rows, self.column[judge]] = np.fromiter(
+            self.judged[rows, self.column[side]] = True
+            self.missed[rows, self.column[side]] = np.fromiter(
                 (o.outcome == "undetected" for o in outcomes.values()), dtype=bool,
                 count=len(outcomes))
             for instance_id, outcome in outcomes.items():
@@ -105,12 +122,12 @@ class _MissTable:
                                              else first[i].ability.short) for i in ids],
                                dtype=np.int64) for level, names in self.groups]
 
-    def tests(self, judge_a: str, judge_b: str, strategy: str) -> list[dict]:
+    def tests(self, side_a: Side, side_b: Side) -> list[dict]:
         """The family of one pair: each category, each ability, then overall, over the
         instances both judged readably (groups without such an instance are left out)."""
         import numpy as np
 
-        a, b = self.column[judge_a], self.column[judge_b]
+        a, b = self.column[side_a], self.column[side_b]
         common = self.judged[:, a] & self.judged[:, b]
         missed_a, missed_b = self.missed[:, a] & common, self.missed[:, b] & common
         counts = (common, missed_a, missed_b, missed_a & ~missed_b, missed_b & ~missed_a)
@@ -119,18 +136,19 @@ class _MissTable:
             per_group = [np.bincount(codes, weights=c, minlength=len(names)) for c in counts]
             for index, name in enumerate(names):
                 if per_group[0][index]:
-                    family.append(_test(judge_a, judge_b, strategy, level, name,
+                    family.append(_test(side_a, side_b, level, name,
                                         *(int(c[index]) for c in per_group)))
         if common.any():
-            family.append(_test(judge_a, judge_b, strategy, "overall", "all",
+            family.append(_test(side_a, side_b, "overall", "all",
                                 *(int(c.sum()) for c in counts)))
         return family
 
 
-def _test(judge_a: str, judge_b: str, strategy: str, level: str, group: str, n: int,
+def _test(side_a: Side, side_b: Side, level: str, group: str, n: int,
           missed_a: int, missed_b: int, only_a: int, only_b: int) -> dict:
     return {
-        "judge_a": judge_a, "judge_b": judge_b, "strategy": strategy, "level": level,
+        "judge_a": side_a[0], "judge_b": side_b[0], "strategy": side_a[1],
+        "strategy_b": side_b[1], "level": level,
         "group": group, "n": n, "missed_a": missed_a, "missed_b": missed_b,
         "rate_a": missed_a / n, "rate_b": missed_b / n,
         "missed_by_a_only": only_a, "missed_by_b_only": only_b,

@@ -35,11 +35,17 @@ from fbi.metrics import (
     weighted_rates,
 )
 from fbi.records import ExplanationCheck, RunSpec
-from fbi.report._verdict import DIFFERS_MARK, VERDICT_LEGEND, verdict_sentences, verdict_table
+from fbi.report._verdict import (
+    DIFFERS_MARK,
+    VERDICT_LEGEND,
+    named_pairs,
+    verdict_sentences,
+    verdict_table,
+)
 from fbi.runs import Run
 from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category, strategy_order
 
-SUMMARY_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = 2
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
                                      Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]
 
@@ -160,14 +166,17 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
 
 
 def build_summary(runs: list[Run], robustness: list[dict] | None = None,
-                  convention: str = "fbi") -> dict:
-    """The machine-readable summary (schema in the README)."""
+                  convention: str = "fbi", compare: tuple[str, ...] = ()) -> dict:
+    """The machine-readable summary (schema in the README). ``compare``: pairs of
+    ``LABEL:STRATEGY`` sides to test beside every pair of judges (``fbi report
+    --compare``; see :func:`fbi.report._verdict.named_pairs`)."""
     from fbi import __version__
 
     if convention not in CONVENTIONS:
         raise InputError(f"unknown convention '{convention}'. Fix: use fbi or paper")
     runs = label_runs(runs)
     judgments = [j for run in runs for j in run.judgments]
+    named = named_pairs(compare, {(j.judge, j.strategy) for j in judgments})
     outcomes = instance_outcomes(judgments)
     missing, coverage_rows = coverage(runs, outcomes)
     rates = [row.as_dict() for row in aggregate(outcomes + missing)]
@@ -187,7 +196,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
                   "protocol": run.spec.parameters.get("protocol") or "fbi",
                   "judgments": len(run.judgments)} for run in runs],
         "rates": rates,
-        "comparisons": paired_comparisons(outcomes),
+        "comparisons": paired_comparisons(outcomes, named),
         "leaderboard": leaderboard(rates, pairwise, judgments),
         "repeatability": repeatability(
             [*judgments, *(j for run in runs for j in run.repeats)]),
@@ -273,7 +282,8 @@ def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
     cells: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     reference = min((r["judge"] for r in summary["rates"]), default=None)
     differs = {(c["judge_b"], c["strategy"], c["group"]) for c in summary.get("comparisons", [])
-               if c["significant"] and c["judge_a"] == reference and c["level"] == "ability"}
+               if c["significant"] and c["judge_a"] == reference and c["level"] == "ability"
+               and not c["named"]}
     for row in summary["rates"]:
         if row["level"] in ("ability", "score-invariant"):
             marker = f" {DIFFERS_MARK}" if (row["judge"], row["strategy"], row["group"]) \

@@ -10,8 +10,9 @@ so they can differ from a judge's own table, which counts every instance it judg
 
 from __future__ import annotations
 
+from fbi.errors import InputError
 from fbi.metrics import SIGNIFICANCE, wilson_interval
-from fbi.taxonomy import Ability, strategy_order
+from fbi.taxonomy import Ability, did_you_mean, strategy_order
 
 #: The paper's column order (LF, F, IF, R).
 ABILITY_ORDER = (Ability.LONG_FORM, Ability.FACTUAL, Ability.INSTRUCTION_FOLLOWING,
@@ -22,18 +23,57 @@ ABILITY_ORDER = (Ability.LONG_FORM, Ability.FACTUAL, Ability.INSTRUCTION_FOLLOWI
 DIFFERS_MARK = "†"
 
 
+def named_pairs(texts: list[str] | tuple[str, ...],
+                sides: set[tuple[str, str]]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """The pairs a user named (``fbi report --compare``), each ``A,B`` where a side is
+    ``LABEL:STRATEGY`` (the label a report gives a run; split at the last ``:``, as a
+    label such as ``ollama/llama3:8b`` can hold one) or just ``STRATEGY`` when the runs
+    have one label. ``sides`` are the (label, strategy) pairs the runs hold."""
+    labels = sorted({label for label, _ in sides})
+    known = sorted(f"{label}:{strategy}" for label, strategy in sides)
+    pairs = []
+    for text in texts:
+        parts = [part.strip() for part in text.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise InputError(f"--compare '{text}': expected two sides, LABEL:STRATEGY,"
+                             "LABEL:STRATEGY (e.g. gpt-4o:vanilla,gpt-4o:rules)")
+        pair = tuple(_side(part, labels, sides, known) for part in parts)
+        if pair[0] == pair[1]:
+            raise InputError(f"--compare '{text}' names one run and strategy twice. Fix: "
+                             "name two different sides")
+        pairs.append(pair)
+    return pairs
+
+
+def _side(text: str, labels: list[str], sides: set[tuple[str, str]],
+          known: list[str]) -> tuple[str, str]:
+    label, _, strategy = text.rpartition(":")
+    if not label and len(labels) == 1:
+        label = labels[0]
+    if (label, strategy) not in sides:
+        # the closer miss first: a label the runs hold with a mistyped strategy, or a label
+        hint = did_you_mean(strategy, sorted(s for name, s in sides if name == label)) \
+            if label in labels else did_you_mean(label, labels)
+        raise InputError(f"--compare: no run here holds '{text}'.{hint} The runs hold: "
+                         f"{', '.join(known)}")
+    return label, strategy
+
+
 def comparison_rows(summary: dict) -> list[dict]:
     """Overall and per-ability rows of every comparison, strategies in the paper's order,
     each with its intervals, the difference (A − B) and a sentence for the overall rows."""
     names = summary["display_names"]
     chosen = [c for c in summary.get("comparisons", []) if c["level"] in ("overall", "ability")]
-    order = strategy_order({c["strategy"] for c in chosen})
     groups = ["all", *(a.short for a in ABILITY_ORDER)]
-    chosen.sort(key=lambda c: (c["judge_a"], c["judge_b"], order.index(c["strategy"]),
+    order = strategy_order({c[key] for c in chosen for key in ("strategy", "strategy_b")})
+    chosen.sort(key=lambda c: (c["named"], c["judge_a"], c["judge_b"],
+                               order.index(c["strategy"]), order.index(c["strategy_b"]),
                                groups.index(c["group"]) if c["group"] in groups else 99))
     rows = []
     for c in chosen:
-        row = {**c, "strategy_name": names.get(c["strategy"], c["strategy"]),
+        name_a, name_b = (names.get(c[key], c[key]) for key in ("strategy", "strategy_b"))
+        row = {**c, "strategy_name": name_a if name_a == name_b else f"{name_a} / {name_b}",
+               "sides": _sides(c, name_a, name_b),
                "ci_a": wilson_interval(c["missed_a"], c["n"]),
                "ci_b": wilson_interval(c["missed_b"], c["n"]),
                "difference": c["rate_a"] - c["rate_b"]}
@@ -42,10 +82,19 @@ def comparison_rows(summary: dict) -> list[dict]:
     return rows
 
 
+def _sides(row: dict, name_a: str, name_b: str) -> tuple[str, str]:
+    """How the sentence and titles name each side: the judge, and for a named pair of
+    strategies the strategy too ("gpt-4o under Vanilla")."""
+    if row["strategy"] == row["strategy_b"]:
+        return row["judge_a"], row["judge_b"]
+    return f"{row['judge_a']} under {name_a}", f"{row['judge_b']} under {name_b}"
+
+
 def _sentence(row: dict) -> str:
-    a, b = row["judge_a"], row["judge_b"]
+    a, b = row["sides"]
+    where = (f"under {row['strategy_name']}, " if row["strategy"] == row["strategy_b"]
+             else "") + f"{row['n']} instances both judged"
     rate_a, rate_b = (f"{100 * row[key]:.1f}%" for key in ("rate_a", "rate_b"))
-    where = f"under {row['strategy_name']}, {row['n']} instances both judged"
     p = f"p = {format_p(row['p_adjusted'])} after Holm"
     if row["p_adjusted"] < SIGNIFICANCE and row["rate_a"] != row["rate_b"]:
         better, low, worse, high = (a, rate_a, b, rate_b) if row["rate_a"] < row["rate_b"] \
@@ -92,7 +141,7 @@ def verdict_pair_tables(summary: dict) -> list[tuple[str, list[str], list[list[s
     tables: dict[tuple[str, str], list[list[str]]] = {}
     for row in comparison_rows(summary):
         mark = f" {DIFFERS_MARK}" if row["significant"] else ""
-        tables.setdefault((row["judge_a"], row["judge_b"]), []).append(
+        tables.setdefault(row["sides"], []).append(
             [row["strategy_name"], row["group"], interval_text(row["rate_a"], row["ci_a"]),
              interval_text(row["rate_b"], row["ci_b"]), format_p(row["p_adjusted"]) + mark])
     return [(f"A {a} vs B {b}: % undetected on the instances both judged [95%]",
@@ -105,6 +154,7 @@ def verdict_sentences(summary: dict) -> list[str]:
 
 
 VERDICT_LEGEND = (f"{DIFFERS_MARK} Holm-adjusted p < {SIGNIFICANCE:g}: exact McNemar test on "
-                  "the instances both judges judged readably, corrected over each pair's "
-                  "categories, abilities and overall under one strategy. Rates here are "
+                  "the instances both sides judged readably, corrected over each pair's "
+                  "categories, abilities and overall (a pair: two judges under one "
+                  "strategy, or two sides named with --compare). Rates here are "
                   "over those shared instances; intervals are Wilson 95%.")
