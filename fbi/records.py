@@ -207,6 +207,12 @@ class Judgment(CallRecord):
     sample: int = 0  # which of --samples K asks of the same call (0: the first, or only)
 
 
+def judge_name(label: str | None, model: str) -> str:
+    """How a judge is named to people wherever fbi prints one: its ``--label`` with the
+    model beside it ("careful (openai/gpt-4o)"), or the model alone."""
+    return f"{label} ({model})" if label and label != model else model
+
+
 RunKind = Literal["evaluate", "explain-check", "perturb", "robustness"]
 
 
@@ -241,6 +247,11 @@ class RunSpec(BaseModel):
     created_at: str
     updated_at: str
     totals: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def judge_name(self) -> str:
+        """The label and model as printed (:func:`judge_name`)."""
+        return judge_name(self.label, self.model)
 
     @model_validator(mode="before")
     @classmethod

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 from openai_server import ChatServer, qa_script
@@ -87,3 +89,74 @@ def test_perturb_names_every_category_whole_at_80_columns(tmp_path):
         rows.add(line.split()[0])
     assert rows == set(category_names()), rows  # the 22 and score-invariant, each whole
     assert len(output.splitlines()) < 60
+
+
+# Issue 26, item 5: every command, not only the tables above.
+
+
+@pytest.fixture(scope="module")
+def two_judges(judged):
+    """The judged run (labelled, its model long) and a second judge over the same
+    instances, reported together with a named comparison: the verdict opens the output."""
+    folder, _ = judged
+    with ChatServer() as server:
+        at_80(folder, "evaluate", "--judge", "openai/a-judge-with-a-rather-long-model-name",
+              "--label", "second-judge", "--api-base", server.url, "--strategy", "all",
+              "--limit", "1", "--output", str(folder / "second"))
+    return folder
+
+
+def test_a_two_judge_report_with_its_verdict_fits(two_judges, tmp_path):
+    output = at_80(tmp_path, "report", str(two_judges / "run"), str(two_judges / "second"),
+                   "--output", str(tmp_path / "r"), "--compare",
+                   "second-judge:vanilla,second-judge:rubric")
+    fits(output)
+    flat = " ".join(output.split())
+    assert "No significant difference between openai/judge and second-judge" in flat
+    assert "second-judge under Vanilla and second-judge under Rubric" in flat
+
+
+def test_show_fits(judged, tmp_path):
+    folder, _ = judged
+    first = (folder / "run" / "judgments.jsonl").read_text().splitlines()[0]
+    call_id = json.loads(first)["call_id"]
+    fits(at_80(tmp_path, "show", str(folder / "run"), call_id))
+
+
+def test_the_data_commands_fit(judged, tmp_path):
+    folder, _ = judged
+    for command in (("cache", "info"), ("datasets", "validate", "sample"),
+                    ("datasets", "convert", "sample", str(tmp_path / "sample.csv")),
+                    ("evaluate", "--judge", "openai/judge", "--strategy", "all",
+                     "--dry-run", "--show-prompts", "--output", str(tmp_path / "dry"))):
+        fits(at_80(folder, *command))
+
+
+def test_vetting_and_publishing_fit(tmp_path):
+    from fbi import load_dataset, write_dataset
+    from fbi.vet import AnnotatorLog, load_queue
+
+    queue = tmp_path / "queue.jsonl"
+    write_dataset([i for i in load_dataset("sample") if i.category in (
+        "entity", "incorrect-instruction-following", "score-invariant")], queue)
+    ids = [i.id for i in load_queue(queue)]
+    for annotator, flip in (("ann", None), ("a-second-annotator-name", ids[1])):
+        log = AnnotatorLog(queue, annotator)
+        for instance_id in ids:
+            log.record(instance_id, "label", label="invalid" if instance_id == flip
+                       else "valid")
+    fits(at_80(tmp_path, "annotate", "agreement", str(queue)))
+    fits(at_80(tmp_path, "annotate", "export", str(queue), "--output",
+               str(tmp_path / "vetted.jsonl")))
+    fits(at_80(tmp_path, "publish", str(tmp_path / "vetted.jsonl"), "--repo-id", "org/x",
+               "--dry-run", "--queue", str(queue), "--output", str(tmp_path / "hub")))
+
+
+def test_robustness_score_fits(tmp_path):
+    with ChatServer(script=qa_script) as server:
+        at_80(tmp_path, "robustness", "run", "--model", "openai/qa", "--api-base",
+              server.url, "--suite", "all", "--limit", "4", "--output",
+              str(tmp_path / "robust"))
+    output = at_80(tmp_path, "robustness", "score", str(tmp_path / "robust" / "answers.jsonl"))
+    fits(output)
+    assert "MultiQ&A" in output

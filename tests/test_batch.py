@@ -84,7 +84,7 @@ def test_submit_then_stop_then_collect(tmp_path, live):
     the same command collects it later."""
     with ChatServer() as server:
         out = tmp_path / "run"
-        submitted = run(evaluate(server, out, "--batch"), env(tmp_path))
+        submitted = run(evaluate(server, out, "--batch", "--label", "batched"), env(tmp_path))
         assert submitted.returncode == 0, submitted.stderr
         assert f"{CALLS} calls are in provider batches" in submitted.stdout
         # Issue 26: what was submitted, not "0 calls … N requests" and an empty table
@@ -93,8 +93,11 @@ def test_submit_then_stop_then_collect(tmp_path, live):
         assert f"0 requests to the model, {CALLS} submitted in batches" in said
         assert "No judgments in" in said and "% undetected" not in said
         status = run([sys.executable, "-m", "fbi", "batch", "status", str(out)],
-                     env(tmp_path))
+                     {**env(tmp_path), "COLUMNS": "80"})
         assert status.returncode == 0 and "batch_1" in status.stdout, status.stderr
+        # Issue 26: the judge named as everywhere else, label first
+        assert f"Batches of batched ({JUDGE}) in {out}" in " ".join(status.stdout.split())
+        assert max(map(len, status.stdout.splitlines())) <= 80 and "…" not in status.stdout
         collected = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
                         env(tmp_path))
         assert collected.returncode == 0, collected.stderr

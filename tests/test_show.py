@@ -27,7 +27,8 @@ def runs(tmp_path_factory):
         assert plain.exit_code == 0, plain.output
         shaped = CliRunner().invoke(main, [
             *common, "--api-base", server.url, "--output", str(folder / "shaped"),
-            "--strategy", "rubric", "--score-range", "1-5", "--system-prompt", str(system)],
+            "--strategy", "rubric", "--score-range", "1-5", "--system-prompt", str(system),
+            "--label", "strict"],
             env=env)
         assert shaped.exit_code == 0, shaped.output
     return folder
@@ -64,6 +65,17 @@ def test_the_command_prints_messages_reply_and_verdict(runs):
     assert result.exit_code == 0, result.output
     assert "user message" in result.output and "prompt hash matches" in result.output
     assert "raw reply" in result.output and "verdict" in result.output
+
+
+def test_the_call_is_named_with_the_runs_label_and_strategy(runs):
+    """Issue 26: wherever fbi names a judge it uses the label, model beside it."""
+    (call_id, *_) = call_ids(runs / "shaped")
+    result = CliRunner().invoke(main, ["show", str(runs / "shaped"), call_id,
+                                       "--system-prompt", str(runs / "system.txt")],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert " ".join(result.output.split()).startswith(
+        f"{call_id} of {runs / 'shaped'}: judge strict (openai/judge), strategy Rubric")
 
 
 def test_an_unknown_call_is_a_message_with_suggestions(runs):

@@ -16,6 +16,15 @@ API_KEY = click.option("--api-key", envvar="FBI_API_KEY", show_envvar=True,
                        help="The provider's API key (default: its own variable).")
 
 
+def _models(run_dir: Path) -> dict[str, str]:
+    """Each model a run spec in the folder names, as fbi prints a judge (with its label)."""
+    from fbi.runs import read_spec
+
+    specs = [read_spec(path) for path in [run_dir / "run.json",
+                                          *sorted(run_dir.glob("*.run.json"))]]
+    return {spec.model: spec.judge_name for spec in specs if spec is not None}
+
+
 def _batches(run_dir: Path, api_key: str | None):
     """(runner, batch record) for every batch recorded in the folder's *.batches.jsonl."""
     from fbi.errors import InputError
@@ -44,11 +53,14 @@ def batch() -> None:
 @API_KEY
 def status(run_dir, api_key) -> None:
     """Each batch: its state at the provider now, and its request counts."""
-    table = Table(box=box.SIMPLE_HEAD)
+    found = _batches(run_dir, api_key)
+    names = _models(run_dir)
+    models = sorted({names.get(record.model, record.model) for _, _, record in found})
+    table = Table(title=f"Batches of {', '.join(models)} in {run_dir}", box=box.SIMPLE_HEAD)
     for column in ("log", "batch", "state", "requests", "done", "failed", "collected"):
         table.add_column(column, justify="left" if column in ("log", "batch", "state")
                          else "right", overflow="fold")
-    for log, runner, record in _batches(run_dir, api_key):
+    for log, runner, record in found:
         done = failed = "–"
         state = record.status
         if not record.collected:

@@ -307,10 +307,11 @@ def headline_table(judgments, registry, label: str | None = None) -> Table:
     header carries its instance count, and a cell shows its own n only when fewer of its
     verdicts were readable."""
     from fbi.metrics import headline, instance_outcomes
+    from fbi.records import judge_name
 
     rows = headline(instance_outcomes(judgments))
     judges = sorted({judge for judge, _ in rows})
-    named = [f"{label} ({judge})" if label and label != judge else judge for judge in judges]
+    named = [judge_name(label, judge) for judge in judges]
     columns = ("LF", "F", "IF", "R", "SI")
     sizes = {c: max((r[c].n for r in rows.values() if r.get(c) is not None), default=0)
              for c in columns}

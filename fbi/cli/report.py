@@ -58,11 +58,11 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare) 
     if summary.get("comparisons"):  # the comparison's verdict first, then the tables
         from fbi.report import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
 
-        for sentence in verdict_sentences(summary):
-            console.print(escape(sentence), soft_wrap=True)
+        for sentence in verdict_sentences(summary):  # wrapped at words: no path to copy
+            console.print(escape(sentence))
         for title, header, rows in verdict_pair_tables(summary):
             console.print(rate_table(title, header, rows))
-        console.print(escape(VERDICT_LEGEND), soft_wrap=True)
+        console.print(escape(VERDICT_LEGEND))
     shown = "paper's convention" if convention == "paper" else "[95% interval]"
     for judge in sorted({r["judge"] for r in summary["rates"]}):
         header, rows = table_3(summary, judge)

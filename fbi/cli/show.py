@@ -27,14 +27,16 @@ def show(run_dir, call_id, prompts_dir, system_prompt) -> None:
 
     shown = show_call(run_dir, call_id, prompts_dir, read_system_prompt(system_prompt))
     judgment = shown.judgment
+    console.print(f"[bold]{escape(shown.call_id)}[/] of {escape(str(run_dir))}: judge "
+                  f"{escape(shown.judge)}, strategy {escape(shown.strategy)}")
     for role, content in shown.messages:
         console.print(Panel(escape(content), title=f"{role} message", title_align="left"))
     if shown.hash_matches:
-        console.print(f"[green]prompt hash matches[/] the call's ({judgment.prompt_hash[:12]}…)")
+        console.print(f"[green]prompt hash matches[/] the call's (sha256 "
+                      f"{judgment.prompt_hash[:12]})")
     else:
-        console.print(f"[yellow]prompt hash differs[/] from the call's "
-                      f"({judgment.prompt_hash[:12]}…): {escape(shown.note or '')}",
-                      soft_wrap=True)
+        console.print(f"[yellow]prompt hash differs[/] from the call's (sha256 "
+                      f"{judgment.prompt_hash[:12]}): {escape(shown.note or '')}")
     console.print(Panel(escape(judgment.raw_output or f"(no reply: {judgment.reason})"),
                         title="raw reply", title_align="left"))
     for number, reply in enumerate(judgment.repair_outputs, start=1):
@@ -51,4 +53,4 @@ def show(run_dir, call_id, prompts_dir, system_prompt) -> None:
                   + (f" ({escape(judgment.reason)})" if judgment.reason else "")
                   + f"; {verdict}; parser {judgment.parser_version}; "
                   + f"{judgment.prompt_tokens}+{judgment.completion_tokens} tokens"
-                  + (" (from the cache)" if judgment.cached else ""), soft_wrap=True)
+                  + (" (from the cache)" if judgment.cached else ""))

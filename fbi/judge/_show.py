@@ -18,6 +18,8 @@ from fbi.runs import load_run
 @dataclass(frozen=True)
 class ShownCall:
     call_id: str
+    judge: str  # the run's label and model, as fbi names a judge everywhere
+    strategy: str  # the strategy's display name
     messages: tuple[tuple[str, str], ...]  # (role, content), as re-rendered now
     judgment: Judgment
     hash_matches: bool  # the re-rendered messages are the ones the call sent
@@ -76,4 +78,5 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
             reasons.append(f"the template of {judgment.strategy!r} changed since the run "
                            f"(version {recorded.get('version')} → {strategy.version})")
         note = "; ".join(reasons) or "the instance or template differs from the run's"
-    return ShownCall(call_id, call.request.messages, judgment, matches, note)
+    return ShownCall(call_id, run.spec.judge_name, strategy.meta.display_name,
+                     call.request.messages, judgment, matches, note)
