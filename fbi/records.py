@@ -89,6 +89,16 @@ class Instance(BaseModel):
 
     # -- the flat tabular form used by JSONL, CSV and Parquet files -------------------
 
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Instance:
+        """The instance :meth:`to_row` wrote (every column present, as it writes them)."""
+        provenance = Provenance(**{name: row[name] for name in PROVENANCE_COLUMNS})
+        return cls(id=row["id"], ability=row["ability"], category=row["category"],
+                   instruction=row["instruction"], gold_answer=row["gold_answer"],
+                   perturbed_answer=row["perturbed_answer"], rationale=row["rationale"],
+                   label=row["label"], provenance=provenance, flags=tuple(row["flags"]),
+                   schema_version=row["schema_version"])
+
     def to_row(self) -> dict[str, Any]:
         """The flat dict written to files; :meth:`from_row` reads it back losslessly."""
         return {

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import hashlib
 import io
 import json
 import sys
@@ -37,6 +36,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import ValidationError
 
 from fbi._hf_datasets import CannotRead, read_file, read_folder
+from fbi._instance_store import InstanceKey, InstanceStore
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.escaping import has_control_characters
 from fbi.outputs import write_atomically
@@ -127,15 +127,21 @@ class RawRow:
 
 @dataclass
 class Dataset:
-    """Instances loaded from one SPEC, with how many rows were read."""
+    """Instances loaded from one SPEC, with how many rows were read. ``instances`` may be
+    given as any iterable; it is kept in an :class:`~fbi._instance_store.InstanceStore`
+    (compact past 20,000 instances)."""
 
     spec: str
-    instances: list[Instance]
+    instances: InstanceStore
     rows_read: int
     files: list[str] = field(default_factory=list)
     # the filters that chose these instances, and the fingerprint of what they chose from
     selection: dict[str, Any] = field(default_factory=dict)
     source_fingerprint: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.instances, InstanceStore):
+            self.instances = InstanceStore(self.instances)
 
     def __len__(self) -> int:
         return len(self.instances)
@@ -146,11 +152,7 @@ class Dataset:
     @property
     def fingerprint(self) -> str:
         """sha256 of the canonical rows, order-independent: same content, same print."""
-        digest = hashlib.sha256()
-        for instance in sorted(self.instances, key=lambda i: i.id):  # a row at a time
-            digest.update(json.dumps(instance.to_row(), sort_keys=True,
-                                     ensure_ascii=False).encode())
-        return digest.hexdigest()
+        return self.instances.fingerprint()
 
     def select(
         self,
@@ -168,50 +170,53 @@ class Dataset:
         seed and dataset whatever the order of its rows."""
         wanted_abilities = {get_ability(a) for a in abilities}
         wanted_categories = {get_category(c).name for c in categories}
+        keys = self.instances.keys  # id, ability, category: no instance is rebuilt
         chosen = [
-            i for i in self.instances
-            if (include_extra or not i.is_extra or i.category in wanted_categories)
-            and (not wanted_abilities or i.ability in wanted_abilities)
-            and (not wanted_categories or i.category in wanted_categories)
+            n for n, key in enumerate(keys)
+            if (include_extra or not get_category(key.category).extra
+                or key.category in wanted_categories)
+            and (not wanted_abilities or key.ability in wanted_abilities)
+            and (not wanted_categories or key.category in wanted_categories)
         ]
         if limit is not None:
-            chosen = _first_per_category(chosen, limit)
+            chosen = _first_per_category(keys, chosen, limit)
         if sample is not None:
-            chosen = _seeded_sample(chosen, sample, sample_seed, sample_by)
+            chosen = _seeded_sample(keys, chosen, sample, sample_seed, sample_by)
         selection = {"abilities": sorted(a.value for a in wanted_abilities),
                      "categories": sorted(wanted_categories), "include_extra": include_extra,
                      "limit": limit}
         if sample is not None:  # only when given, so folders written before still match
             selection.update(sample=sample, sample_seed=sample_seed, sample_by=sample_by)
-        return Dataset(self.spec, chosen, self.rows_read, self.files, selection,
-                       self.source_fingerprint or self.fingerprint)
+        return Dataset(self.spec, self.instances.subset(chosen), self.rows_read, self.files,
+                       selection, self.source_fingerprint or self.fingerprint)
 
 
-def _seeded_sample(instances: list[Instance], size: int, seed: int, by: str
-                   ) -> list[Instance]:
-    """A random ``size`` of each category (or of all), drawn in id order with ``seed``;
-    the chosen keep the dataset's order."""
+def _seeded_sample(keys: list[InstanceKey], chosen: list[int], size: int, seed: int,
+                   by: str) -> list[int]:
+    """A random ``size`` of each category (or of all) of the ``chosen`` positions, drawn
+    in id order with ``seed``; they keep the dataset's order."""
     import random
 
     if by not in ("category", "overall"):
         raise InputError(f"sample_by {by!r}: give 'category' or 'overall'")
     rng = random.Random(seed)
-    groups: dict[str, list[Instance]] = {}
-    for instance in sorted(instances, key=lambda i: i.id):
-        groups.setdefault(instance.category if by == "category" else "all", []).append(instance)
-    chosen = {i.id for name in sorted(groups)
-              for i in rng.sample(groups[name], min(size, len(groups[name])))}
-    return [i for i in instances if i.id in chosen]
+    groups: dict[str, list[int]] = {}
+    for n in sorted(chosen, key=lambda n: keys[n].id):
+        groups.setdefault(keys[n].category if by == "category" else "all", []).append(n)
+    drawn = {n for name in sorted(groups)
+             for n in rng.sample(groups[name], min(size, len(groups[name])))}
+    return [n for n in chosen if n in drawn]
 
 
-def _first_per_category(instances: list[Instance], limit: int) -> list[Instance]:
-    """Keep the first ``limit`` instances of each category, in order."""
+def _first_per_category(keys: list[InstanceKey], chosen: list[int], limit: int) -> list[int]:
+    """Keep the first ``limit`` of each category of the ``chosen`` positions, in order."""
     seen: dict[str, int] = {}
     kept = []
-    for instance in instances:
-        if seen.get(instance.category, 0) < limit:
-            seen[instance.category] = seen.get(instance.category, 0) + 1
-            kept.append(instance)
+    for n in chosen:
+        category = keys[n].category
+        if seen.get(category, 0) < limit:
+            seen[category] = seen.get(category, 0) + 1
+            kept.append(n)
     return kept
 
 
@@ -221,7 +226,7 @@ class Validation:
 
     spec: str
     rows_read: int
-    instances: list[Instance]
+    instances: InstanceStore
     problems: list[Problem]
     files: list[str]
     #: What loads but a user should know: texts with control characters (they could
@@ -288,7 +293,7 @@ def _validate(spec: str, reader: Reader) -> Validation:
     try:
         instances, row_problems = build_instances(counted())
     except DatasetError as error:  # the whole source is unreadable
-        return Validation(spec, 0, [], problems + error.problems, files)
+        return Validation(spec, 0, InstanceStore(), problems + error.problems, files)
     if not rows_read and not problems:  # a header-only CSV, a Parquet file of zero rows
         problems.append(Problem(spec, "", "holds no rows", "add at least one instance"))
     return Validation(spec, rows_read, instances, problems + row_problems, files, warnings)
@@ -721,9 +726,9 @@ def _download_hub_dataset(repo_id: str, revision: str | None = None) -> Path:
 # ------------------------------------------------------------------ building records
 
 
-def build_instances(rows: Iterable[RawRow]) -> tuple[list[Instance], list[Problem]]:
+def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem]]:
     """Turn raw rows into instances; every bad row becomes a Problem, never a silent drop."""
-    instances: list[Instance] = []
+    instances = InstanceStore()
     problems: list[Problem] = []
     first_seen: dict[str, tuple[str, str]] = {}  # id → (file, location): not the row
     missing_reported: set[tuple[str, str]] = set()

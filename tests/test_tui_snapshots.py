@@ -6,9 +6,9 @@ and accept them with ``pytest tests/test_tui_snapshots.py --snapshot-update``.""
 from __future__ import annotations
 
 import pytest
+from fbi.annotate.app import VettingApp
 
 from fbi import load_dataset, write_dataset
-from fbi.annotate.app import VettingApp
 from fbi.vet import AnnotatorLog, load_queue
 
 SIZE = (80, 24)  # the smallest terminal the TUI promises to fit
