@@ -47,6 +47,7 @@ from fbi.metrics._qa import (
     set_scores,
     token_confidence,
 )
+from fbi.metrics._ranking import kendall_tau_b, ranking_stability
 from fbi.metrics._rates import (
     BOOTSTRAP_RESAMPLES,
     Z_95,
@@ -95,6 +96,7 @@ __all__ = [
     "instance_outcomes",
     "judge_stability",
     "judgments_by_instance",
+    "kendall_tau_b",
     "kr20",
     "krippendorff_alpha",
     "leaderboard",
@@ -112,6 +114,7 @@ __all__ = [
     "percent_agreement",
     "performance_drop_rate",
     "permutation_aggregates",
+    "ranking_stability",
     "rate_of",
     "reference_histograms",
     "remap_by_first_appearance",

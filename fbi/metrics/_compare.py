@@ -62,27 +62,35 @@ def paired_comparisons(outcomes: Iterable[InstanceOutcome],
     (equal strategies unless named), and ``named``. Counted with arrays over the
     instances (one column per side), so 20 judges — 190 pairs × 11 strategies × 2,400
     instances — take seconds, not minutes."""
-    readable: dict[Side, dict[str, InstanceOutcome]] = defaultdict(dict)
-    for outcome in outcomes:
-        if outcome.is_score_invariant or get_category(outcome.category).extra:
-            continue
-        if outcome.outcome in ("detected", "undetected"):
-            readable[(outcome.judge, outcome.strategy)][outcome.instance_id] = outcome
+    readable = readable_by_side(outcomes)
     judges = sorted({judge for judge, _ in readable})
     strategies = sorted({strategy for _, strategy in readable})
     rows: list[dict] = []
     for strategy in strategies:
         sides = {(judge, strategy): readable[(judge, strategy)] for judge in judges
                  if (judge, strategy) in readable}
-        table = _MissTable(sides)
+        table = MissTable(sides)
         for side_a, side_b in combinations(sides, 2):
             rows += _family(table.tests(side_a, side_b), named=False)
     for side_a, side_b in named:
         # two judges under one strategy are compared above already
         if side_a[1] != side_b[1] and side_a in readable and side_b in readable:
-            table = _MissTable({side: readable[side] for side in (side_a, side_b)})
+            table = MissTable({side: readable[side] for side in (side_a, side_b)})
             rows += _family(table.tests(side_a, side_b), named=True)
     return rows
+
+
+def readable_by_side(outcomes: Iterable[InstanceOutcome]
+                     ) -> dict[Side, dict[str, InstanceOutcome]]:
+    """Each side's (judge, strategy) readable outcomes of planted errors, by instance:
+    score-invariant and extra categories left out (their outcome is not a miss)."""
+    readable: dict[Side, dict[str, InstanceOutcome]] = defaultdict(dict)
+    for outcome in outcomes:
+        if outcome.is_score_invariant or get_category(outcome.category).extra:
+            continue
+        if outcome.outcome in ("detected", "undetected"):
+            readable[(outcome.judge, outcome.strategy)][outcome.instance_id] = outcome
+    return readable
 
 
 def _family(family: list[dict], named: bool) -> list[dict]:
@@ -93,7 +101,7 @@ def _family(family: list[dict], named: bool) -> list[dict]:
     return family
 
 
-class _MissTable:
+class MissTable:
     """Readable outcomes as arrays: instances × sides (judge and strategy), judged or not
     and missed or not, with each instance's category and ability (the groups)."""
 
@@ -121,6 +129,20 @@ class _MissTable:
         self.codes = [np.array([names.index(first[i].category if level == "category"
                                              else first[i].ability.short) for i in ids],
                                dtype=np.int64) for level, names in self.groups]
+
+    def category_cells(self, side_a: Side, side_b: Side):
+        """Per category (in ``self.groups[0]``'s order), over the instances both sides
+        judged readably: counts missed by both, by A only, by B only, by neither."""
+        import numpy as np
+
+        a, b = self.column[side_a], self.column[side_b]
+        common = self.judged[:, a] & self.judged[:, b]
+        missed_a, missed_b = self.missed[:, a] & common, self.missed[:, b] & common
+        cells = (missed_a & missed_b, missed_a & ~missed_b, missed_b & ~missed_a,
+                 common & ~missed_a & ~missed_b)
+        size = len(self.groups[0][1])
+        return np.stack([np.bincount(self.codes[0], weights=c, minlength=size)
+                         for c in cells], axis=1).astype(np.int64)
 
     def tests(self, side_a: Side, side_b: Side) -> list[dict]:
         """The family of one pair: each category, each ability, then overall, over the

@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib import resources
 
 from fbi.diffing import word_diff
+from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._summary import (
     ABILITY_COLUMNS,
     RATE_KEY,
@@ -147,6 +148,8 @@ def render_html(summary: dict, runs: list[Run]) -> str:
         table4=table_4(summary) if len(judge_strategies(summary)) > 1 else None,
         pooled=pooled_table(summary), note=convention_note(summary),
         leaderboard=leaderboard_table(summary), bias=bias_tables(summary),
+        ranking=ranking_table(summary) if summary.get("ranking_stability") else None,
+        ranking_note=RANKING_NOTE,
         weighted=weighted_table(summary) if summary.get("weighted_scores") else None,
         weighted_note=WEIGHTED_NOTE,
         repeatability=repeatability_table(summary) if summary.get("repeatability")

@@ -29,12 +29,14 @@ from fbi.metrics import (
     missing_outcomes,
     paired_comparisons,
     pairwise_breakdowns,
+    ranking_stability,
     reference_histograms,
     repeatability,
     self_preference,
     weighted_rates,
 )
 from fbi.records import ExplanationCheck, RunSpec
+from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._verdict import (
     DIFFERS_MARK,
     VERDICT_LEGEND,
@@ -197,6 +199,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
                   "judgments": len(run.judgments)} for run in runs],
         "rates": rates,
         "comparisons": paired_comparisons(outcomes, named),
+        "ranking_stability": ranking_stability(outcomes),
         "leaderboard": leaderboard(rates, pairwise, judgments),
         "repeatability": repeatability(
             [*judgments, *(j for run in runs for j in run.repeats)]),
@@ -541,6 +544,9 @@ def render_markdown(summary: dict) -> str:
                   _markdown_table(*weighted_table(summary))]
     for title, header, rows in bias_tables(summary):
         parts += ["", f"## Bias: {md(title)}", "", _markdown_table(header, rows)]
+    if summary.get("ranking_stability"):
+        parts += ["", "## Ranking stability: which errors are hardest", "",
+                  md(RANKING_NOTE), "", _markdown_table(*ranking_table(summary))]
     if summary.get("leaderboard"):
         parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
                   "rate (lower is better), with what they cost: % unparseable of the "
