@@ -107,10 +107,17 @@ def two_judges(judged):
 
 
 def test_a_two_judge_report_with_its_verdict_fits(two_judges, tmp_path):
+    ids = [json.loads(line)["id"] for line in
+           (two_judges / "run" / "instances.jsonl").read_text().splitlines()]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("instance_id,annotator,verdict,score\n" + "".join(
+        f"{i},{who},{'ab'[(n + k) % 2]},{n % 9 + 1}\n" for n, i in enumerate(ids)
+        for k, who in enumerate(("ann", "a-second-annotator"))))
     output = at_80(tmp_path, "report", str(two_judges / "run"), str(two_judges / "second"),
                    "--output", str(tmp_path / "r"), "--compare",
-                   "second-judge:vanilla,second-judge:rubric")
+                   "second-judge:vanilla,second-judge:rubric", "--human", str(labels))
     fits(output)
+    assert "Judges against people: scores" in output and "the ceiling" in output
     flat = " ".join(output.split())
     assert "No significant difference between openai/judge and second-judge" in flat
     assert "second-judge under Vanilla and second-judge under Rubric" in flat

@@ -43,7 +43,12 @@ from fbi.report import FORMATS
               help="Repeatable. Also test two sides beside every pair of judges, each "
                    "LABEL:STRATEGY (or STRATEGY when the runs have one label), e.g. "
                    "gpt-4o:vanilla,gpt-4o:rules.")
-def report(run_dirs, formats, output, force, convention, strict, jury, compare) -> None:
+@click.option("--human", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Human labels of the instances (.jsonl, .csv, .tsv, .parquet: "
+                   "instance_id, verdict a|b|tie and/or score, annotator): the judges' "
+                   "agreement with people, and people's with each other.")
+def report(run_dirs, formats, output, force, convention, strict, jury, compare,
+           human) -> None:
     """Render the blind-spot report from stored judgments only (no model call).
 
     Several run folders (other judges or strategies) become one comparison report.
@@ -51,7 +56,7 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare) 
     from fbi.report import coverage_warning, table_3, write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
-                                    convention, jury, force, compare)
+                                    convention, jury, force, compare, human)
     warnings = summary["problems"] + [coverage_warning(r) for r in summary["coverage"]]
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
@@ -76,6 +81,10 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare) 
                                  *weighted_table(summary)))
 
     for title, header, rows in robustness_tables(summary):
+        console.print(rate_table(title, header, rows))
+    from fbi.report import human_tables
+
+    for title, header, rows in human_tables(summary, terminal=True):
         console.print(rate_table(title, header, rows))
     for path in written:
         console.print(f"wrote {path}")

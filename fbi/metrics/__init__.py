@@ -13,6 +13,7 @@ from fbi.metrics._agreement import (
 )
 from fbi.metrics._bias import length_bias, model_family, self_preference
 from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
+from fbi.metrics._human import HumanLabel, human_agreement, judge_verdict
 from fbi.metrics._leaderboard import leaderboard
 from fbi.metrics._outcomes import (
     InstanceOutcome,
@@ -71,6 +72,7 @@ __all__ = [
     "SIGNIFICANCE",
     "Z_95",
     "GroupRate",
+    "HumanLabel",
     "InstanceOutcome",
     "Outcome",
     "PairwiseBreakdown",
@@ -93,8 +95,10 @@ __all__ = [
     "group_rate",
     "headline",
     "holm",
+    "human_agreement",
     "instance_outcomes",
     "judge_stability",
+    "judge_verdict",
     "judgments_by_instance",
     "kendall_tau_b",
     "kr20",

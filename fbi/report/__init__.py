@@ -11,8 +11,10 @@ from fbi.report._html import (
     noise_charts,
     render_html,
 )
+from fbi.report._human import HUMAN_NOTE, human_chart, human_tables, read_human_labels
 from fbi.report._jury import MODES as JURY_MODES
 from fbi.report._jury import jury_run
+from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._summary import (
     ABILITY_COLUMNS,
     CONVENTIONS,
@@ -59,8 +61,10 @@ __all__ = [
     "DIFFERS_MARK",
     "EXAMPLES_PER_RUN",
     "FORMATS",
+    "HUMAN_NOTE",
     "JURY_MODES",
     "MULTIQA_COLUMNS",
+    "RANKING_NOTE",
     "RATE_KEY",
     "SUMMARY_SCHEMA_VERSION",
     "VERDICT_LEGEND",
@@ -76,6 +80,8 @@ __all__ = [
     "explanation_check_rows",
     "heat_colour",
     "heatmap",
+    "human_chart",
+    "human_tables",
     "judge_strategies",
     "jury_run",
     "label_runs",
@@ -84,6 +90,8 @@ __all__ = [
     "missed_examples",
     "noise_charts",
     "pooled_table",
+    "ranking_table",
+    "read_human_labels",
     "render_csv",
     "render_html",
     "render_markdown",

@@ -22,6 +22,7 @@ from fbi.escaping import markdown_text as md
 from fbi.metrics import (
     InstanceOutcome,
     aggregate,
+    human_agreement,
     instance_outcomes,
     judge_stability,
     leaderboard,
@@ -36,6 +37,7 @@ from fbi.metrics import (
     weighted_rates,
 )
 from fbi.records import ExplanationCheck, RunSpec
+from fbi.report._human import HUMAN_NOTE, human_tables, read_human_labels
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._verdict import (
     DIFFERS_MARK,
@@ -168,10 +170,12 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
 
 
 def build_summary(runs: list[Run], robustness: list[dict] | None = None,
-                  convention: str = "fbi", compare: tuple[str, ...] = ()) -> dict:
+                  convention: str = "fbi", compare: tuple[str, ...] = (),
+                  human: str | Path | None = None) -> dict:
     """The machine-readable summary (schema in the README). ``compare``: pairs of
     ``LABEL:STRATEGY`` sides to test beside every pair of judges (``fbi report
-    --compare``; see :func:`fbi.report._verdict.named_pairs`)."""
+    --compare``; see :func:`fbi.report._verdict.named_pairs`). ``human``: a file of
+    human labels (``fbi report --human``; see :mod:`fbi.report._human`)."""
     from fbi import __version__
 
     if convention not in CONVENTIONS:
@@ -183,6 +187,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
     missing, coverage_rows = coverage(runs, outcomes)
     rates = [row.as_dict() for row in aggregate(outcomes + missing)]
     instances = {i: instance for run in runs for i, instance in run.instances.items()}
+    labels, human_warnings = read_human_labels(human, instances) if human else ([], [])
     pairwise = [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)]
     return {
         "convention": convention,
@@ -192,7 +197,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "fbi_version": __version__,
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "problems": [p for run in runs for p in run.problems],
+        "problems": [p for run in runs for p in run.problems] + human_warnings,
         "runs": [{"folder": str(run.folder), "label": run.label, "judge": run.spec.model,
                   "strategies": run.spec.strategies, "dataset": run.spec.dataset,
                   "protocol": run.spec.parameters.get("protocol") or "fbi",
@@ -200,6 +205,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "rates": rates,
         "comparisons": paired_comparisons(outcomes, named),
         "ranking_stability": ranking_stability(outcomes),
+        "human_agreement": human_agreement(judgments, labels) if labels else None,
         "leaderboard": leaderboard(rates, pairwise, judgments),
         "repeatability": repeatability(
             [*judgments, *(j for run in runs for j in run.repeats)]),
@@ -544,6 +550,8 @@ def render_markdown(summary: dict) -> str:
                   _markdown_table(*weighted_table(summary))]
     for title, header, rows in bias_tables(summary):
         parts += ["", f"## Bias: {md(title)}", "", _markdown_table(header, rows)]
+    for title, header, rows in human_tables(summary):
+        parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", _markdown_table(header, rows)]
     if summary.get("ranking_stability"):
         parts += ["", "## Ranking stability: which errors are hardest", "",
                   md(RANKING_NOTE), "", _markdown_table(*ranking_table(summary))]

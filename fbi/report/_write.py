@@ -27,10 +27,12 @@ FILE_NAMES = {"json": "summary.json", "md": "report.md", "csv": "report.csv",
 def write_report(run_folders: list[str | Path], output: str | Path | None,
                  formats: tuple[str, ...] = FORMATS, convention: str = "fbi",
                  jury: str | None = None, force: bool = False,
-                 compare: tuple[str, ...] = ()) -> tuple[dict, list[Path]]:
+                 compare: tuple[str, ...] = (),
+                 human: str | Path | None = None) -> tuple[dict, list[Path]]:
     """Read the runs, build the summary and write the asked formats; returns both. With
     ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``);
-    ``compare`` names pairs of sides to test (``LABEL:STRATEGY,LABEL:STRATEGY``).
+    ``compare`` names pairs of sides to test (``LABEL:STRATEGY,LABEL:STRATEGY``);
+    ``human`` is a file of human labels to hold the judges against.
     An ``output`` folder holding files fbi did not write is refused unless ``force``
     (:func:`fbi.outputs.claim_folder`), before anything is read."""
     output = Path(output) if output else Path(run_folders[0])
@@ -42,7 +44,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
     if jury is not None:
         runs = label_runs(runs)
         runs.append(jury_run(runs, jury))
-    summary = build_summary(runs, robustness, convention, compare)
+    summary = build_summary(runs, robustness, convention, compare, human)
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:

@@ -1,0 +1,178 @@
+"""Human labels for ``fbi report --human FILE``: reading them, and the report's tables of
+judge–human and human–human agreement (:mod:`fbi.metrics._human`).
+
+The file is any table fbi reads (.jsonl, .csv, .tsv, .parquet), one label a row:
+
+* ``instance_id`` — or ``prompt`` and ``perturbed_answer``, the instance's instruction and
+  perturbed answer as its dataset holds them;
+* ``verdict`` — ``a`` (the gold answer is better), ``b`` (the perturbed one) or ``tie``;
+  MT-Bench's ``model_a``/``model_b``/``tie (bothbad)`` are read as the same; and/or
+* ``score`` — a number, the person's score of the answer ``scored`` names (``gold`` or
+  ``perturbed``, the default);
+* ``annotator`` — optional; several annotators' labels give the human–human agreement.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fbi.errors import DatasetError, InputError, Problem
+from fbi.metrics import HumanLabel
+
+_VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie"}
+
+HUMAN_NOTE = (
+    "Judge–human agreement as MT-Bench counts it (Zheng et al. 2023, §4.2): each human "
+    "vote (a: gold better, b: perturbed better, tie) against the judge's verdict on the "
+    "same instance (single-answer: which answer it scored higher; pairwise: G → a, P → b, "
+    "anything else a tie; reference-guided strategies give no verdict). Without ties "
+    "leaves out each comparison where either said tie. Cohen's κ over the same vote "
+    "pairs; Spearman's ρ and Kendall's τ-b between the judge's and the people's scores of "
+    "the same answers. 95% bootstrap intervals over instances. The human–human row is "
+    "the ceiling: people compared with each other the same way. Intervals: [95%].")
+
+
+def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
+        list[HumanLabel], list[str]]:
+    """The labels of ``path`` and the warnings about them (labels of instances no run
+    holds). ``instances``: id → instance of the runs reported. A bad row is an InputError
+    naming its file and line or row."""
+    from fbi.sources import read_rows
+
+    by_text = {(i.instruction, i.perturbed_answer): i.id for i in instances.values()}
+    problems: list[Problem] = []
+    labels, unknown = [], 0
+    try:
+        rows = list(read_rows(str(path), [], problems, "fbi"))
+    except DatasetError as error:
+        raise InputError(f"--human: {error}") from None
+    for row in rows:
+        if "__error__" in row.data:
+            message, fix = row.data["__error__"]
+            problems.append(Problem(row.file, row.location, message, fix))
+            continue
+        try:
+            label = _label(row.data, by_text)
+        except ValueError as error:
+            problems.append(Problem(row.file, row.location, str(error),
+                                    "correct the row (see the README's human labels)"))
+            continue
+        if label.instance_id not in instances:
+            unknown += 1
+            continue
+        labels.append(label)
+    if problems:
+        raise InputError(f"--human: {problems[0]}" + (
+            f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    warnings = [f"{path}: {unknown} label(s) name instances that no run reported holds; "
+                "they are left out"] if unknown else []
+    if not labels:
+        raise InputError(f"--human {path}: no label names an instance of these runs. Fix: "
+                         "give instance_id (as in the runs' instances.jsonl), or prompt and "
+                         "perturbed_answer")
+    return labels, warnings
+
+
+def _label(data: dict, by_text: dict[tuple[str, str], str]) -> HumanLabel:
+    def text(name: str) -> str:
+        value = data.get(name)
+        return "" if value is None else str(value).strip()
+
+    instance_id = text("instance_id")
+    if not instance_id:
+        if not (text("prompt") and text("perturbed_answer")):
+            raise ValueError("no instance_id, and no prompt with perturbed_answer")
+        instance_id = by_text.get((str(data["prompt"]), str(data["perturbed_answer"])), "")
+        if not instance_id:
+            raise ValueError("prompt and perturbed_answer match no instance of the runs")
+    verdict = text("verdict").lower()
+    if verdict:
+        verdict = "tie" if verdict.startswith("tie") else _VERDICTS.get(verdict, "")
+        if not verdict:
+            raise ValueError(f"verdict {text('verdict')!r}: give a, b or tie")
+    score = None
+    if text("score"):
+        try:
+            score = float(text("score"))
+        except ValueError:
+            raise ValueError(f"score {text('score')!r} is not a number") from None
+    scored = text("scored").lower() or "perturbed"
+    if scored not in ("gold", "perturbed"):
+        raise ValueError(f"scored {text('scored')!r}: give gold or perturbed")
+    if not verdict and score is None:
+        raise ValueError("neither a verdict nor a score")
+    return HumanLabel(instance_id, text("annotator") or "human", verdict or None, score,
+                      scored)  # type: ignore[arg-type]
+
+
+def _interval(row: dict, name: str, percent: bool, compact: bool = False) -> str:
+    value = row.get(name)
+    if value is None:
+        return "–"
+    low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    if percent:
+        text = f"{100 * value:.1f}"
+        if low is not None:
+            text += f" [{100 * low:.0f}–{100 * high:.0f}]" if compact else \
+                f" [{100 * low:.1f}, {100 * high:.1f}]"
+        return text
+    return f"{value:+.2f}" + ("" if low is None else f" [{low:+.2f}, {high:+.2f}]")
+
+
+def human_tables(summary: dict, terminal: bool = False
+                 ) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The judge–human tables (verdicts, then scores) and the human–human ceiling, as
+    (title, header, rows): overall and per ability, or overall only for a terminal (80
+    columns; every group is in summary.json, report.md and report.html)."""
+    human = summary.get("human_agreement")
+    if not human:
+        return []
+    names = summary["display_names"]
+    levels = ("overall",) if terminal else ("overall", "ability")
+    chosen = [r for r in human["judge"] if r["level"] in levels]
+    group = [] if terminal else ["group"]
+
+    def sides(r: dict) -> list[str]:
+        return [r["judge"], names.get(r["strategy"], r["strategy"])] + \
+            ([] if terminal else [r["group"]])
+
+    tables = []
+    verdicts = [[*sides(r), str(r["n_with_ties"]),
+                 _interval(r, "agreement_with_ties", True, terminal),
+                 _interval(r, "agreement_without_ties", True, terminal),
+                 _interval(r, "kappa", False)] for r in chosen if r["n_with_ties"]]
+    if verdicts:
+        tables.append(("Judges against people: verdicts", [
+            "judge", "strategy", *group, "votes", "% agree (ties)", "% agree (no ties)",
+            "Cohen's κ"], verdicts))
+    scores = [[*sides(r), str(r["n_scores"]), _interval(r, "spearman", False),
+               _interval(r, "kendall", False)] for r in chosen if r["n_scores"]]
+    if scores:
+        tables.append(("Judges against people: scores", [
+            "judge", "strategy", *group, "scores", "Spearman ρ", "Kendall τ-b"], scores))
+    ceiling = [[r["group"], str(r["n_with_ties"]),
+                _interval(r, "agreement_with_ties", True, terminal),
+                _interval(r, "agreement_without_ties", True, terminal)]
+               for r in human["humans"] if r["level"] in levels]
+    if ceiling:
+        tables.append(("People against each other (the ceiling)",
+                       ["group", "vote pairs", "% agree (ties)", "% agree (no ties)"],
+                       ceiling))
+    return tables
+
+
+def human_chart(summary: dict) -> dict | None:
+    """Overall agreement with ties per judge × strategy (bars with intervals), and the
+    people's own agreement as the ceiling line, for the HTML report."""
+    human = summary.get("human_agreement")
+    if not human:
+        return None
+    names = summary["display_names"]
+    bars = [{"label": f"{r['judge']} · {names.get(r['strategy'], r['strategy'])}",
+             "rate": r["agreement_with_ties"], "low": r["agreement_with_ties_ci_low"],
+             "high": r["agreement_with_ties_ci_high"], "n": r["n_with_ties"]}
+            for r in human["judge"]
+            if r["level"] == "overall" and r["agreement_with_ties"] is not None]
+    ceiling = next((r["agreement_with_ties"] for r in human["humans"]
+                    if r["level"] == "overall"), None)
+    return {"bars": bars, "ceiling": ceiling} if bars else None
