@@ -4,7 +4,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path as _Path
 
 from fbi.errors import (
-    BudgetExceeded,
     ConfigError,
     DatasetError,
     FbiError,
@@ -43,7 +42,6 @@ __all__ = [
     "PERTURBATION_CATEGORIES",
     "SCORE_INVARIANT",
     "Ability",
-    "BudgetExceeded",
     "Category",
     "ConfigError",
     "Dataset",

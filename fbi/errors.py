@@ -11,8 +11,10 @@
     │   └── MissingExtra      an optional dependency is not installed; says what to install
     ├── StorageError          a file could not be written midway (full or read-only disk)
     └── ModelError            a model call failed for good (after retries)
-        ├── ModelUnavailable  calls in a row found the model unreachable (circuit breaker)
-        └── BudgetExceeded    the next call would pass --max-cost
+        └── ModelUnavailable  calls in a row found the model unreachable (circuit breaker)
+
+A --max-cost budget is no error: the run stops before the call that could pass it, saves
+what is done, and says so in its totals (``RunTotals.stopped_by``).
 
 Only the CLI turns these into messages and exit codes; the library raises them.
 """
@@ -102,10 +104,6 @@ class ModelError(FbiError):
 class ModelUnavailable(ModelError):
     """Calls in a row found the model unreachable (refused, unknown host, bad key, no such
     model): the run stops rather than fail every call; finished work is saved."""
-
-
-class BudgetExceeded(ModelError):
-    """Stopping because the next call could take the run past its --max-cost budget."""
 
 
 def validation_summary(error: Exception, limit: int = 3) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.perturb.rules._base import Change, Declined, GoldItem, RuleResult, rule
 
 # (pattern, replacement, kind); the pattern's last group (or the whole match) is replaced.
 SWAPS = [

@@ -6,7 +6,7 @@ import random
 import re
 from itertools import pairwise
 
-from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.perturb.rules._base import Change, Declined, GoldItem, RuleResult, rule
 from fbi.text import list_items, sentences
 
 # A sentence that starts like this leans on the one before: never move it.

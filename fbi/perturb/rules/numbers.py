@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.perturb.rules._base import Change, Declined, GoldItem, RuleResult, rule
 from fbi.text import Span, format_like, is_list_numbering, numbers, parse_number, replace
 
 

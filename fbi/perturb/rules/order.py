@@ -6,7 +6,7 @@ import random
 import re
 from itertools import pairwise
 
-from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.perturb.rules._base import Change, Declined, GoldItem, RuleResult, rule
 from fbi.text import STOPWORDS, list_items, sentences
 
 _TIME_WORDS = re.compile(r"\b(\d{3,4}|first|then|next|after|afterwards|later|finally|before|"

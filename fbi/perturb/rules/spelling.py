@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.perturb.rules._base import Change, Declined, GoldItem, RuleResult, rule
 from fbi.text import KEYBOARD_NEIGHBOURS, content_words
 
 

@@ -6,7 +6,7 @@ import json
 import random
 import re
 
-from fbi.perturb.rules import Change, Declined, GoldItem, RuleResult, rule
+from fbi.perturb.rules._base import Change, Declined, GoldItem, RuleResult, rule
 from fbi.text import list_items, numbers, sentences
 
 
