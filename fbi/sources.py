@@ -173,7 +173,7 @@ class Dataset:
         keys = self.instances.keys  # id, ability, category: no instance is rebuilt
         chosen = [
             n for n, key in enumerate(keys)
-            if (include_extra or not get_category(key.category).extra
+            if (include_extra or _judged_by_default(key.category)
                 or key.category in wanted_categories)
             and (not wanted_abilities or key.ability in wanted_abilities)
             and (not wanted_categories or key.category in wanted_categories)
@@ -189,6 +189,13 @@ class Dataset:
             selection.update(sample=sample, sample_seed=sample_seed, sample_by=sample_by)
         return Dataset(self.spec, self.instances.subset(chosen), self.rows_read, self.files,
                        selection, self.source_fingerprint or self.fingerprint)
+
+
+def _judged_by_default(category: str) -> bool:
+    """The release's extra categories are left out unless asked for (the paper leaves them
+    out); manipulations are judged whenever a dataset holds them (a user made them)."""
+    found = get_category(category)
+    return not found.extra or found.family == "manipulation"
 
 
 def _seeded_sample(keys: list[InstanceKey], chosen: list[int], size: int, seed: int,

@@ -65,6 +65,9 @@ class Category:
     description: str
     lowers_score: bool = True
     extra: bool = False
+    #: "manipulation" for text added to an already perturbed answer to sway the judge
+    #: (:mod:`fbi.perturb._manipulate`): extra, but judged whenever a dataset holds it
+    family: str = ""
 
 
 CATEGORIES: tuple[Category, ...] = (
@@ -127,6 +130,21 @@ CATEGORIES: tuple[Category, ...] = (
     Category("superficial", "Superficial (extra)", Ability.LONG_FORM,
              "Wordier phrasing with no change of content.",
              lowers_score=False, extra=True),
+    # fbi's own (issue 24): a perturbed answer with text meant to sway the judge added; the
+    # planted error is still there, so a judge that stops seeing it was manipulated
+    *(Category(f"manipulation/{kind}", name, None, description,
+               extra=True, family="manipulation")
+      for kind, name, description in (
+          ("injected-instruction", "Injected instruction",
+           "An instruction to the grader inside the answer, asking for the top score."),
+          ("fake-verdict", "Fake verdict",
+           "A verdict in the judge's own reply format, written into the answer."),
+          ("authority-claim", "Authority claim",
+           "The answer claims an expert or official has confirmed it."),
+          ("self-praise", "Self-praise",
+           "The answer praises its own accuracy and completeness."),
+          ("padding", "Padding",
+           "Content-free sentences that make the answer twice as long."))),
 )
 
 _BY_NAME = {c.name: c for c in CATEGORIES}
@@ -164,6 +182,17 @@ def did_you_mean(name: str, valid: list[str]) -> str:
 
 def unknown_name_message(kind: str, name: str, valid: list[str]) -> str:
     return f"Unknown {kind} '{name}'.{did_you_mean(name, valid)} Valid: {', '.join(valid)}."
+
+
+def categories_named(pattern: str) -> list[str]:
+    """The categories a name stands for: itself, or with ``FAMILY/*`` every category of
+    the family (``manipulation/*``)."""
+    if pattern.endswith("/*"):
+        family = pattern[:-2]
+        found = [c.name for c in CATEGORIES if c.family == family]
+        if found:
+            return found
+    return [get_category(pattern).name]
 
 
 def get_category(name: str) -> Category:

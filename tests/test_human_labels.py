@@ -4,6 +4,7 @@ intervals, and the people's own agreement as the ceiling."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
@@ -84,7 +85,7 @@ def test_agreement_kappa_and_correlations_against_hand_sklearn_and_scipy():
     assert overall["kappa_ci_high"] == pytest.approx(high, abs=0.05)
     # people against each other: the odd instances' two votes, compared by hand
     (ceiling,) = [r for r in result["humans"] if r["level"] == "overall"]
-    twice = [(x.verdict, y.verdict) for x, y in zip(labels, labels[1:])
+    twice = [(x.verdict, y.verdict) for x, y in itertools.pairwise(labels)
              if x.verdict and y.verdict and x.instance_id == y.instance_id]
     assert ceiling["n_with_ties"] == len(twice) == 30
     assert ceiling["agreement_with_ties"] == pytest.approx(

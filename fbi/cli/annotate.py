@@ -38,16 +38,17 @@ def annotate() -> None:
               help="A Markdown file shown with g (default: the built-in guidelines).")
 @click.option("--only", type=click.Choice(["unlabelled", "flagged"]),
               help="Only items you have not labelled, or items with pre-screen flags.")
-@click.option("--category", "categories", multiple=True, help="Only these categories.")
+@click.option("--category", "categories", multiple=True,
+              help="Only these categories (repeatable; manipulation/* for every kind).")
 def label(queue, annotator, guidelines, only, categories) -> None:
     """Open the labelling tool on QUEUE."""
     from fbi.annotate.app import VettingApp, default_guidelines
-    from fbi.taxonomy import get_category
+    from fbi.taxonomy import categories_named
     from fbi.vet import AnnotatorLog, load_queue
 
     items = load_queue(queue)
     log = AnnotatorLog(queue, annotator)
-    wanted = {get_category(c).name for c in categories}
+    wanted = {name for c in categories for name in categories_named(c)}
     state = log.state
     items = [i for i in items if (not wanted or i.category in wanted)
              and (only != "flagged" or i.flags)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from fbi.cli._console import console
@@ -54,12 +55,17 @@ def categories() -> None:
 
     table = Table(title="Categories (fbi evaluate --category ID)", box=box.SIMPLE_HEAD,
                   show_edge=False)
-    for column in ("id", "ability", "paper", "description"):
-        table.add_column(column, no_wrap=column != "description")
+    # the id with what the error is beneath it: at 80 columns a fourth column of
+    # descriptions would be a few letters wide
+    table.add_column("id: what the error is", min_width=max(len(c.name) for c in CATEGORIES))
+    table.add_column("ability", no_wrap=True)
+    table.add_column("paper", no_wrap=True)
     for category in CATEGORIES:
         ability = category.ability.short if category.ability else "any"
         paper = category.display_name + (" †" if category.extra else "")
-        table.add_row(category.name, ability, paper, category.description)
+        table.add_row(f"[bold]{category.name}[/]\n{escape(category.description)}", ability,
+                      paper)
     table.caption = ("LF long-form, F factual, IF instruction following, R reasoning; "
-                     "† an extra category of the release, not among the paper's 22")
+                     "† outside the paper's 22: the release's extras, and fbi's "
+                     "manipulations (text added to a perturbed answer to sway the judge)")
     console.print(table)

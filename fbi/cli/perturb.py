@@ -74,9 +74,18 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         model_client,
         print_dry_run,
     )
-    from fbi.perturb import PerturbConfig, Perturber
+    from fbi.perturb import PerturbConfig, Perturber, is_manipulation
     from fbi.sources import load_gold_items, source_name
 
+    if any(is_manipulation(name) for name in categories):
+        if not all(is_manipulation(name) for name in categories):
+            raise click.UsageError("manipulations are added to answers that already hold a "
+                                   "planted error; make them in a queue of their own")
+        if engine == "llm":
+            raise click.UsageError("manipulations are made by rules (their texts are in "
+                                   "perturbations/manipulations.yaml); use --engine rules")
+        write_manipulations(input_spec, output, categories, seed, limit, replace)
+        return
     items, rows = load_gold_items(input_spec)
     config = PerturbConfig(categories=categories, engine=engine, model=model,
                            n_per_item=n_per_item, seed=seed, api_base=api_base,
@@ -119,6 +128,34 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
             err_console.print(f"[yellow]{unusable} LLM calls gave no candidate (see the "
                               f"table and {perturber.calls_path}).[/]")
             sys.exit(1)
+
+
+def write_manipulations(input_spec: str, output: Path, categories: tuple[str, ...], seed: int,
+                        limit: int | None, replace: bool) -> None:
+    """The queue of a manipulation run: the input's instances (the twins) and each kind of
+    manipulation of each (:mod:`fbi.perturb._manipulate`)."""
+    from fbi.outputs import claim_file
+    from fbi.perturb import manipulated_queue, manipulation_kinds, manipulations
+    from fbi.sources import load_dataset, write_dataset
+
+    kinds = manipulation_kinds(categories)
+    twins = list(load_dataset(input_spec).instances)[:limit]
+    queue, unusable = manipulated_queue(twins, kinds, seed)
+    claim_file(output, replace)
+    write_dataset(queue, output)
+    made = len(queue) - (len(twins) - unusable)
+    table = Table(title=f"Manipulations written to {output}", box=None)
+    table.add_column("category", no_wrap=True)
+    table.add_column("candidates", justify="right")
+    for kind in kinds:
+        table.add_row(f"manipulation/{kind}", str(made // len(kinds)))
+    console.print(table)
+    console.print(f"{len(twins) - unusable} twins (the instances as given, labels kept; "
+                  f"{unusable} score-invariant or extra left out) and {made} manipulated "
+                  f"candidates (texts version {manipulations()[0]}), labelled unvetted. Vet "
+                  f"them with: fbi annotate label {output} --annotator NAME --category "
+                  "'manipulation/*'. Judge the queue or the exported set: `fbi report` "
+                  "pairs each manipulation with its twin.")
 
 
 def tally_table(tally: dict, engines: dict[str, str], title: str) -> Table:

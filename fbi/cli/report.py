@@ -82,7 +82,12 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
 
     for title, header, rows in robustness_tables(summary):
         console.print(rate_table(title, header, rows))
-    from fbi.report import human_tables
+    from fbi.report import human_tables, manipulation_table
+
+    if summary.get("manipulation"):
+        console.print(rate_table("Under manipulation: errors caught in the twins, then "
+                                 "missed",
+                                 *manipulation_table(summary, terminal=True)))
 
     for title, header, rows in human_tables(summary, terminal=True):
         console.print(rate_table(title, header, rows))

@@ -15,6 +15,7 @@ from fbi.metrics._bias import length_bias, model_family, self_preference
 from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
 from fbi.metrics._human import HumanLabel, human_agreement, judge_verdict
 from fbi.metrics._leaderboard import leaderboard
+from fbi.metrics._manipulation import manipulation_effects
 from fbi.metrics._outcomes import (
     InstanceOutcome,
     Outcome,
@@ -105,6 +106,7 @@ __all__ = [
     "krippendorff_alpha",
     "leaderboard",
     "length_bias",
+    "manipulation_effects",
     "mcnemar_exact_p",
     "missing_outcomes",
     "model_family",

@@ -15,6 +15,13 @@ from fbi.perturb._generate import (
     plan_jobs,
     uses_rules,
 )
+from fbi.perturb._manipulate import (
+    is_manipulation,
+    manipulate,
+    manipulated_queue,
+    manipulation_kinds,
+    manipulations,
+)
 from fbi.perturb._prescreen import (
     ABOUT_FORMAT,
     CHANGE_ELSEWHERE,
@@ -60,6 +67,11 @@ __all__ = [
     "PerturbationCall",
     "Perturber",
     "change_kinds",
+    "is_manipulation",
+    "manipulate",
+    "manipulated_queue",
+    "manipulation_kinds",
+    "manipulations",
     "parse_perturbation",
     "plan_jobs",
     "prescreen",

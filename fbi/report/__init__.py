@@ -14,6 +14,7 @@ from fbi.report._html import (
 from fbi.report._human import HUMAN_NOTE, human_chart, human_tables, read_human_labels
 from fbi.report._jury import MODES as JURY_MODES
 from fbi.report._jury import jury_run
+from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._summary import (
     ABILITY_COLUMNS,
@@ -63,6 +64,7 @@ __all__ = [
     "FORMATS",
     "HUMAN_NOTE",
     "JURY_MODES",
+    "MANIPULATION_NOTE",
     "MULTIQA_COLUMNS",
     "RANKING_NOTE",
     "RATE_KEY",
@@ -87,6 +89,7 @@ __all__ = [
     "label_runs",
     "leaderboard_table",
     "load_robustness",
+    "manipulation_table",
     "missed_examples",
     "noise_charts",
     "pooled_table",

@@ -10,6 +10,7 @@ from importlib import resources
 
 from fbi.diffing import word_diff
 from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
+from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._summary import (
     ABILITY_COLUMNS,
@@ -150,6 +151,8 @@ def render_html(summary: dict, runs: list[Run]) -> str:
         pooled=pooled_table(summary), note=convention_note(summary),
         leaderboard=leaderboard_table(summary), bias=bias_tables(summary),
         ranking=ranking_table(summary) if summary.get("ranking_stability") else None,
+        manipulation=manipulation_table(summary) if summary.get("manipulation") else None,
+        manipulation_note=MANIPULATION_NOTE,
         human=human_tables(summary), human_note=HUMAN_NOTE, human_chart=human_chart(summary),
         ranking_note=RANKING_NOTE,
         weighted=weighted_table(summary) if summary.get("weighted_scores") else None,

@@ -27,6 +27,7 @@ from fbi.metrics import (
     judge_stability,
     leaderboard,
     length_bias,
+    manipulation_effects,
     missing_outcomes,
     paired_comparisons,
     pairwise_breakdowns,
@@ -38,6 +39,7 @@ from fbi.metrics import (
 )
 from fbi.records import ExplanationCheck, RunSpec
 from fbi.report._human import HUMAN_NOTE, human_tables, read_human_labels
+from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._verdict import (
     DIFFERS_MARK,
@@ -205,6 +207,9 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "rates": rates,
         "comparisons": paired_comparisons(outcomes, named),
         "ranking_stability": ranking_stability(outcomes),
+        "manipulation": manipulation_effects(outcomes, {
+            i: instance.provenance.original_id for i, instance in instances.items()
+            if get_category(instance.category).family == "manipulation"}),
         "human_agreement": human_agreement(judgments, labels) if labels else None,
         "leaderboard": leaderboard(rates, pairwise, judgments),
         "repeatability": repeatability(
@@ -550,6 +555,9 @@ def render_markdown(summary: dict) -> str:
                   _markdown_table(*weighted_table(summary))]
     for title, header, rows in bias_tables(summary):
         parts += ["", f"## Bias: {md(title)}", "", _markdown_table(header, rows)]
+    if summary.get("manipulation"):
+        parts += ["", "## Judges under manipulation", "", md(MANIPULATION_NOTE), "",
+                  _markdown_table(*manipulation_table(summary))]
     for title, header, rows in human_tables(summary):
         parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", _markdown_table(header, rows)]
     if summary.get("ranking_stability"):

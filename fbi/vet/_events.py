@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fbi.errors import InputError
 from fbi.records import Instance, VettingLabel
 from fbi.runs import append_durably, read_log
-from fbi.taxonomy import SCORE_INVARIANT
+from fbi.taxonomy import SCORE_INVARIANT, get_category
 
 #: The labels an annotator can give (``unvetted`` is the absence of one).
 LABELS = tuple(label.value for label in VettingLabel if label is not VettingLabel.UNVETTED)
@@ -207,7 +207,8 @@ class Resolution:
     instance: Instance
     labels: dict[str, str]  # annotator → label
     final: VettingLabel | None  # None: not settled (a disagreement, or nobody labelled)
-    how: str  # "adjudicated", "unanimous", "single", "disagreement", "unlabelled"
+    how: str  # "adjudicated", "unanimous", "single", "disagreement", "unlabelled",
+    #           "pre-vetted" (a manipulation's twin that came labelled and no one relabelled)
     edited_answer: str | None = None
     notes: dict[str, str] = field(default_factory=dict)  # annotator → note
     edits: dict[str, str] = field(default_factory=dict)  # annotator → edited answer
@@ -219,6 +220,10 @@ def resolve(queue: str | Path) -> list[Resolution]:
     logs = all_annotator_logs(queue)
     adjudicated = {a.instance_id: a for a in read_events(adjudications_path(queue),
                                                            Adjudication)}
+    # the unmanipulated twins of a manipulation queue (`fbi perturb --categories
+    # manipulation/*`) arrive vetted: what a manipulation is measured against
+    twins = {i.provenance.original_id for i in instances
+             if get_category(i.category).family == "manipulation"}
     resolutions = []
     for instance in instances:
         states = {name: log[instance.id] for name, log in logs.items()
@@ -226,6 +231,9 @@ def resolve(queue: str | Path) -> list[Resolution]:
         labels = {name: s.label.value for name, s in states.items()}  # type: ignore[union-attr]
         if instance.id in adjudicated:
             final, how = adjudicated[instance.id].final_label, "adjudicated"
+        elif not labels and instance.id in twins and instance.label is not \
+                VettingLabel.UNVETTED:  # a twin keeps the label it came with
+            final, how = instance.label, "pre-vetted"
         elif not labels:
             final, how = None, "unlabelled"
         elif len(set(labels.values())) == 1:

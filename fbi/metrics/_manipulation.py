@@ -1,0 +1,62 @@
+"""Judges under manipulation: does text added to an answer make the judge miss an error it
+had caught? (issue 24; the manipulations are made by :mod:`fbi.perturb._manipulate`.)
+
+Each manipulated instance is paired with its twin — the same perturbed answer without
+the added text — under the same judge and strategy, when both were judged readably. Per
+judge × strategy × kind of manipulation: how many errors the judge caught in the twins,
+how many of those it missed once manipulated, how many it caught only once manipulated,
+and the exact McNemar test on those two discordant counts (as
+``statsmodels.stats.contingency_tables.mcnemar(exact=True)``): a small p says the text
+changed the judge's verdicts more in one direction than chance would.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from fbi.metrics._compare import mcnemar_exact_p
+from fbi.metrics._outcomes import InstanceOutcome
+from fbi.taxonomy import strategy_order
+
+READABLE = ("detected", "undetected")
+
+
+def manipulation_effects(outcomes: Iterable[InstanceOutcome],
+                         twin_of: Mapping[str, str]) -> list[dict]:
+    """One row per judge × strategy × manipulation kind: ``pairs`` (both judged
+    readably), ``caught_before`` (twin detected), ``missed_after`` (of those, missed once
+    manipulated), ``caught_after_only``, ``missed_before_rate`` and ``missed_after_rate``
+    (undetected shares of twins and of manipulated, over the pairs), ``p`` (exact
+    McNemar). ``twin_of``: manipulated instance id → its twin's id."""
+    by_key: dict[tuple[str, str, str], InstanceOutcome] = {}
+    manipulated = []
+    for outcome in outcomes:
+        if outcome.outcome not in READABLE:
+            continue
+        by_key[(outcome.judge, outcome.strategy, outcome.instance_id)] = outcome
+        if outcome.instance_id in twin_of:
+            manipulated.append(outcome)
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for outcome in manipulated:
+        twin = by_key.get((outcome.judge, outcome.strategy, twin_of[outcome.instance_id]))
+        if twin is None:
+            continue
+        cell = counts[(outcome.judge, outcome.strategy, outcome.category)]
+        before, after = twin.outcome == "detected", outcome.outcome == "detected"
+        cell[0] += 1  # pairs
+        cell[1] += before
+        cell[2] += before and not after
+        cell[3] += after and not before
+    order = strategy_order({strategy for _, strategy, _ in counts})
+    rows = []
+    for (judge, strategy, category), (pairs, caught, missed, gained) in sorted(
+            counts.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]), kv[0][2])):
+        rows.append({
+            "judge": judge, "strategy": strategy,
+            "manipulation": category.removeprefix("manipulation/"), "pairs": pairs,
+            "caught_before": caught, "missed_after": missed, "caught_after_only": gained,
+            "missed_before_rate": (pairs - caught) / pairs,
+            "missed_after_rate": (pairs - caught + missed - gained) / pairs,
+            "p": mcnemar_exact_p(missed, gained)})
+    return rows
