@@ -27,7 +27,7 @@ import dataclasses
 import io
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -51,6 +51,7 @@ from fbi.records import (
     content_id,
 )
 from fbi.taxonomy import (
+    PREFERENCE_PREFIX,
     SCORE_INVARIANT,
     Ability,
     category_names,
@@ -138,6 +139,7 @@ class Dataset:
     # the filters that chose these instances, and the fingerprint of what they chose from
     selection: dict[str, Any] = field(default_factory=dict)
     source_fingerprint: str | None = None
+    columns: dict[str, str] = field(default_factory=dict)  # --columns, when given
 
     def __post_init__(self) -> None:
         if not isinstance(self.instances, InstanceStore):
@@ -187,8 +189,10 @@ class Dataset:
                      "limit": limit}
         if sample is not None:  # only when given, so folders written before still match
             selection.update(sample=sample, sample_seed=sample_seed, sample_by=sample_by)
+        if self.columns:
+            selection["columns"] = self.columns
         return Dataset(self.spec, self.instances.subset(chosen), self.rows_read, self.files,
-                       selection, self.source_fingerprint or self.fingerprint)
+                       selection, self.source_fingerprint or self.fingerprint, self.columns)
 
 
 def _judged_by_default(category: str) -> bool:
@@ -248,15 +252,16 @@ class Validation:
 # ------------------------------------------------------------------ entry points
 
 
-def validate_dataset(spec: str, reader: Reader = "datasets") -> Validation:
+def validate_dataset(spec: str, reader: Reader = "datasets",
+                     columns: Mapping[str, str] | None = None) -> Validation:
     """Read SPEC and report every problem; never raises for bad rows. When ``datasets``
     finds a problem (or a warning) in a file fbi also reads itself, fbi's reader reads it
     again: its messages name lines, and a file only ``datasets`` stumbles on still loads."""
-    result = _validate(spec, reader)
+    result = _validate(spec, reader, columns)
     if reader == "datasets" and _own_reader_reads(spec):
         if result.problems:
             del result  # not two copies of a large dataset at once
-            return _validate(spec, "fbi")
+            return _validate(spec, "fbi", columns)
         if result.warnings:  # the dataset loads: find the warned rows' lines, no more
             result.warnings = _with_lines(result.warnings, Path(spec))
     return result
@@ -276,7 +281,8 @@ def _with_lines(warnings: list[Problem], path: Path) -> list[Problem]:
             for w in warnings]
 
 
-def _validate(spec: str, reader: Reader) -> Validation:
+def _validate(spec: str, reader: Reader, columns: Mapping[str, str] | None = None
+              ) -> Validation:
     files: list[str] = []
     problems: list[Problem] = []
     warnings: list[Problem] = []
@@ -284,8 +290,12 @@ def _validate(spec: str, reader: Reader) -> Validation:
 
     def counted() -> Iterator[RawRow]:  # rows are built as read, never held all at once
         nonlocal rows_read
+        renamed = {column: field for field, column in (columns or {}).items()}
         for row in read_rows(spec, files, problems, reader):
             rows_read += 1
+            if renamed:  # --columns: the file's names for a preference dataset's fields
+                row = dataclasses.replace(row, data={renamed.get(k, k): v
+                                                     for k, v in row.data.items()})
             controlled = sorted(str(key) for key, value in row.data.items()
                                 if isinstance(value, str) and has_control_characters(value))
             if controlled:
@@ -303,6 +313,11 @@ def _validate(spec: str, reader: Reader) -> Validation:
         return Validation(spec, 0, InstanceStore(), problems + error.problems, files)
     if not rows_read and not problems:  # a header-only CSV, a Parquet file of zero rows
         problems.append(Problem(spec, "", "holds no rows", "add at least one instance"))
+    preference = {key.ability is Ability.PREFERENCE for key in instances.keys}
+    if len(preference) == 2:  # their rates must never be pooled into one overall rate
+        problems.append(Problem(spec, "", "holds both preference pairs (prompt, chosen, "
+                                "rejected) and FBI instances", "keep them in two datasets "
+                                "and judge each in its own run"))
     return Validation(spec, rows_read, instances, problems + row_problems, files, warnings)
 
 
@@ -334,12 +349,16 @@ def source_name(spec: str) -> str:
     return Path(spec.rstrip("/\\")).name or spec
 
 
-def load_dataset(spec: str = SAMPLE, reader: Reader = "datasets") -> Dataset:
-    """Load SPEC into instances; raises DatasetError naming the first of its problems."""
-    result = validate_dataset(spec, reader)
+def load_dataset(spec: str = SAMPLE, reader: Reader = "datasets",
+                 columns: Mapping[str, str] | None = None) -> Dataset:
+    """Load SPEC into instances; raises DatasetError naming the first of its problems.
+    ``columns`` maps a preference dataset's fields to its column names (``{"prompt":
+    "question", ...}``; see :func:`parse_columns`)."""
+    result = validate_dataset(spec, reader, columns)
     if result.problems:
         raise DatasetError(result.problems, rows_read=result.rows_read)
-    return Dataset(spec, result.instances, result.rows_read, result.files)
+    return Dataset(spec, result.instances, result.rows_read, result.files,
+                   columns=dict(columns or {}))
 
 
 def write_dataset(instances: Iterable[Instance], path: str | Path) -> Path:
@@ -796,8 +815,63 @@ _TEXT_FIELDS = ("ability", "category", "instruction", "gold_answer",
                 "perturbed_answer", "rationale", "label")
 
 
+def parse_columns(text: str | None) -> dict[str, str]:
+    """``prompt=question,chosen=good,rejected=bad,category=kind`` → {field: column}: the
+    columns of a preference dataset under other names (``--columns``)."""
+    if not text:
+        return {}
+    mapping = {}
+    for part in text.split(","):
+        field_name, sep, column = (p.strip() for p in part.partition("="))
+        if not sep or not column or field_name not in PREFERENCE_FIELDS:
+            raise InputError(f"--columns {text!r}: give FIELD=COLUMN pairs separated by "
+                             f"commas, FIELD one of {', '.join(PREFERENCE_FIELDS)} (e.g. "
+                             "prompt=question,chosen=good,rejected=bad)")
+        mapping[field_name] = column
+    return mapping
+
+
+#: A preference dataset's fields (RewardBench's names; ``category`` reads ``subset``).
+PREFERENCE_FIELDS = ("prompt", "chosen", "rejected", "category", "id")
+
+
+def _preference_row(data: dict[str, Any], file: str) -> dict[str, Any]:
+    """A row of a preference benchmark in fbi's fields: the chosen answer plays gold,
+    the rejected one perturbed, the subset is the category ``preference/SUBSET``.
+    RewardBench's layout (prompt, chosen, rejected, subset, chosen_model, rejected_model,
+    id) and LLMBar's (input, output_1, output_2, label: 1 or 2, the better output; the
+    subset is the file's folder, as LLMBar publishes one dataset.json a subset) are read;
+    other rows are returned as they are."""
+    if "output_1" in data and "output_2" in data and "input" in data:  # LLMBar
+        data = dict(data)
+        winner = str(data.pop("label", "")).strip()
+        if winner not in ("1", "2"):
+            raise _RowProblem(f"label {winner!r}: LLMBar's label names the better output, "
+                              "1 or 2", "correct the label")
+        loser = "2" if winner == "1" else "1"
+        path = Path(file)
+        subset = path.parent.name if path.stem == "dataset" else path.stem
+        data = {"prompt": data.pop("input"), "chosen": data.pop(f"output_{winner}"),
+                "rejected": data.pop(f"output_{loser}"), "subset": subset or "all", **data}
+    if "chosen" not in data or "rejected" not in data:
+        return data
+    subset = data.pop("subset", None) or data.pop("category", None) or "all"
+    row = {"instruction": data.pop("prompt", None), "gold_answer": data.pop("chosen"),
+           "perturbed_answer": data.pop("rejected"),
+           "category": f"{PREFERENCE_PREFIX}{str(subset).strip()}",
+           "ability": Ability.PREFERENCE.value}
+    if data.get("chosen_model"):
+        row["gold_model"] = data.pop("chosen_model")
+    if data.get("rejected_model"):
+        row["generator"] = data.pop("rejected_model")
+    data.pop("chosen_model", None)
+    data.pop("rejected_model", None)
+    return {**data, **row}
+
+
 def _normalise(row: RawRow) -> dict[str, Any]:
-    data = {COLUMN_ALIASES.get(key, key): value for key, value in row.data.items()}
+    data = _preference_row(row.data, row.file)
+    data = {COLUMN_ALIASES.get(key, key): value for key, value in data.items()}
     data = {k: v for k, v in data.items() if k not in ("schema_version",)}
     merged = {**{k: v for k, v in row.defaults.items() if not k.startswith("_")}, **{
         k: v for k, v in data.items() if v not in (None, "")}}

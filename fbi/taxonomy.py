@@ -11,17 +11,21 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from fbi.errors import UnknownName
 
 
 class Ability(str, Enum):
-    """The four abilities FBI tests a judge on."""
+    """The four abilities FBI tests a judge on, and ``preference``: the pairs of a
+    preference benchmark (RewardBench, LLMBar, ...), beside the FBI taxonomy and never
+    pooled with it (issue 24)."""
 
     FACTUAL = "factual"
     INSTRUCTION_FOLLOWING = "instruction-following"
     LONG_FORM = "long-form"
     REASONING = "reasoning"
+    PREFERENCE = "preference"
 
     @property
     def axis(self) -> str:
@@ -39,13 +43,22 @@ _AXES = {
     Ability.INSTRUCTION_FOLLOWING: "task quality",
     Ability.LONG_FORM: "content quality",
     Ability.REASONING: "reasoning accuracy",
+    # a preference pair asks which answer does the task better: the task-quality axis
+    Ability.PREFERENCE: "task quality",
 }
 _SHORT = {
     Ability.FACTUAL: "F",
     Ability.INSTRUCTION_FOLLOWING: "IF",
     Ability.LONG_FORM: "LF",
     Ability.REASONING: "R",
+    Ability.PREFERENCE: "Pref",
 }
+
+#: The paper's four abilities, in its column order (LF, F, IF, R).
+FBI_ABILITIES = (Ability.LONG_FORM, Ability.FACTUAL, Ability.INSTRUCTION_FOLLOWING,
+                 Ability.REASONING)
+#: A preference benchmark's subsets are categories named ``preference/SUBSET``.
+PREFERENCE_PREFIX = "preference/"
 
 SCORE_INVARIANT = "score-invariant"
 
@@ -170,6 +183,14 @@ def strategy_order(strategies) -> list[str]:
     return sorted(strategies, key=lambda s: (paper.index(s) if s in paper else len(paper), s))
 
 
+def category_order(names) -> list[str]:
+    """The paper's 22 in Table 2's order, then a preference set's subsets by name: the
+    rows of every per-category table (extra categories and score-invariant left out)."""
+    paper = [c.name for c in PERTURBATION_CATEGORIES]
+    return [n for n in paper if n in names] + sorted(
+        n for n in names if n.startswith(PREFERENCE_PREFIX))
+
+
 def category_names(include_extra: bool = False) -> list[str]:
     return [c.name for c in CATEGORIES if include_extra or not c.extra]
 
@@ -196,13 +217,24 @@ def categories_named(pattern: str) -> list[str]:
 
 
 def get_category(name: str) -> Category:
-    """Look a category up by name; raises UnknownName with a did-you-mean."""
+    """Look a category up by name; raises UnknownName with a did-you-mean. Any
+    ``preference/SUBSET`` is a category: a subset of a preference benchmark."""
     try:
         return _BY_NAME[name]
     except KeyError:
+        if name.startswith(PREFERENCE_PREFIX) and len(name) > len(PREFERENCE_PREFIX):
+            return _preference_category(name)
         raise UnknownName(
             unknown_name_message("category", name, category_names(include_extra=True))
         ) from None
+
+
+@lru_cache(maxsize=1024)
+def _preference_category(name: str) -> Category:
+    subset = name[len(PREFERENCE_PREFIX):]
+    return Category(name, subset, Ability.PREFERENCE,
+                    f"Pairs of the preference subset '{subset}': the chosen answer plays "
+                    "gold, the rejected one perturbed.", family="preference")
 
 
 def get_ability(name: str) -> Ability:

@@ -104,6 +104,8 @@ def options_of(spec, folder: Path) -> dict[str, Any]:
     if settings.get("score_range"):
         low, high = settings["score_range"]
         options["score_range"] = f"{low}-{high}"
+    if selection.get("columns"):
+        options["columns"] = ",".join(f"{k}={v}" for k, v in selection["columns"].items())
     if selection.get("sample") is not None:
         options.update(sample=selection["sample"], sample_seed=selection.get("sample_seed"),
                        sample_by=selection.get("sample_by"))

@@ -12,7 +12,7 @@ from rich.table import Table
 from fbi.cli._console import console
 from fbi.cli._run import replace_option
 from fbi.sources import SAMPLE, load_dataset, validate_dataset, write_dataset
-from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
+from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability, get_category
 
 
 @click.group()
@@ -40,7 +40,7 @@ def counts_table(instances, title: str) -> Table:
     table.add_column("instances", justify="right")
     main_total = 0
     for ability in Ability:
-        for category in CATEGORIES:
+        for category in CATEGORIES:  # (a preference set's subsets follow below)
             if category.ability is ability and by_category[category.name]:
                 name = f"{category.display_name} ({category.name})"
                 table.add_row(ability.value, name, str(by_category[category.name]))
@@ -52,9 +52,17 @@ def counts_table(instances, title: str) -> Table:
                 table.add_row(SCORE_INVARIANT, f"on {ability.value} prompts",
                               str(by_si_ability[ability]))
         main_total += by_category[SCORE_INVARIANT]
+    pairs = sorted((name, n) for name, n in by_category.items()
+                   if get_category(name).family == "preference")
+    for name, n in pairs:  # a preference set: its subsets, beside the taxonomy
+        table.add_row(Ability.PREFERENCE.value, name, str(n))
     table.add_section()
-    table.add_row("", "[bold]total (22 categories + score-invariant)[/]", f"[bold]{main_total}")
-    extra = len(instances) - main_total
+    if main_total or not pairs:
+        table.add_row("", "[bold]total (22 categories + score-invariant)[/]",
+                      f"[bold]{main_total}")
+    if pairs:
+        table.add_row("", "[bold]preference pairs[/]", f"[bold]{sum(n for _, n in pairs)}")
+    extra = len(instances) - main_total - sum(n for _, n in pairs)
     if extra:
         table.add_row("", "extra categories (not among the 22)", str(extra))
     return table

@@ -32,7 +32,7 @@ from fbi.cli._run import (
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
 from fbi.sources import QUICK
-from fbi.taxonomy import ABILITY_LEGEND, PAPER_STRATEGIES, strategy_order
+from fbi.taxonomy import ABILITY_LEGEND, PAPER_STRATEGIES, Ability, strategy_order
 
 
 def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
@@ -123,7 +123,10 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.option("--dataset", "dataset_spec", default=QUICK, show_default=True,
               help="quick (one instance of each category of the built-in sample), sample "
                    "(all 72), a .jsonl/.csv/.parquet file, an FBI TSV folder, "
-                   "hf:ORG/NAME[@REVISION].")
+                   "hf:ORG/NAME[@REVISION]; or a preference set (prompt, chosen, "
+                   "rejected[, subset], as RewardBench; LLMBar's layout too).")
+@click.option("--columns", help="A preference set's columns under other names: "
+                                "prompt=COL,chosen=COL,rejected=COL[,category=COL][,id=COL].")
 @click.option("--strategy", "strategies", multiple=True,
               help="Strategy name or 'all' (repeatable). Default: vanilla. The paper's: "
                    f"{', '.join(PAPER_STRATEGIES)}; `fbi strategies` describes them.")
@@ -212,13 +215,14 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              explanation_chars, repair,
              api_bases, prompts_dir, output, force, dry_run, show_prompts, max_cost, no_cache,
              cache_path,
-             label, seed, model_args, system_prompt, hf_config, hf_split, samples, logprobs,
+             label, seed, model_args, system_prompt, hf_config, hf_split, columns, samples,
+             logprobs,
              protocol, sample, sample_seed, sample_by, batch,
              wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.cache import ResponseCache
     from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_verdicts
-    from fbi.sources import load_dataset
+    from fbi.sources import load_dataset, parse_columns
 
     if limit is not None and sample is not None:
         raise click.UsageError("--limit keeps the first N per category and --sample a random "
@@ -242,7 +246,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
                                "one --api-base, or leave out --batch to spread live calls "
                                "over the servers")
     dataset_spec = hub_choice(dataset_spec, hf_config, hf_split)
-    dataset = load_dataset(dataset_spec)
+    dataset = load_dataset(dataset_spec, columns=parse_columns(columns))
     chosen = dataset.select(abilities, categories, include_extra, limit, sample, sample_seed,
                             sample_by)
     left_out = len(dataset) - len(chosen)
@@ -312,12 +316,19 @@ def headline_table(judgments, registry, label: str | None = None) -> Table:
     rows = headline(instance_outcomes(judgments))
     judges = sorted({judge for judge, _ in rows})
     named = [judge_name(label, judge) for judge in judges]
-    columns = ("LF", "F", "IF", "R", "SI")
+    present = {column for rates in rows.values() for column in rates}
+    preference = Ability.PREFERENCE.short
+    # the paper's columns for FBI instances; a preference set's pairs beside, never pooled
+    columns = (("LF", "F", "IF", "R", "SI") if present - {preference} or not present
+               else ()) + ((preference,) if preference in present else ())
     sizes = {c: max((r[c].n for r in rows.values() if r.get(c) is not None), default=0)
              for c in columns}
-    table = Table(title=f"{', '.join(named)}: % undetected errors (lower is better), "
-                        "SI % retained (higher is better)",
-                  caption=f"{ABILITY_LEGEND}; (n) instances, or readable verdicts where "
+    what = "% undetected errors (lower is better), SI % retained (higher is better)" \
+        if "LF" in columns else "% error, 1 − accuracy (lower is better)"
+    legend = ABILITY_LEGEND if "LF" in columns else \
+        "Pref: preference pairs, chosen against rejected"
+    table = Table(title=f"{', '.join(named)}: {what}",
+                  caption=f"{legend}; (n) instances, or readable verdicts where "
                           "fewer", box=box.SIMPLE_HEAD, collapse_padding=True,
                   pad_edge=False)
     if len(judges) > 1:

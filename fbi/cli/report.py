@@ -69,10 +69,17 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
             console.print(rate_table(title, header, rows))
         console.print(escape(VERDICT_LEGEND))
     shown = "paper's convention" if convention == "paper" else "[95% interval]"
+    from fbi.report import PREFERENCE_NOTE, ability_columns
+
+    columns = ability_columns(summary)
+    what = (f"% undetected ({shown}); SI: % retained" if "LF" in columns else "") + (
+        ("; " if "LF" in columns else "") + f"Pref: % error, 1 − accuracy ({shown})"
+        if "Pref" in columns else "")
     for judge in sorted({r["judge"] for r in summary["rates"]}):
         header, rows = table_3(summary, judge)
-        console.print(rate_table(f"{judge}: % undetected ({shown}); SI: % retained",
-                                 header, rows))
+        console.print(rate_table(f"{judge}: {what}", header, rows))
+    if "Pref" in columns:
+        console.print(escape(PREFERENCE_NOTE))
     from fbi.report import robustness_tables, weighted_table
 
     if summary.get("weighted_scores"):

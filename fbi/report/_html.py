@@ -13,10 +13,10 @@ from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._summary import (
-    ABILITY_COLUMNS,
     RATE_KEY,
     WEIGHTED_NOTE,
     Run,
+    ability_columns,
     bias_tables,
     category_table,
     convention_note,
@@ -31,7 +31,7 @@ from fbi.report._summary import (
     weighted_table,
 )
 from fbi.report._verdict import DIFFERS_MARK, VERDICT_LEGEND, verdict_sentences, verdict_table
-from fbi.taxonomy import PERTURBATION_CATEGORIES
+from fbi.taxonomy import category_order, get_category
 
 EXAMPLES_PER_RUN = 12
 
@@ -51,7 +51,7 @@ def heatmap(summary: dict) -> dict:
     rates = {(r["judge"], r["strategy"], r["group"]): r for r in summary["rates"]
              if r["level"] == "category"}
     rows = []
-    for category in PERTURBATION_CATEGORIES:
+    for category in map(get_category, category_order({g for _, _, g in rates})):
         cells = [rates.get((judge, strategy, category.name)) for judge, strategy in columns]
         if any(cells):
             rows.append({"name": category.display_name, "ability": category.ability.short,
@@ -70,7 +70,7 @@ def ability_bars(summary: dict) -> list[dict]:
     names = summary["display_names"]
     for judge, strategy in judge_strategies(summary):
         bars = []
-        for column in ABILITY_COLUMNS:
+        for column in [c for c in ability_columns(summary) if c != "SI"]:
             row = next((r for r in summary["rates"] if r["judge"] == judge and
                         r["strategy"] == strategy and r["level"] == "ability" and
                         r["group"] == column), None)

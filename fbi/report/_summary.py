@@ -49,7 +49,12 @@ from fbi.report._verdict import (
     verdict_table,
 )
 from fbi.runs import Run
-from fbi.taxonomy import PERTURBATION_CATEGORIES, Ability, get_category, strategy_order
+from fbi.taxonomy import (
+    Ability,
+    category_order,
+    get_category,
+    strategy_order,
+)
 
 SUMMARY_SCHEMA_VERSION = 2
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
@@ -275,6 +280,27 @@ def _cell(summary: dict, row: dict) -> str:
     return _percent(row["rate"]) + _interval(row)
 
 
+def ability_columns(summary: dict) -> list[str]:
+    """The ability columns of the rate tables: the paper's LF/F/IF/R and SI when the runs
+    hold FBI instances, and Pref when they hold preference pairs (issue 24: beside them,
+    never pooled with them)."""
+    present = {r["group"] for r in summary["rates"] if r["level"] in ("ability",
+                                                                      "score-invariant")}
+    fbi = [*ABILITY_COLUMNS, "SI"] if present - {PREFERENCE} or not present else []
+    return fbi + ([PREFERENCE] if PREFERENCE in present else [])
+
+
+#: The column of preference pairs, and what its rate is.
+PREFERENCE = Ability.PREFERENCE.short
+PREFERENCE_NOTE = ("Pref: the pairs of a preference set (chosen plays gold, rejected "
+                   "perturbed); its rate is the judge's error rate, 1 − accuracy: how often "
+                   "it did not rank the chosen answer above the rejected one.")
+
+
+def _heading(column: str) -> str:
+    return "SI retained" if column == "SI" else column
+
+
 def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
     """Paper Table 3, for one judge: strategies × LF/F/IF/R (% undetected) and SI
     (% retained)."""
@@ -282,10 +308,11 @@ def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
     for row in summary["rates"]:
         if row["judge"] == judge and row["level"] in ("ability", "score-invariant"):
             cells[row["strategy"]][row["group"]] = _cell(summary, row)
-    header = ["strategy", *ABILITY_COLUMNS, "SI retained"]
+    columns = ability_columns(summary)
+    header = ["strategy", *map(_heading, columns)]
     names = summary["display_names"]
-    return header, [[names.get(s, s), *(cells[s].get(c, "–") for c in ABILITY_COLUMNS),
-                     cells[s].get("SI", "–")] for s in strategy_order(cells)]
+    return header, [[names.get(s, s), *(cells[s].get(c, "–") for c in columns)]
+                    for s in strategy_order(cells)]
 
 
 def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
@@ -306,9 +333,10 @@ def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
     names = summary["display_names"]
     order = strategy_order({strategy for strategy, _ in cells})
     keys = sorted(cells, key=lambda k: (order.index(k[0]), k[1]))
-    return (["strategy", "judge", *ABILITY_COLUMNS, "SI retained"],
-            [[names.get(s, s), judge, *(cells[(s, judge)].get(c, "–") for c in ABILITY_COLUMNS),
-              cells[(s, judge)].get("SI", "–")] for s, judge in keys])
+    columns = ability_columns(summary)
+    return (["strategy", "judge", *map(_heading, columns)],
+            [[names.get(s, s), judge, *(cells[(s, judge)].get(c, "–") for c in columns)]
+             for s, judge in keys])
 
 
 def pooled_table(summary: dict) -> tuple[list[str], list[list[str]]]:
@@ -342,10 +370,12 @@ def leaderboard_table(summary: dict) -> tuple[list[str], list[list[str]]]:
         rows.append([str(row["rank"] or "–"), row["judge"],
                      names.get(row["strategy"], row["strategy"]),
                      _percent(row["rate"]) + (interval if row["rate"] is not None else ""),
-                     *(_percent(row[c]) for c in ABILITY_COLUMNS), _percent(row["SI_retained"]),
+                     *(_percent(row.get(c if c != "SI" else "SI_retained"))
+                       for c in ability_columns(summary)),
                      _percent(row["unparseable_share"]), _percent(row["flip_rate"]),
                      money(row["cost_per_1000"]), seconds(row["seconds_per_1000"])])
-    return (["rank", "judge", "strategy", "% undetected", *ABILITY_COLUMNS, "SI retained",
+    return (["rank", "judge", "strategy", "% undetected",
+             *map(_heading, ability_columns(summary)),
              "% unparseable", "% flips", "cost / 1k", "model s / 1k"], rows)
 
 
@@ -437,7 +467,7 @@ def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str],
                     if r["judge"] == judge and r["strategy"] == strategy)
     rates = {r["group"]: r for r in summary["rates"] if r["judge"] == judge
              and r["strategy"] == strategy and r["level"] == "category"}
-    order = [c.name for c in PERTURBATION_CATEGORIES if c.name in rates]
+    order = category_order(rates)
     if paradigm == "pairwise":
         pairs = {r["group"]: r for r in summary["pairwise"]
                  if r["judge"] == judge and r["strategy"] == strategy}
@@ -483,7 +513,13 @@ def _markdown_table(header: list[str], rows: list[list]) -> str:
 
 
 def convention_note(summary: dict) -> str:
-    """What the rates in the tables are, in one paragraph."""
+    """What the rates in the tables are, in one paragraph (and what Pref's rate is, when
+    the runs hold preference pairs)."""
+    note = _convention_note(summary)
+    return f"{note} {PREFERENCE_NOTE}" if PREFERENCE in ability_columns(summary) else note
+
+
+def _convention_note(summary: dict) -> str:
     if summary.get("convention") == "paper":
         return ("Rates in % as the FBI paper computes them (§5, Tables 3–17): single-answer "
                 "and reference-guided counts divided by every instance of the group, an "
