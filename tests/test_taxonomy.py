@@ -3,16 +3,21 @@ from __future__ import annotations
 import pytest
 
 from fbi import PERTURBATION_CATEGORIES, Ability, UnknownName, get_category
-from fbi.taxonomy import SCORE_INVARIANT, categories_of, get_ability
+from fbi.taxonomy import FBI_ABILITIES, SCORE_INVARIANT, categories_of, get_ability
 
 
 def test_twenty_two_categories_in_four_abilities():
     assert len(PERTURBATION_CATEGORIES) == 22
-    counts = {a: len(categories_of(a)) for a in Ability}
+    counts = {a: len(categories_of(a)) for a in FBI_ABILITIES}
     assert counts == {
         Ability.LONG_FORM: 6, Ability.FACTUAL: 6,
         Ability.INSTRUCTION_FOLLOWING: 5, Ability.REASONING: 5,
     }
+    # a preference set's subsets are categories of their own ability, never among the 22
+    assert categories_of(Ability.PREFERENCE) == []
+    subset = get_category("preference/chat-hard")
+    assert (subset.ability, subset.display_name, subset.extra) == (
+        Ability.PREFERENCE, "chat-hard", False)
     assert all(c.lowers_score and c.description and c.display_name
                for c in PERTURBATION_CATEGORIES)
 

@@ -122,13 +122,13 @@ def _interval(row: dict, name: str, percent: bool, compact: bool = False) -> str
 def human_tables(summary: dict, terminal: bool = False
                  ) -> list[tuple[str, list[str], list[list[str]]]]:
     """The judge–human tables (verdicts, then scores) and the human–human ceiling, as
-    (title, header, rows): overall and per ability, or overall only for a terminal (80
-    columns; every group is in summary.json, report.md and report.html)."""
+    (title, header, rows): overall, per ability and per category, or overall only for a
+    terminal (80 columns; every group is in summary.json, report.md and report.html)."""
     human = summary.get("human_agreement")
     if not human:
         return []
     names = summary["display_names"]
-    levels = ("overall",) if terminal else ("overall", "ability")
+    levels = ("overall",) if terminal else ("overall", "ability", "category")
     chosen = [r for r in human["judge"] if r["level"] in levels]
     group = [] if terminal else ["group"]
 
