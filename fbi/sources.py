@@ -752,6 +752,14 @@ def _download_hub_dataset(repo_id: str, revision: str | None = None) -> Path:
 # ------------------------------------------------------------------ building records
 
 
+def unreadable_row(row: RawRow) -> Problem | None:
+    """The problem a reader found in a row it could not parse (a bad JSON line), if any."""
+    if "__error__" not in row.data:
+        return None
+    message, fix = row.data["__error__"]
+    return Problem(row.file, row.location, message, fix)
+
+
 def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem]]:
     """Turn raw rows into instances; every bad row becomes a Problem, never a silent drop."""
     instances = InstanceStore()
@@ -759,9 +767,9 @@ def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem
     first_seen: dict[str, tuple[str, str]] = {}  # id → (file, location): not the row
     missing_reported: set[tuple[str, str]] = set()
     for row in rows:
-        if "__error__" in row.data:
-            message, fix = row.data["__error__"]
-            problems.append(Problem(row.file, row.location, message, fix))
+        unreadable = unreadable_row(row)
+        if unreadable is not None:
+            problems.append(unreadable)
             continue
         try:
             values = _normalise(row)

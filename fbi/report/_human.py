@@ -37,7 +37,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     """The labels of ``path`` and the warnings about them (labels of instances no run
     holds). ``instances``: id → instance of the runs reported. A bad row is an InputError
     naming its file and line or row."""
-    from fbi.sources import read_rows
+    from fbi.sources import read_rows, unreadable_row
 
     by_text = {(i.instruction, i.perturbed_answer): i.id for i in instances.values()}
     problems: list[Problem] = []
@@ -47,9 +47,9 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     except DatasetError as error:
         raise InputError(f"--human: {error}") from None
     for row in rows:
-        if "__error__" in row.data:
-            message, fix = row.data["__error__"]
-            problems.append(Problem(row.file, row.location, message, fix))
+        unreadable = unreadable_row(row)
+        if unreadable is not None:
+            problems.append(unreadable)
             continue
         try:
             label = _label(row.data, by_text)
