@@ -14,12 +14,18 @@ from fbi.report._html import (
 from fbi.report._human import HUMAN_NOTE, human_chart, human_tables, read_human_labels
 from fbi.report._jury import MODES as JURY_MODES
 from fbi.report._jury import jury_run
+from fbi.report._labels import label_runs
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
+from fbi.report._robustness import (
+    MULTIQA_COLUMNS,
+    load_robustness,
+    robustness_markdown,
+    robustness_tables,
+)
 from fbi.report._summary import (
     ABILITY_COLUMNS,
     CONVENTIONS,
-    MULTIQA_COLUMNS,
     PREFERENCE_NOTE,
     RATE_KEY,
     SUMMARY_SCHEMA_VERSION,
@@ -33,14 +39,10 @@ from fbi.report._summary import (
     coverage_warning,
     explanation_check_rows,
     judge_strategies,
-    label_runs,
     leaderboard_table,
-    load_robustness,
     pooled_table,
     render_csv,
     render_markdown,
-    robustness_markdown,
-    robustness_tables,
     table_3,
     table_4,
     weighted_table,

@@ -12,6 +12,7 @@ from fbi.diffing import word_diff
 from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
+from fbi.report._robustness import robustness_tables
 from fbi.report._summary import (
     RATE_KEY,
     WEIGHTED_NOTE,
@@ -25,7 +26,6 @@ from fbi.report._summary import (
     leaderboard_table,
     pooled_table,
     repeatability_table,
-    robustness_tables,
     table_3,
     table_4,
     weighted_table,

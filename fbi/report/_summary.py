@@ -11,9 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import json
 from collections import defaultdict
-from itertools import chain
 from pathlib import Path
 
 from fbi.errors import InputError
@@ -37,10 +35,13 @@ from fbi.metrics import (
     self_preference,
     weighted_rates,
 )
-from fbi.records import ExplanationCheck, RunSpec
+from fbi.records import ExplanationCheck
+from fbi.report._cells import markdown_table, percent, plain
 from fbi.report._human import HUMAN_NOTE, human_tables, read_human_labels
+from fbi.report._labels import label_runs
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
+from fbi.report._robustness import robustness_markdown
 from fbi.report._verdict import (
     DIFFERS_MARK,
     VERDICT_LEGEND,
@@ -59,94 +60,6 @@ from fbi.taxonomy import (
 SUMMARY_SCHEMA_VERSION = 2
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
                                      Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]
-
-
-def label_runs(runs: list[Run]) -> list[Run]:
-    """Give every run a label no other run with a strategy in common shares.
-
-    A run's label is its ``--label``, else its judge; runs that would share one are told
-    apart by what differs between them (``gpt-4o@t0.7``, ``@max512``, ``@api=host``,
-    ``@prompts=…``, ``@data=…``). Runs still alike are refused: their instances must
-    never be pooled into one row. The judgments of a relabelled run carry its label as
-    ``judge``, so every table keys on it.
-    """
-    groups: dict[str, list[Run]] = defaultdict(list)
-    for run in runs:
-        groups[run.spec.label or run.spec.judge].append(run)
-    labels: dict[int, str] = {}
-    for label, group in groups.items():
-        clashing = len(group) > 1 and _share_strategy(group)
-        for run in group:
-            labels[id(run)] = label + (_distinguishing_suffix(run, group)
-                                       if clashing and not run.spec.label else "")
-    seen: dict[tuple[str, str], Path] = {}
-    for run in runs:
-        for strategy in {j.strategy for j in run.judgments}:
-            key = (labels[id(run)], strategy)
-            if key in seen:
-                raise InputError(
-                    f"{seen[key]} and {run.folder} both hold {strategy} judgments labelled "
-                    f"'{key[0]}', and nothing tells the runs apart; a report never pools "
-                    "two runs. Fix: report them separately, or name them with `fbi evaluate "
-                    "--output RUN --label NAME` (no model call on a finished run)")
-            seen[key] = run.folder
-    return [_relabelled(run, labels[id(run)]) for run in runs]
-
-
-def _share_strategy(group: list[Run]) -> bool:
-    strategies = [{j.strategy for j in run.judgments} | set(run.spec.prompts)
-                  for run in group]
-    return any(a & b for i, a in enumerate(strategies) for b in strategies[i + 1:])
-
-
-def _distinguishing_suffix(run: Run, group: list[Run]) -> str:
-    def facets(spec: RunSpec) -> dict[str, str]:
-        prompts = json.dumps({k: (v.get("version"), v.get("template_sha"),
-                                  v.get("score_range")) for k, v in spec.prompts.items()},
-                             sort_keys=True)
-        return {"protocol=": str(spec.parameters.get("protocol") or "fbi"),
-                "t": str(spec.parameters.get("temperature")),
-                "max": str(spec.parameters.get("max_tokens")),
-                # runs recorded before the explanation cap was an option all used 600
-                "expl": str(spec.parameters.get("explanation_chars") or 600),
-                "api=": _host(spec.api_base),
-                "prompts=": _digest(prompts), "data=": (spec.dataset.get("fingerprint")
-                                                        or "")[:8],
-                "selection=": _digest(json.dumps(spec.selection, sort_keys=True))}
-
-    everyone = [facets(other.spec) for other in group]
-    mine = facets(run.spec)
-    parts = [f"{key}{mine[key]}" for key in mine
-             if len({f[key] for f in everyone}) > 1]
-    return "@" + "@".join(parts) if parts else ""
-
-
-def _host(url: str | None) -> str:
-    from urllib.parse import urlsplit
-
-    if not url:
-        return "default"
-    parts = urlsplit(url)
-    return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname \
-        else url
-
-
-def _digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
-
-
-def _relabelled(run: Run, label: str) -> Run:
-    if label == run.spec.judge:
-        return run
-    # The judgments are this report's own lean copies (fbi.runs.LeanJudgment, read with
-    # full=False): relabelled in place, since a copy of a million costs seconds.
-    for judgment in chain(run.judgments, run.repeats):
-        judgment.judge = label
-    return Run(run.folder, run.spec.model_copy(update={"label": label}), run.judgments,
-               run.instances, [c.model_copy(update={"judge": label}) for c in run.checks],
-               run.problems, run.repeats)
 
 
 CONVENTIONS = ("fbi", "paper")
@@ -262,10 +175,6 @@ def explanation_check_rows(outcomes: list[InstanceOutcome],
 # ------------------------------------------------------------------ tables
 
 
-def _percent(rate: float | None) -> str:
-    return "–" if rate is None else f"{100 * rate:.1f}"
-
-
 def _interval(row: dict) -> str:
     if row["ci_low"] is None:
         return ""
@@ -276,8 +185,8 @@ def _cell(summary: dict, row: dict) -> str:
     """A rate as the summary's convention shows it: fbi's with its interval, or the
     paper's bare, as the paper prints it."""
     if summary.get("convention", "fbi") == "paper":
-        return _percent(row["paper_rate"])
-    return _percent(row["rate"]) + _interval(row)
+        return percent(row["paper_rate"])
+    return percent(row["rate"]) + _interval(row)
 
 
 def ability_columns(summary: dict) -> list[str]:
@@ -369,10 +278,10 @@ def leaderboard_table(summary: dict) -> tuple[list[str], list[list[str]]]:
             f" [{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}]"
         rows.append([str(row["rank"] or "–"), row["judge"],
                      names.get(row["strategy"], row["strategy"]),
-                     _percent(row["rate"]) + (interval if row["rate"] is not None else ""),
-                     *(_percent(row.get(c if c != "SI" else "SI_retained"))
+                     percent(row["rate"]) + (interval if row["rate"] is not None else ""),
+                     *(percent(row.get(c if c != "SI" else "SI_retained"))
                        for c in ability_columns(summary)),
-                     _percent(row["unparseable_share"]), _percent(row["flip_rate"]),
+                     percent(row["unparseable_share"]), percent(row["flip_rate"]),
                      money(row["cost_per_1000"]), seconds(row["seconds_per_1000"])])
     return (["rank", "judge", "strategy", "% undetected",
              *map(_heading, ability_columns(summary)),
@@ -384,7 +293,7 @@ def repeatability_table(summary: dict) -> tuple[list[str], list[list[str]]]:
     return (["judge", "strategy", "samples", "instances", "% changed", "Fleiss' κ",
              "% undetected mean [min–max]"],
             [[r["judge"], names.get(r["strategy"], r["strategy"]), str(r["samples"]),
-              str(r["instances"]), _percent(r["changed_share"]), _f(r["fleiss_kappa"]),
+              str(r["instances"]), percent(r["changed_share"]), plain(r["fleiss_kappa"]),
               "–" if r["rate_mean"] is None else
               f"{100 * r['rate_mean']:.1f} [{100 * r['rate_min']:.1f}–"
               f"{100 * r['rate_max']:.1f}]"] for r in summary["repeatability"]])
@@ -397,7 +306,7 @@ def weighted_table(summary: dict) -> tuple[list[str], list[list[str]]]:
     def rate(row: dict, kind: str) -> str:
         if row[f"{kind}_rate"] is None:
             return "–"
-        return (f"{_percent(row[f'{kind}_rate'])} [{100 * row[f'{kind}_ci_low']:.0f}–"
+        return (f"{percent(row[f'{kind}_rate'])} [{100 * row[f'{kind}_ci_low']:.0f}–"
                 f"{100 * row[f'{kind}_ci_high']:.0f}]")
 
     return (["judge", "strategy", "n", "sampled", "weighted", "ties s/w", "SI s/w",
@@ -405,7 +314,7 @@ def weighted_table(summary: dict) -> tuple[list[str], list[list[str]]]:
             [[r["judge"], names.get(r["strategy"], r["strategy"]), str(r["instances"]),
               rate(r, "sampled"), rate(r, "expected"),
               f"{r['sampled_ties']}/{r['expected_ties']}",
-              f"{_percent(r['sampled_si_retained'])}/{_percent(r['expected_si_retained'])}",
+              f"{percent(r['sampled_si_retained'])}/{percent(r['expected_si_retained'])}",
               str(r["without_weights"])] for r in summary.get("weighted_scores", [])])
 
 
@@ -476,11 +385,11 @@ def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str],
         return header, [[get_category(c).display_name, rates[c]["n"], pairs[c]["G"],
                          pairs[c]["P"], pairs[c]["both_good"], pairs[c]["both_bad"],
                          pairs[c]["inconsistent"], pairs[c]["unparseable"],
-                         _cell(summary, rates[c]), _percent(rates[c]["worst_case_rate"])]
+                         _cell(summary, rates[c]), percent(rates[c]["worst_case_rate"])]
                         for c in order if c in pairs]
     rows = [[get_category(c).display_name, rates[c]["n"], rates[c]["detected"],
              rates[c]["undetected"], rates[c]["unparseable"],
-             _cell(summary, rates[c]), _percent(rates[c]["worst_case_rate"])]
+             _cell(summary, rates[c]), percent(rates[c]["worst_case_rate"])]
             for c in order]
     header = ["category", "total", "detected", "undetected", "unparseable", "% undetected",
               "% worst case"]
@@ -502,14 +411,6 @@ def judge_strategies(summary: dict) -> list[tuple[str, str]]:
 
 
 # ------------------------------------------------------------------ renderers
-
-
-def _markdown_table(header: list[str], rows: list[list]) -> str:
-    """Every cell escaped (labels, names and texts come from outside)."""
-    lines = ["| " + " | ".join(md(cell) for cell in header) + " |",
-             "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(md(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def convention_note(summary: dict) -> str:
@@ -565,174 +466,71 @@ def render_markdown(summary: dict) -> str:
     if summary.get("comparisons"):  # a comparison opens with its verdict
         parts += ["", "## Verdict", ""]
         parts += [f"- {md(sentence)}" for sentence in verdict_sentences(summary)]
-        parts += ["", _markdown_table(*verdict_table(summary)), "", md(VERDICT_LEGEND)]
+        parts += ["", markdown_table(*verdict_table(summary)), "", md(VERDICT_LEGEND)]
     judges = sorted({r["judge"] for r in summary["rates"]})
     for judge in judges:
         parts += ["", f"## {md(judge)}: strategies × abilities (paper Table 3)", "",
-                  _markdown_table(*table_3(summary, judge))]
+                  markdown_table(*table_3(summary, judge))]
     if len(judges) > 1 or len(judge_strategies(summary)) > 1:
         reference = min(judges)
         parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
-                  _markdown_table(*table_4(summary)), "",
+                  markdown_table(*table_4(summary)), "",
                   f"{DIFFERS_MARK} differs from {md(reference)} on the same instances "
                   "(exact McNemar test per ability, Holm-adjusted p < 0.05 across each "
                   "comparison's categories, abilities and overall; every test is in "
                   "`summary.json` `comparisons`; the Verdict above lists them).",
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
-                  "in the paper)", "", _markdown_table(*pooled_table(summary))]
+                  "in the paper)", "", markdown_table(*pooled_table(summary))]
     if summary.get("repeatability"):
         parts += ["", "## Repeatability (the same calls asked several times)", "",
                   "How often an instance's outcome changes between samples, Fleiss' κ of "
                   "the samples as raters, and the undetected rate's spread over samples "
                   "(the tables above read the first sample).", "",
-                  _markdown_table(*repeatability_table(summary))]
+                  markdown_table(*repeatability_table(summary))]
     if summary.get("weighted_scores"):
         parts += ["", "## Probability-weighted scores", "", WEIGHTED_NOTE, "",
-                  _markdown_table(*weighted_table(summary))]
+                  markdown_table(*weighted_table(summary))]
     for title, header, rows in bias_tables(summary):
-        parts += ["", f"## Bias: {md(title)}", "", _markdown_table(header, rows)]
+        parts += ["", f"## Bias: {md(title)}", "", markdown_table(header, rows)]
     if summary.get("manipulation"):
         parts += ["", "## Judges under manipulation", "", md(MANIPULATION_NOTE), "",
-                  _markdown_table(*manipulation_table(summary))]
+                  markdown_table(*manipulation_table(summary))]
     for title, header, rows in human_tables(summary):
-        parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", _markdown_table(header, rows)]
+        parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", markdown_table(header, rows)]
     if summary.get("ranking_stability"):
         parts += ["", "## Ranking stability: which errors are hardest", "",
-                  md(RANKING_NOTE), "", _markdown_table(*ranking_table(summary))]
+                  md(RANKING_NOTE), "", markdown_table(*ranking_table(summary))]
     if summary.get("leaderboard"):
         parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
                   "rate (lower is better), with what they cost: % unparseable of the "
                   "judged instances, % flips (pairwise verdicts that change with the "
                   "slot order), cost and model time per 1,000 judgments from the stored "
                   "usage (replies from the cache count as free).", "",
-                  _markdown_table(*leaderboard_table(summary))]
+                  markdown_table(*leaderboard_table(summary))]
     bias = sorted((r for r in summary["pairwise"] if r["group"] == "all"),
                   key=lambda r: judge_strategies(summary).index((r["judge"], r["strategy"])))
     if bias:
         parts += ["", "## Pairwise position consistency", "",
-                  _markdown_table(["judge", "strategy", "verdict flips with order (%)",
+                  markdown_table(["judge", "strategy", "verdict flips with order (%)",
                                    "first slot chosen (%)"],
                                   [[r["judge"], names.get(r["strategy"], r["strategy"]),
-                                    _percent(r["flip_rate"]), _percent(r["first_slot_share"])]
+                                    percent(r["flip_rate"]), percent(r["first_slot_share"])]
                                    for r in bias])]
     checks = [r for r in summary["explanation_check"] if r["group"] == "all"]
     if checks:
         parts += ["", "## Detected in the explanation only (paper §5.3)", "",
-                  _markdown_table(["judge", "strategy", "undetected checked",
+                  markdown_table(["judge", "strategy", "undetected checked",
                                    "explanation names the error", "%"],
                                   [[r["judge"], names.get(r["strategy"], r["strategy"]),
                                     r["undetected_checked"],
-                                    r["detected_in_explanation_only"], _percent(r["share"])]
+                                    r["detected_in_explanation_only"], percent(r["share"])]
                                    for r in checks])]
     parts += robustness_markdown(summary)
     for judge, strategy in judge_strategies(summary):
         parts += ["", f"## Per category: {md(judge)}, {md(names.get(strategy, strategy))} "
                   "(paper Tables 6–16)", "",
-                  _markdown_table(*category_table(summary, judge, strategy))]
+                  markdown_table(*category_table(summary, judge, strategy))]
     return "\n".join(parts) + "\n"
-
-
-def _f(value) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-MULTIQA_COLUMNS = [("base_accuracy", "base acc."), ("mode_accuracy", "mode acc."),
-                   ("worst_case", "worst"), ("best_case", "best"),
-                   ("item_difficulty", "μ_D"), ("certainty", "H_η"), ("gibbs_m2", "M2"),
-                   ("fleiss_kappa", "Fleiss' κ"),
-                   ("cronbach_alpha_permuted_mean", "Cronbach's α")]
-
-
-def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of every robustness table, for Markdown and HTML alike."""
-    tables = []
-    runs = summary.get("robustness", [])
-    multiqa = [(r, r["suites"]["multiqa"]) for r in runs if "multiqa" in r.get("suites", {})]
-    if multiqa:
-        tables.append(("MultiQ&A: rephrasings (Fleiss' κ and Cronbach's α over 1,000 "
-                       "variant permutations)",
-                       ["model", "dataset", "questions", *[c[1] for c in MULTIQA_COLUMNS]],
-                       [[r["model"], r["dataset"], _f(m.get("questions")),
-                         *[_f(m.get(k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa]))
-    group_rows, noise_rows = [], []
-
-    def interval(m: dict, name: str) -> str:
-        return "–" if m.get(f"{name}_ci_low") is None else \
-            f"[{m[f'{name}_ci_low']:.2f}, {m[f'{name}_ci_high']:.2f}]"
-
-    for r in runs:
-        noise = r.get("suites", {}).get("noise", {})
-        g = noise.get("groups")
-        if g and g.get("groups"):
-            group_rows.append([r["model"], r["dataset"], str(g["groups"]),
-                               _f(g.get("accuracy_original")), _f(g.get("accuracy_perturbed")),
-                               _f(g.get("pdr")) + " " + interval(g, "pdr"),
-                               str(g["pdr_undefined_groups"]),
-                               _f(g.get("cohens_h")) + " " + interval(g, "cohens_h"),
-                               _f(g.get("h_over_pi")), g.get("effect", "–")])
-        for kind, m in noise.get("by_noise", {}).items():
-            noise_rows.append([r["model"], r["dataset"], kind, _f(m["accuracy_original"]),
-                               _f(m["accuracy_perturbed"]), _f(m["pdr"]), _f(m["cohens_h"]),
-                               interval(m, "h"), m["effect"]])
-    if group_rows:
-        tables.append(("Natural noise: PDR and Cohen's h per question group (an original "
-                       "and its perturbations), means over groups with 95% BCa intervals",
-                       ["model", "dataset", "groups", "acc. original", "acc. perturbed",
-                        "PDR [95% CI]", "PDR undefined", "h [95% CI]", "h/π", "effect"],
-                       group_rows))
-    if noise_rows:
-        tables.append(("Natural noise by kind: pooled accuracies, Cohen's h with 95% BCa "
-                       "intervals over questions",
-                       ["model", "dataset", "noise", "acc. original", "acc. perturbed",
-                        "PDR", "h", "95% CI", "effect"], noise_rows))
-    shuffle = [(r, r["suites"]["shuffle"]) for r in runs if "shuffle" in r.get("suites", {})]
-    if shuffle:
-        tables.append(("Answer order: accuracy, test-retest and % drop",
-                       ["model", "dataset", "questions", "shuffles", "accuracy",
-                        "test-retest", "% drop"],
-                       [[r["model"], r["dataset"], _f(m.get("questions")),
-                         _f(m.get("shuffles")), _f(m.get("accuracy")),
-                         _f(m.get("test_retest_accuracy")), _f(m.get("percent_drop"))]
-                        for r, m in shuffle]))
-    maqa = [(r, r["suites"]["maqa"]) for r in runs if "maqa" in r.get("suites", {})]
-    if maqa:
-        keys = ["questions", "samples", "accuracy", "consistency", "precision", "recall",
-                "f1", "verbalised_confidence", "auroc_verbalised", "auroc_max_softmax"]
-        tables.append(("MAQA: consistency, confidence and multi-answer scores",
-                       ["model", "dataset", *keys],
-                       [[r["model"], r["dataset"], *[_f(m.get(k)) for k in keys]]
-                        for r, m in maqa]))
-    stability = summary.get("judge_stability", [])
-    order = strategy_order({s["strategy"] for s in stability})
-    stability = sorted(stability, key=lambda s: (s["judge"], order.index(s["strategy"])))
-    single = [s for s in stability if s["paradigm"] == "single"]
-    if single:
-        tables.append(("Judge stability: acceptance of gold vs score-invariant answers",
-                       ["judge", "strategy", "% gold accepted", "% SI accepted", "Cohen's h",
-                        "effect"],
-                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
-                         _percent(s["gold_accepted"]), _percent(s["si_accepted"]),
-                         _f(s["cohens_h"]),
-                         s["effect"]] for s in single]))
-    pairwise = [s for s in stability if s["paradigm"] == "pairwise"]
-    if pairwise:
-        tables.append(("Judge stability: position-swap test-retest",
-                       ["judge", "strategy", "pairs", "% gold chosen (gold first)",
-                        "% gold chosen in both orders", "% drop"],
-                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
-                         str(s["pairs"]), _percent(s["gold_chosen_gold_first"]),
-                         _percent(s["gold_chosen_both_orders"]), _f(s["percent_drop"])]
-                        for s in pairwise]))
-    return tables
-
-
-def robustness_markdown(summary: dict) -> list[str]:
-    parts = []
-    for title, header, rows in robustness_tables(summary):
-        parts += ["", f"## {md(title)}", "", _markdown_table(header, rows)]
-    return parts
 
 
 def render_csv(summary: dict) -> str:
@@ -744,22 +542,3 @@ def render_csv(summary: dict) -> str:
     writer.writerows({key: csv_cell(value) for key, value in row.items()}
                      for row in summary["rates"])
     return out.getvalue()
-
-
-def load_robustness(folder: str | Path) -> dict | None:
-    """A robustness run's metrics, or None when the folder holds a judge run."""
-    folder = Path(folder)
-    spec_path = folder / "run.json"
-    if not spec_path.exists():
-        return None
-    try:
-        kind = json.loads(spec_path.read_text(encoding="utf-8")).get("kind")
-    except json.JSONDecodeError:
-        raise InputError(f"{spec_path}: not valid JSON") from None
-    if kind != "robustness":
-        return None
-    metrics = folder / "robustness.json"
-    if not metrics.exists():
-        raise InputError(f"{folder}: a robustness run without robustness.json. Fix: run "
-                         "`fbi robustness run` into it again to finish it")
-    return {"folder": str(folder), **json.loads(metrics.read_text(encoding="utf-8"))}

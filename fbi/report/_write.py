@@ -8,10 +8,10 @@ from pathlib import Path
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._html import render_html
 from fbi.report._jury import jury_run
+from fbi.report._labels import label_runs
+from fbi.report._robustness import load_robustness
 from fbi.report._summary import (
     build_summary,
-    label_runs,
-    load_robustness,
     render_csv,
     render_markdown,
 )

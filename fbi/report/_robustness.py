@@ -1,0 +1,129 @@
+"""The QA robustness runs in a report: reading a robustness folder back, and its tables
+(MultiQ&A, natural noise, answer order, MAQA, judge stability) for every renderer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fbi.errors import InputError
+from fbi.escaping import markdown_text as md
+from fbi.report._cells import markdown_table, percent, plain
+from fbi.taxonomy import strategy_order
+
+MULTIQA_COLUMNS = [("base_accuracy", "base acc."), ("mode_accuracy", "mode acc."),
+                   ("worst_case", "worst"), ("best_case", "best"),
+                   ("item_difficulty", "μ_D"), ("certainty", "H_η"), ("gibbs_m2", "M2"),
+                   ("fleiss_kappa", "Fleiss' κ"),
+                   ("cronbach_alpha_permuted_mean", "Cronbach's α")]
+
+
+def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of every robustness table, for Markdown and HTML alike."""
+    tables = []
+    runs = summary.get("robustness", [])
+    multiqa = [(r, r["suites"]["multiqa"]) for r in runs if "multiqa" in r.get("suites", {})]
+    if multiqa:
+        tables.append(("MultiQ&A: rephrasings (Fleiss' κ and Cronbach's α over 1,000 "
+                       "variant permutations)",
+                       ["model", "dataset", "questions", *[c[1] for c in MULTIQA_COLUMNS]],
+                       [[r["model"], r["dataset"], plain(m.get("questions")),
+                         *[plain(m.get(k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa]))
+    group_rows, noise_rows = [], []
+
+    def interval(m: dict, name: str) -> str:
+        return "–" if m.get(f"{name}_ci_low") is None else \
+            f"[{m[f'{name}_ci_low']:.2f}, {m[f'{name}_ci_high']:.2f}]"
+
+    for r in runs:
+        noise = r.get("suites", {}).get("noise", {})
+        g = noise.get("groups")
+        if g and g.get("groups"):
+            group_rows.append([r["model"], r["dataset"], str(g["groups"]),
+                               plain(g.get("accuracy_original")),
+                               plain(g.get("accuracy_perturbed")),
+                               plain(g.get("pdr")) + " " + interval(g, "pdr"),
+                               str(g["pdr_undefined_groups"]),
+                               plain(g.get("cohens_h")) + " " + interval(g, "cohens_h"),
+                               plain(g.get("h_over_pi")), g.get("effect", "–")])
+        for kind, m in noise.get("by_noise", {}).items():
+            noise_rows.append([r["model"], r["dataset"], kind, plain(m["accuracy_original"]),
+                               plain(m["accuracy_perturbed"]), plain(m["pdr"]),
+                               plain(m["cohens_h"]),
+                               interval(m, "h"), m["effect"]])
+    if group_rows:
+        tables.append(("Natural noise: PDR and Cohen's h per question group (an original "
+                       "and its perturbations), means over groups with 95% BCa intervals",
+                       ["model", "dataset", "groups", "acc. original", "acc. perturbed",
+                        "PDR [95% CI]", "PDR undefined", "h [95% CI]", "h/π", "effect"],
+                       group_rows))
+    if noise_rows:
+        tables.append(("Natural noise by kind: pooled accuracies, Cohen's h with 95% BCa "
+                       "intervals over questions",
+                       ["model", "dataset", "noise", "acc. original", "acc. perturbed",
+                        "PDR", "h", "95% CI", "effect"], noise_rows))
+    shuffle = [(r, r["suites"]["shuffle"]) for r in runs if "shuffle" in r.get("suites", {})]
+    if shuffle:
+        tables.append(("Answer order: accuracy, test-retest and % drop",
+                       ["model", "dataset", "questions", "shuffles", "accuracy",
+                        "test-retest", "% drop"],
+                       [[r["model"], r["dataset"], plain(m.get("questions")),
+                         plain(m.get("shuffles")), plain(m.get("accuracy")),
+                         plain(m.get("test_retest_accuracy")), plain(m.get("percent_drop"))]
+                        for r, m in shuffle]))
+    maqa = [(r, r["suites"]["maqa"]) for r in runs if "maqa" in r.get("suites", {})]
+    if maqa:
+        keys = ["questions", "samples", "accuracy", "consistency", "precision", "recall",
+                "f1", "verbalised_confidence", "auroc_verbalised", "auroc_max_softmax"]
+        tables.append(("MAQA: consistency, confidence and multi-answer scores",
+                       ["model", "dataset", *keys],
+                       [[r["model"], r["dataset"], *[plain(m.get(k)) for k in keys]]
+                        for r, m in maqa]))
+    stability = summary.get("judge_stability", [])
+    order = strategy_order({s["strategy"] for s in stability})
+    stability = sorted(stability, key=lambda s: (s["judge"], order.index(s["strategy"])))
+    single = [s for s in stability if s["paradigm"] == "single"]
+    if single:
+        tables.append(("Judge stability: acceptance of gold vs score-invariant answers",
+                       ["judge", "strategy", "% gold accepted", "% SI accepted", "Cohen's h",
+                        "effect"],
+                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
+                         percent(s["gold_accepted"]), percent(s["si_accepted"]),
+                         plain(s["cohens_h"]),
+                         s["effect"]] for s in single]))
+    pairwise = [s for s in stability if s["paradigm"] == "pairwise"]
+    if pairwise:
+        tables.append(("Judge stability: position-swap test-retest",
+                       ["judge", "strategy", "pairs", "% gold chosen (gold first)",
+                        "% gold chosen in both orders", "% drop"],
+                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
+                         str(s["pairs"]), percent(s["gold_chosen_gold_first"]),
+                         percent(s["gold_chosen_both_orders"]), plain(s["percent_drop"])]
+                        for s in pairwise]))
+    return tables
+
+
+def robustness_markdown(summary: dict) -> list[str]:
+    parts = []
+    for title, header, rows in robustness_tables(summary):
+        parts += ["", f"## {md(title)}", "", markdown_table(header, rows)]
+    return parts
+
+
+def load_robustness(folder: str | Path) -> dict | None:
+    """A robustness run's metrics, or None when the folder holds a judge run."""
+    folder = Path(folder)
+    spec_path = folder / "run.json"
+    if not spec_path.exists():
+        return None
+    try:
+        kind = json.loads(spec_path.read_text(encoding="utf-8")).get("kind")
+    except json.JSONDecodeError:
+        raise InputError(f"{spec_path}: not valid JSON") from None
+    if kind != "robustness":
+        return None
+    metrics = folder / "robustness.json"
+    if not metrics.exists():
+        raise InputError(f"{folder}: a robustness run without robustness.json. Fix: run "
+                         "`fbi robustness run` into it again to finish it")
+    return {"folder": str(folder), **json.loads(metrics.read_text(encoding="utf-8"))}
