@@ -1,0 +1,293 @@
+"""Rows as read from a source, made into instances: the columns a row may use (fbi's,
+the FBI release's, a preference set's), every check on their values, and one Problem per
+bad row, never a silent drop. The readers that produce the rows are in
+:mod:`fbi.sources`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from fbi._instance_store import InstanceStore
+from fbi.errors import InputError, Problem
+from fbi.records import (
+    COLUMN_ALIASES,
+    REQUIRED_COLUMNS,
+    Instance,
+    Provenance,
+    VettingLabel,
+    content_id,
+)
+from fbi.taxonomy import (
+    PREFERENCE_PREFIX,
+    Ability,
+    category_names,
+    did_you_mean,
+    get_category,
+)
+
+# FBI ids start with the ability of their prompt: "lf-12_...", "if-3_...", "factual-..."
+_ID_PREFIX_ABILITY = {
+    "lf": Ability.LONG_FORM,
+    "if": Ability.INSTRUCTION_FOLLOWING,
+    "factual": Ability.FACTUAL,
+    "reasoning": Ability.REASONING,
+}
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One row as read from a source, before validation."""
+
+    file: str
+    location: str
+    data: dict[str, Any]
+    defaults: dict[str, Any] = field(default_factory=dict)  # values the layout implies
+
+
+
+
+def unreadable_row(row: RawRow) -> Problem | None:
+    """The problem a reader found in a row it could not parse (a bad JSON line), if any."""
+    if "__error__" not in row.data:
+        return None
+    message, fix = row.data["__error__"]
+    return Problem(row.file, row.location, message, fix)
+
+
+def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem]]:
+    """Turn raw rows into instances; every bad row becomes a Problem, never a silent drop."""
+    instances = InstanceStore()
+    problems: list[Problem] = []
+    first_seen: dict[str, tuple[str, str]] = {}  # id → (file, location): not the row
+    missing_reported: set[tuple[str, str]] = set()
+    for row in rows:
+        unreadable = unreadable_row(row)
+        if unreadable is not None:
+            problems.append(unreadable)
+            continue
+        try:
+            values = _normalise(row)
+        except RowProblem as problem:
+            key = (row.file, problem.message)
+            # A missing column of a file with a header is said once for the whole file.
+            if problem.whole_file and not row.file.endswith(".jsonl"):
+                if key not in missing_reported:
+                    missing_reported.add(key)
+                    problems.append(Problem(row.file, "", problem.message, problem.fix))
+            else:
+                problems.append(Problem(row.file, row.location, problem.message, problem.fix))
+            continue
+        instance_id = values["id"]
+        prefix = row.defaults.get("_id_prefix")
+        if prefix:  # the FBI release repeats ids across files: qualify by category
+            instance_id = f"{prefix}:{instance_id}"
+            number = 2
+            while instance_id in first_seen and first_seen[instance_id][0] == row.file:
+                instance_id = f"{prefix}:{values['id']}~{number}"
+                number += 1
+            values["id"] = instance_id
+        if instance_id in first_seen:
+            other_file, other_location = first_seen[instance_id]
+            problems.append(Problem(
+                row.file, row.location,
+                f"duplicate id '{instance_id}' (first at {other_file}, {other_location})",
+                "give every row its own id"))
+            continue
+        try:
+            instance = Instance(**values)
+        except ValidationError as error:
+            problems.append(Problem(row.file, row.location, _describe(error),
+                                    "correct the value"))
+            continue
+        first_seen[instance_id] = (row.file, row.location)
+        instances.append(instance)
+    return instances, problems
+
+
+class RowProblem(Exception):
+    def __init__(self, message: str, fix: str = "", whole_file: bool = False):
+        super().__init__(message)
+        self.message, self.fix, self.whole_file = message, fix, whole_file
+
+
+# Looked up once: pydantic's model_fields is a property, and cost 3 s a 200k rows.
+_PROVENANCE_FIELDS = frozenset(Provenance.model_fields)
+_INSTANCE_FIELDS = frozenset(Instance.model_fields)
+_TEXT_FIELDS = ("ability", "category", "instruction", "gold_answer",
+                "perturbed_answer", "rationale", "label")
+
+
+def parse_columns(text: str | None) -> dict[str, str]:
+    """``prompt=question,chosen=good,rejected=bad,category=kind`` → {field: column}: the
+    columns of a preference dataset under other names (``--columns``)."""
+    if not text:
+        return {}
+    mapping = {}
+    for part in text.split(","):
+        field_name, sep, column = (p.strip() for p in part.partition("="))
+        if not sep or not column or field_name not in PREFERENCE_FIELDS:
+            raise InputError(f"--columns {text!r}: give FIELD=COLUMN pairs separated by "
+                             f"commas, FIELD one of {', '.join(PREFERENCE_FIELDS)} (e.g. "
+                             "prompt=question,chosen=good,rejected=bad)")
+        mapping[field_name] = column
+    return mapping
+
+
+#: A preference dataset's fields (RewardBench's names; ``category`` reads ``subset``).
+PREFERENCE_FIELDS = ("prompt", "chosen", "rejected", "category", "id")
+
+
+def _preference_row(data: dict[str, Any], file: str) -> dict[str, Any]:
+    """A row of a preference benchmark in fbi's fields: the chosen answer plays gold,
+    the rejected one perturbed, the subset is the category ``preference/SUBSET``.
+    RewardBench's layout (prompt, chosen, rejected, subset, chosen_model, rejected_model,
+    id) and LLMBar's (input, output_1, output_2, label: 1 or 2, the better output; the
+    subset is the file's folder, as LLMBar publishes one dataset.json a subset) are read;
+    other rows are returned as they are."""
+    if "output_1" in data and "output_2" in data and "input" in data:  # LLMBar
+        data = dict(data)
+        winner = str(data.pop("label", "")).strip()
+        if winner not in ("1", "2"):
+            raise RowProblem(f"label {winner!r}: LLMBar's label names the better output, "
+                              "1 or 2", "correct the label")
+        loser = "2" if winner == "1" else "1"
+        path = Path(file)
+        subset = path.parent.name if path.stem == "dataset" else path.stem
+        data = {"prompt": data.pop("input"), "chosen": data.pop(f"output_{winner}"),
+                "rejected": data.pop(f"output_{loser}"), "subset": subset or "all", **data}
+    if "chosen" not in data or "rejected" not in data:
+        return data
+    subset = data.pop("subset", None) or data.pop("category", None) or "all"
+    row = {"instruction": data.pop("prompt", None), "gold_answer": data.pop("chosen"),
+           "perturbed_answer": data.pop("rejected"),
+           "category": f"{PREFERENCE_PREFIX}{str(subset).strip()}",
+           "ability": Ability.PREFERENCE.value}
+    if data.get("chosen_model"):
+        row["gold_model"] = data.pop("chosen_model")
+    if data.get("rejected_model"):
+        row["generator"] = data.pop("rejected_model")
+    data.pop("chosen_model", None)
+    data.pop("rejected_model", None)
+    return {**data, **row}
+
+
+def _normalise(row: RawRow) -> dict[str, Any]:
+    data = _preference_row(row.data, row.file)
+    data = {COLUMN_ALIASES.get(key, key): value for key, value in data.items()}
+    data = {k: v for k, v in data.items() if k not in ("schema_version",)}
+    merged = {**{k: v for k, v in row.defaults.items() if not k.startswith("_")}, **{
+        k: v for k, v in data.items() if v not in (None, "")}}
+    missing = [c for c in REQUIRED_COLUMNS if c not in data and c not in row.defaults]
+    if missing:
+        hints = []
+        for column in missing:
+            aliases = [a for a, c in COLUMN_ALIASES.items() if c == column]
+            hints.append(f"'{column}'" + (f" (or '{aliases[0]}')" if aliases else ""))
+        raise RowProblem(f"missing column(s) {', '.join(repr(c) for c in missing)}",
+                          f"add the column(s) {', '.join(hints)}",
+                          whole_file=True)  # reported once per file with a header
+    for name in _TEXT_FIELDS:
+        value = merged.get(name)
+        if value is not None and not isinstance(value, str):
+            raise RowProblem(f"'{name}' must be text, not {type(value).__name__}",
+                              f"quote the {name} value")
+    for column in REQUIRED_COLUMNS:
+        if not str(merged.get(column) or "").strip():
+            raise RowProblem(f"empty '{column}'", f"fill in the {column}, or remove the row")
+    category = merged["category"].strip()
+    try:
+        merged["category"] = get_category(category).name
+    except ValueError:
+        valid = category_names(include_extra=True)
+        raise RowProblem(f"unknown category '{category}'.{did_you_mean(category, valid)}",
+                          "use one of " + ", ".join(valid)) from None
+    merged.setdefault("id", content_id(merged["category"], merged["instruction"],
+                                       merged["gold_answer"], merged["perturbed_answer"]))
+    merged["id"] = str(merged["id"]).strip()
+    merged["ability"] = ability_of(merged)
+    merged["label"] = _label(merged.get("label"))
+    merged["flags"] = _flags(merged.get("flags"))
+    provenance = {k: merged.pop(k) for k in list(merged) if k in _PROVENANCE_FIELDS}
+    if "seed" in provenance:
+        provenance["seed"] = _seed(provenance["seed"])
+    provenance.setdefault("original_id", str(data.get("id") or ""))
+    merged["provenance"] = Provenance(**{k: v if k == "seed" else str(v)
+                                         for k, v in provenance.items()})
+    unknown = set(merged) - _INSTANCE_FIELDS
+    if unknown:
+        raise RowProblem(f"unknown columns {sorted(unknown)}",
+                          "remove them or rename them to the documented columns",
+                          whole_file=True)
+    return merged
+
+
+_ABILITIES = tuple(a.value for a in Ability)  # iterating an Enum per row cost 4 s a 200k
+_LABELS = tuple(v.value for v in VettingLabel)
+
+
+def ability_of(values: dict[str, Any]) -> str:
+    given = values.get("ability")
+    if given:
+        if given not in _ABILITIES:
+            valid = list(_ABILITIES)
+            raise RowProblem(f"unknown ability '{given}'.{did_you_mean(given, valid)}",
+                              "use one of " + ", ".join(valid))
+        return given
+    category_ability = get_category(values["category"]).ability
+    if category_ability is not None:
+        return category_ability.value
+    prefix = values["id"].split("-", 1)[0].split(":")[-1]
+    if prefix in _ID_PREFIX_ABILITY:  # FBI score-invariant ids: "lf-12_...", "if-3_..."
+        return _ID_PREFIX_ABILITY[prefix].value
+    raise RowProblem("score-invariant row without an 'ability'",
+                      "add the ability of the prompt (" +
+                      ", ".join(a.value for a in Ability) + ")")
+
+
+def _label(value: Any) -> str:
+    if value in (None, ""):
+        return VettingLabel.UNVETTED.value
+    valid = list(_LABELS)
+    if value not in _LABELS:
+        raise RowProblem(f"unknown label '{value}'.{did_you_mean(str(value), valid)}",
+                          "use one of " + ", ".join(valid))
+    return value
+
+
+def _flags(value: Any) -> tuple[str, ...]:
+    if value in (None, ""):
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise RowProblem("'flags' is not a JSON list", 'write flags as ["a", "b"]') from None
+    if not isinstance(value, list | tuple) or not all(isinstance(f, str) for f in value):
+        raise RowProblem("'flags' must be a list of text", 'write flags as ["a", "b"]')
+    return tuple(value)
+
+
+def _seed(value: Any) -> int | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise RowProblem(f"'seed' must be a whole number, not {value!r}", "write an integer")
+    try:
+        return int(value)
+    except ValueError:
+        raise RowProblem(f"'seed' must be a whole number, not {value!r}",
+                          "write an integer") from None
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"])
+        parts.append(f"{where}: {item['msg']}" if where else item["msg"])
+    return "; ".join(parts)
