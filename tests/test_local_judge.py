@@ -120,3 +120,38 @@ def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch, tmp_path):
         for process in busy:
             process.kill()
             process.wait()
+
+
+def test_a_missing_low_level_name_falls_back_to_the_chat_completion(monkeypatch):
+    """Issue 25: a llama-cpp-python without a name the decoding loop calls (hidden here)
+    still judges, through its own create_chat_completion with the same JSON grammar —
+    the replies of the loop for greedy decoding — and says so once."""
+    import warnings
+
+    import llama_cpp
+
+    from fbi.errors import FbiWarning
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.local import _provider
+    from fbi.local._fallback import ChatCompletionEngine
+    from fbi.sources import load_dataset
+
+    (call,) = list(Evaluation(load_dataset("sample").select(categories=("entity",), limit=1),
+                              EvaluationConfig(strategies=("vanilla_star",)), "unused").calls()
+                   )[:1]
+    params = {"max_tokens": 60, "temperature": 0.0, "response_format": {
+        "type": "json_schema", "json_schema": {"schema": call.request.response_schema}}}
+    fast = _provider.generate("smollm2-135m", call.request.message_dicts(), params)
+
+    monkeypatch.setattr(_provider, "_engines", {})
+    monkeypatch.delattr(llama_cpp, "llama_sampler_accept")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        slow = _provider.generate("smollm2-135m", call.request.message_dicts(), params)
+        again = _provider.generate("smollm2-135m", call.request.message_dicts(), params)
+    said = [w for w in caught if issubclass(w.category, FbiWarning)]
+    assert len(said) == 1 and "llama_sampler_accept" in str(said[0].message)
+    assert isinstance(_provider._engines["smollm2-135m"], ChatCompletionEngine)
+    assert slow["choices"][0]["message"]["content"] == fast["choices"][0]["message"]["content"]
+    assert slow["usage"] == fast["usage"] and again == slow
+    assert json.loads(slow["choices"][0]["message"]["content"])  # the grammar held

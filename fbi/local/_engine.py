@@ -44,6 +44,41 @@ class Generation:
     logprobs: list[TokenLogprobs] = field(default_factory=list)  # when asked for
 
 
+#: What the loop uses of llama-cpp-python beyond its public API: llama.cpp's functions and
+#: types, and two modules' helpers. A version without one of them gets the fallback
+#: (:mod:`fbi.local._fallback`).
+LOW_LEVEL_NAMES = (
+    "llama_batch_init", "llama_decode", "llama_get_logits_ith", "llama_get_memory",
+    "llama_memory_seq_rm", "llama_model_get_vocab", "llama_sampler_accept",
+    "llama_sampler_apply", "llama_sampler_free", "llama_sampler_init_grammar",
+    "llama_token_data", "llama_token_data_array", "llama_token_to_piece",
+    "llama_vocab_is_eog", "llama_vocab_n_tokens",
+    "llama_chat_format.Jinja2ChatFormatter", "llama_grammar.json_schema_to_gbnf",
+)
+
+
+def missing_low_level_names() -> list[str]:
+    """The names of :data:`LOW_LEVEL_NAMES` this llama-cpp-python lacks."""
+    import importlib
+
+    import llama_cpp
+
+    missing = []
+    for name in LOW_LEVEL_NAMES:
+        module, _, attribute = name.rpartition(".")
+        try:
+            owner = importlib.import_module(f"llama_cpp.{module}") if module else llama_cpp
+        except ImportError:
+            owner = None
+        if owner is None or not hasattr(owner, attribute):
+            missing.append(name)
+    return missing
+
+
+class LoopUnavailable(RuntimeError):
+    """A private field the loop reads is not where this llama-cpp-python keeps it."""
+
+
 class ContextOverflow(ValueError):
     """The prompt and the reply budget do not fit the model's context."""
 
@@ -61,16 +96,20 @@ class LlamaEngine:
         self._llama = Llama(model_path=model_path, n_ctx=context_tokens, n_batch=BATCH_TOKENS,
                             verbose=False, seed=0, n_threads=threads,
                             n_threads_batch=threads)
-        self._ctx = self._llama._ctx.ctx
-        self._vocab = llama_cpp.llama_model_get_vocab(self._llama._model.model)
+        try:  # private fields of llama-cpp-python, as of 0.3.x
+            self._ctx = self._llama._ctx.ctx
+            model = self._llama._model.model
+            eos_text = self._llama._model.token_get_text(self._llama.token_eos())
+            bos_text = self._llama._model.token_get_text(self._llama.token_bos())
+        except AttributeError as error:
+            raise LoopUnavailable(f"Llama.{error.name}") from None
+        self._vocab = llama_cpp.llama_model_get_vocab(model)
         self._n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
         self._n_ctx = context_tokens
         self._batch = llama_cpp.llama_batch_init(BATCH_TOKENS, 0, 1)
-        eos, bos = self._llama.token_eos(), self._llama.token_bos()
         self._formatter = Jinja2ChatFormatter(
-            template=self._llama.metadata["tokenizer.chat_template"],
-            eos_token=self._llama._model.token_get_text(eos),
-            bos_token=self._llama._model.token_get_text(bos), stop_token_ids=[eos])
+            template=self._llama.metadata["tokenizer.chat_template"], eos_token=eos_text,
+            bos_token=bos_text, stop_token_ids=[self._llama.token_eos()])
         # one candidate array for asking the grammar about the chosen token, one for all
         self._one = (llama_cpp.llama_token_data * 1)()
         self._all = (llama_cpp.llama_token_data * self._n_vocab)()

