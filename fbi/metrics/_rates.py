@@ -27,10 +27,10 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,15 +42,18 @@ Z_95 = 1.959963984540054
 BOOTSTRAP_RESAMPLES = 2000
 
 
+@lru_cache(maxsize=8192)  # a report asks for the same counts in many groups
 def wilson_interval(hits: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
-    """Wilson score interval for hits/n; None when n is 0."""
+    """Wilson score interval for hits/n (scipy's ``binomtest(...).proportion_ci(method=
+    "wilson")``, as statsmodels' ``proportion_confint(method="wilson")``); None when n
+    is 0. ``z``: the normal quantile of the two-sided level (1.96: 95%)."""
     if n == 0:
         return None
-    p = hits / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from scipy.stats import binomtest, norm
+
+    interval = binomtest(hits, n).proportion_ci(confidence_level=2 * norm.cdf(z) - 1,
+                                               method="wilson")
+    return max(0.0, float(interval.low)), min(1.0, float(interval.high))
 
 
 def bootstrap_interval(values: Sequence[int] | np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
