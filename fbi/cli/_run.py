@@ -11,6 +11,7 @@ import math
 import re
 import signal
 import sys
+from pathlib import Path
 
 import click
 from rich import box
@@ -267,3 +268,17 @@ retries_option = click.option(
     help="Retries on 429, 5xx and time-outs (exponential backoff with jitter).")
 max_cost_option = click.option(
     "--max-cost", type=FiniteFloat(min=0), help="Stop before spending more (USD).")
+dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
+api_base_option = click.option(
+    "--api-base", help="The model's server (an OpenAI-compatible URL: vLLM, TGI, ...).")
+
+
+def cache_options(command):
+    """--no-cache and --cache, as every model-calling command takes them."""
+    command = click.option(
+        "--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path),
+        help="Response cache file (default $FBI_CACHE or ~/.cache/fbi/responses.sqlite).")(
+        command)
+    return click.option("--no-cache", is_flag=True,
+                        help="Neither read nor write the response cache.")(command)

@@ -17,8 +17,10 @@ from fbi.cli._run import (
     RichProgress,
     batch_of,
     batch_options,
+    cache_options,
     concurrency_option,
     console,
+    dry_run_option,
     exit_for,
     force_option,
     max_cost_option,
@@ -160,13 +162,11 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Run folder (default fbi-runs/JUDGE__DATASET). Re-running resumes it.")
 @force_option
-@click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
+@dry_run_option
 @click.option("--show-prompts", is_flag=True,
               help="With --dry-run: also print one rendered prompt per strategy.")
 @max_cost_option
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Response cache file (default $FBI_CACHE or ~/.cache/fbi/responses.sqlite).")
+@cache_options
 @click.option("--label", help="This run's name in comparison reports (default: the judge, "
                               "plus what differs from the other runs there).")
 @click.option("--seed", type=SEED, help="Sampling seed, for providers that take one.")

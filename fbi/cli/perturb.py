@@ -13,8 +13,11 @@ from fbi.cli._run import (
     MAX_SAMPLES,
     SEED,
     FiniteFloat,
+    api_base_option,
     batch_options,
+    cache_options,
     concurrency_option,
+    dry_run_option,
     model_access_options,
     replace_option,
     retries_option,
@@ -44,7 +47,7 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--n-per-item", type=click.IntRange(min=1, max=MAX_SAMPLES), default=1,
               show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--api-base")
+@api_base_option
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N gold answers.")
 @concurrency_option
 @timeout_option
@@ -52,11 +55,10 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7, show_default=True)
 @click.option("--length-threshold", type=FiniteFloat(min=0), default=0.3,
               show_default=True, help="Flag a relative length change above this.")
-@click.option("--dry-run", is_flag=True, help="Count rule candidates and LLM calls; call nothing.")
+@dry_run_option
 @click.option("--max-cost", type=FiniteFloat(min=0),
               help="Stop the LLM engine before spending more (USD).")
-@click.option("--no-cache", is_flag=True)
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@cache_options
 @replace_option
 @batch_options
 @model_access_options

@@ -10,8 +10,11 @@ from rich.markup import escape
 
 from fbi.cli._console import console, err_console
 from fbi.cli._run import (
+    api_base_option,
     batch_options,
+    cache_options,
     concurrency_option,
+    dry_run_option,
     force_option,
     max_cost_option,
     model_access_options,
@@ -108,15 +111,14 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
 @click.command("explain-check")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--checker", required=True, help="The litellm model that reads explanations.")
-@click.option("--api-base")
+@api_base_option
 @concurrency_option
 @timeout_option
 @retries_option
 @click.option("--limit", type=click.IntRange(min=1), help="Check at most N explanations.")
-@click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
+@dry_run_option
 @max_cost_option
-@click.option("--no-cache", is_flag=True)
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@cache_options
 @batch_options
 @model_access_options
 def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, limit, dry_run,

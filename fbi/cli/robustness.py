@@ -14,8 +14,11 @@ from fbi.cli._run import (
     MAX_SAMPLES,
     SEED,
     FiniteFloat,
+    api_base_option,
     batch_options,
+    cache_options,
     concurrency_option,
+    dry_run_option,
     force_option,
     max_cost_option,
     model_access_options,
@@ -54,15 +57,14 @@ def robustness() -> None:
 @click.option("--possible-answers", type=click.IntRange(min=2, max=10_000),
               help="K for certainty and M2 (default: the distinct answers observed).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--api-base")
+@api_base_option
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @concurrency_option
 @timeout_option
 @retries_option
-@click.option("--dry-run", is_flag=True, help="Print calls, tokens and cost; call nothing.")
+@dry_run_option
 @max_cost_option
-@click.option("--no-cache", is_flag=True)
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False, path_type=Path))
+@cache_options
 @batch_options
 @model_access_options
 def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, samples, correctness,
