@@ -190,8 +190,10 @@ def _normalise(row: RawRow) -> dict[str, Any]:
             aliases = [a for a, c in COLUMN_ALIASES.items() if c == column]
             hints.append(f"'{column}'" + (f" (or '{aliases[0]}')" if aliases else ""))
         raise RowProblem(f"missing column(s) {', '.join(repr(c) for c in missing)}",
-                          f"add the column(s) {', '.join(hints)}",
-                          whole_file=True)  # reported once per file with a header
+                         f"add the column(s) {', '.join(hints)}; or, for a preference set, "
+                         "name its columns prompt, chosen and rejected (or map yours with "
+                         "--columns prompt=COL,chosen=COL,rejected=COL)",
+                         whole_file=True)  # reported once per file with a header
     for name in _TEXT_FIELDS:
         value = merged.get(name)
         if value is not None and not isinstance(value, str):

@@ -183,7 +183,9 @@ def test_missing_columns_are_named_once_per_file(tmp_path):
     path.write_text("question,og\nq,a\nq2,a2\n", encoding="utf-8")
     assert problems_of(path) == [
         f"{path}: missing column(s) 'category', 'perturbed_answer'. "
-        "Fix: add the column(s) 'category', 'perturbed_answer' (or 'perturbed_gpt4')"]
+        "Fix: add the column(s) 'category', 'perturbed_answer' (or 'perturbed_gpt4'); or, "
+        "for a preference set, name its columns prompt, chosen and rejected (or map yours "
+        "with --columns prompt=COL,chosen=COL,rejected=COL)"]
 
 
 def test_csv_problem_names_its_line(tmp_path):
