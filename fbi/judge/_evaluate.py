@@ -44,20 +44,18 @@ from fbi.records import (
 from fbi.runs import (
     AppendLog,
     BatchOptions,
-    BatchRunner,
     Call,
     DryRun,
     Parsed,
     Progress,
     RunFolder,
     RunTotals,
-    batches_path,
-    check_batchable,
     dry_run,
-    execute,
+    execute_into,
     finished_ids,
     now,
     read_log,
+    run_stage,
     sampled_dry_run,
 )
 from fbi.sources import Dataset, write_dataset
@@ -471,17 +469,11 @@ class Evaluation:
         go through the provider's batch API (:class:`fbi.runs.BatchRunner`); calls still
         at the provider are counted in ``in_batches``.
         """
-        check_batchable(batch, self.config.max_cost)
-        # the folder first (read only): a refusal comes before the probe call
-        RunFolder.check(self.run_spec(), self.output_dir / "run.json", force=self.force,
-                        writes=RUN_FILES)
-        runner = None if batch is None else BatchRunner(
-            batches_path(self.judgments_path), client, self.config.judge,
-            self.config.api_base, batch)
-        client.preflight(self.config.judge, self.config.api_base,
-                         (c.request for c in islice(self._pending_calls(), PREFLIGHT_CALLS)))
-        with RunFolder.open(self.run_spec(), self.output_dir / "run.json", force=self.force,
-                            writes=RUN_FILES) as folder:
+        with run_stage(self.run_spec, self.output_dir / "run.json", client, self.config.judge,
+                       self.config.api_base,
+                       lambda: (c.request for c in islice(self._pending_calls(), PREFLIGHT_CALLS)),
+                       batch, self.config.max_cost, force=self.force,
+                       writes=RUN_FILES) as totals:
             # The instances judged, beside the judgments, so reports need nothing else.
             write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
             stale: list[str] = []  # calls read by an older parser
@@ -490,19 +482,12 @@ class Evaluation:
                 if judgment.parser_version != PARSER_VERSION:
                     stale.append(judgment.call_id)
 
-            log = AppendLog(self.judgments_path, Judgment, keep_records=False,
-                            visit=note_stale)
-            try:
-                if stale:
-                    self._reparse(log)
-                if runner is not None:
-                    totals = runner.run(list(self.calls()), log, progress)
-                else:
-                    totals = execute(self.calls(), client, log, self.config.concurrency,
-                                     progress, self.config.max_cost, total=self.call_count)
-            finally:
-                log.close()
-            folder.write(self.run_spec(totals))
+            phase, _ = execute_into(
+                self.judgments_path, Judgment, self.calls(), client, self.config.concurrency,
+                progress, self.config.max_cost, batch, keep_records=False, visit=note_stale,
+                prepare=lambda log: self._reparse(log) if stale else None,
+                total=self.call_count)
+            totals.merge(phase)
         return totals
 
     def _pending_calls(self) -> Iterator[Call]:

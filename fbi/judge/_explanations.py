@@ -23,14 +23,13 @@ from fbi.runs import (
     DryRun,
     Parsed,
     Progress,
-    RunFolder,
     RunTotals,
-    check_batchable,
     dry_run,
     execute_into,
     finished_ids,
     load_run,
     now,
+    run_stage,
 )
 from fbi.taxonomy import get_category
 
@@ -131,10 +130,11 @@ class ExplanationChecks:
 
     def run(self, client: ModelClient, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:
-        check_batchable(batch, self.max_cost)
-        client.preflight(self.checker, self.api_base, [c.request for c in self.calls])
-        with RunFolder.open(self.spec(), self.run_dir / SPEC_NAME) as folder:
-            totals, _ = execute_into(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,
-                                     client, self.concurrency, progress, self.max_cost, batch)
-            folder.write(self.spec(totals))
+        with run_stage(self.spec, self.run_dir / SPEC_NAME, client, self.checker,
+                       self.api_base, lambda: [c.request for c in self.calls], batch,
+                       self.max_cost) as totals:
+            phase, _ = execute_into(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,
+                                    client, self.concurrency, progress, self.max_cost, batch,
+                                    keep_records=False)
+            totals.merge(phase)
         return totals

@@ -34,13 +34,12 @@ from fbi.runs import (
     DryRun,
     Parsed,
     Progress,
-    RunFolder,
     RunTotals,
-    check_batchable,
     dry_run,
     execute_into,
     finished_ids,
     now,
+    run_stage,
 )
 from fbi.sources import write_dataset
 from fbi.taxonomy import SCORE_INVARIANT, get_category
@@ -278,16 +277,15 @@ class Perturber:
 
     def _run_llm(self, client: ModelClient, progress: Progress | None,
                  batch: BatchOptions | None) -> tuple[list[PerturbationCall], RunTotals]:
-        check_batchable(batch, self.config.max_cost)
         calls = self.calls()
-        client.preflight(self.config.model, self.config.api_base, [c.request for c in calls])
-        with RunFolder.open(self.spec(), self.spec_path,
-                            self.output.with_name(self.output.stem + ".lock"),
-                            own_folder=False) as folder:
-            totals, records = execute_into(self.calls_path, PerturbationCall, calls,
-                                           client, self.config.concurrency, progress,
-                                           self.config.max_cost, batch)
-            folder.write(self.spec(totals))
+        with run_stage(self.spec, self.spec_path, client, self.config.model,
+                       self.config.api_base, lambda: [c.request for c in calls], batch,
+                       self.config.max_cost, own_folder=False,
+                       lock_path=self.output.with_name(self.output.stem + ".lock")) as totals:
+            phase, records = execute_into(self.calls_path, PerturbationCall, calls,
+                                          client, self.config.concurrency, progress,
+                                          self.config.max_cost, batch)
+            totals.merge(phase)
         return [records[j.call_id] for j in self.llm_jobs if j.call_id in records], totals
 
 

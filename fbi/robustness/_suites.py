@@ -72,14 +72,13 @@ from fbi.runs import (
     DryRun,
     Parsed,
     Progress,
-    RunFolder,
     RunTotals,
-    check_batchable,
     dry_run,
     execute_into,
     finished_ids,
     now,
     read_log,
+    run_stage,
     write_atomically,
 )
 from fbi.templates import TemplateFolder
@@ -301,14 +300,12 @@ class RobustnessRun:
             batch: BatchOptions | None = None) -> RunTotals:
         """Rewrites, then answers, then the metrics. In batch mode, answers wait until
         the rewrites are back, and the metrics until the answers are."""
-        check_batchable(batch, self.config.max_cost)
-        client.preflight(self.config.model, self.config.api_base,
-                         [c.request for c in self._known_calls()] or None)
-        with RunFolder.open(self.spec(), self.output_dir / "run.json", force=self.force,
-                            writes=("rewrites.jsonl", "answers.jsonl", "robustness.json",
-                                    "rewrites.batches.jsonl", "answers.batches.jsonl")
-                            ) as folder:
-            totals = RunTotals()
+        with run_stage(self.spec, self.output_dir / "run.json", client, self.config.model,
+                       self.config.api_base,
+                       lambda: [c.request for c in self._known_calls()] or None,
+                       batch, self.config.max_cost, force=self.force,
+                       writes=("rewrites.jsonl", "answers.jsonl", "robustness.json",
+                               "rewrites.batches.jsonl", "answers.batches.jsonl")) as totals:
             rewrites: dict[str, list[str]] = {}
             if self.needs_rewrites():
                 phase, records = execute_into(
@@ -338,7 +335,6 @@ class RobustnessRun:
                                        "usable": sum(bool(r) for r in rewrites.values())}
                 write_atomically(self.output_dir / "robustness.json",
                                  json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-            folder.write(self.spec(totals))
         return totals
 
     def _finished_rewrites(self, records: dict[str, RewriteCall]) -> dict[str, list[str]]:

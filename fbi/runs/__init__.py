@@ -17,7 +17,6 @@ from fbi.runs._batch import (
     BatchRunner,
     batches_path,
     check_batchable,
-    execute_into,
     read_batches,
 )
 from fbi.runs._execute import (
@@ -45,6 +44,7 @@ from fbi.runs._log import (
     read_log,
 )
 from fbi.runs._read import Run, load_run
+from fbi.runs._stage import execute_into, run_stage
 
 __all__ = [
     "AppendLog",
@@ -79,6 +79,7 @@ __all__ = [
     "read_log",
     "read_spec",
     "record_of",
+    "run_stage",
     "sampled_dry_run",
     "write_atomically",
 ]

@@ -40,7 +40,7 @@ import hashlib
 import json
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -57,7 +57,6 @@ from fbi.llm import (
     redact_known_secrets,
     token_logprobs_of,
 )
-from fbi.records import CallRecord
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 from fbi.runs._log import AppendLog, append_durably, read_log
 
@@ -144,29 +143,6 @@ def read_batches(path: str | Path) -> dict[str, BatchRecord]:
     """batch id → its latest record, from a ``*.batches.jsonl`` file."""
     contents = read_log(Path(path), BatchRecord)
     return {record.batch_id: record for record in contents.records}
-
-
-def execute_into(path: str | Path, record_type: type[CallRecord], calls: Iterable[Call],
-                 client: ModelClient, concurrency: int = 8, progress: Progress | None = None,
-                 max_cost: float | None = None, batch: BatchOptions | None = None
-                 ) -> tuple[RunTotals, dict[str, CallRecord]]:
-    """The calls into the log at ``path`` (opened and closed here), live (:func:`execute`)
-    or through the provider's batch API (``batch``); returns the totals and the log's
-    records by call id. The caller holds the run's lock."""
-    calls = list(calls)
-    log = AppendLog(path, record_type)
-    try:
-        if batch is not None and calls:
-            check_batchable(batch, max_cost)
-            request = calls[0].request
-            runner = BatchRunner(batches_path(path), client, request.model,
-                                 request.api_base, batch)
-            totals = runner.run(calls, log, progress)
-        else:
-            totals = execute(calls, client, log, concurrency, progress, max_cost)
-    finally:
-        log.close()
-    return totals, log.records
 
 
 def check_batchable(batch: BatchOptions | None, max_cost: float | None) -> None:
