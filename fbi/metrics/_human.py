@@ -23,8 +23,9 @@ it), as ``scipy.stats.spearmanr`` and ``kendalltau``.
 
 Intervals: a percentile bootstrap over instances (an instance's votes stay together),
 :data:`HUMAN_RESAMPLES` resamples, seeded. Each resample is a row of instance weights (how
-often each instance was drawn), so every statistic is a weighted sum over instances and
-all resamples are computed at once: the agreement shares and κ from weighted counts, ρ and
+often each instance was drawn), so every statistic is a weighted sum over instances,
+computed for a block of resamples at once (memory grows with the instances, not with
+resamples × instances): the agreement shares and κ from weighted counts, ρ and
 τ-b from the weighted table of score pairs (midranks, and concordant and discordant pairs
 from the table), which needs scores of at most :data:`MAX_SCORE_VALUES` distinct values a
 side (ratings; beyond it the interval is None and ``interval_note`` says why).
@@ -33,7 +34,7 @@ side (ratings; beyond it the interval is None and ``interval_note`` says why).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -155,7 +156,7 @@ def _judge_row(members, votes, scored, resamples, rng) -> dict | None:
             items.append(item)
     if not items:
         return None
-    weights = _weights(len(items), resamples, rng)
+    weights = _Resamples(len(items), resamples, rng)
     row = _agreement_fields(items, weights)
     confusion = np.stack([i.confusion for i in items])
     row["kappa"], row["kappa_ci_low"], row["kappa_ci_high"] = _kappa(confusion, weights)
@@ -173,7 +174,7 @@ def _human_row(instance_votes: list[list[Verdict]], resamples, rng) -> dict | No
             items.append(item)
     if not items:
         return None
-    return _agreement_fields(items, _weights(len(items), resamples, rng))
+    return _agreement_fields(items, _Resamples(len(items), resamples, rng))
 
 
 def _compare(judge_votes: list[Verdict], humans: list[Verdict]) -> _Item:
@@ -194,25 +195,44 @@ def _count(item: _Item, first: Verdict, second: Verdict) -> None:
     item.confusion[VERDICTS.index(first), VERDICTS.index(second)] += 1  # type: ignore[index]
 
 
-def _weights(n: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """resamples × n: how often each of n instances is drawn in each resample."""
-    drawn = rng.integers(0, n, size=(resamples, n)) + n * np.arange(resamples)[:, None]
-    return np.bincount(drawn.ravel(), minlength=resamples * n).reshape(resamples, n)
+class _Resamples:
+    """The bootstrap's resamples of n instances, as rows of weights (how often each
+    instance was drawn), made a block at a time: the same draws for every statistic of a
+    row, in memory that does not grow with resamples × instances."""
+
+    BLOCK = 50
+
+    def __init__(self, n: int, count: int, rng: np.random.Generator):
+        self.n, self.count = n, count
+        self.seed = int(rng.integers(2 ** 62))
+
+    def map(self, statistic: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``statistic(weights)`` (block × n → block values) over every resample."""
+        rng = np.random.default_rng(self.seed)
+        parts = []
+        for start in range(0, self.count, self.BLOCK):
+            block = min(self.BLOCK, self.count - start)
+            drawn = rng.integers(0, self.n, size=(block, self.n)) + \
+                self.n * np.arange(block)[:, None]
+            weights = np.bincount(drawn.ravel(), minlength=block * self.n).reshape(
+                block, self.n)
+            parts.append(statistic(weights))
+        return np.concatenate(parts)
 
 
-def _share(hits: np.ndarray, totals: np.ndarray, weights: np.ndarray):
+def _share(hits: np.ndarray, totals: np.ndarray, weights: _Resamples):
     """The share hits/totals and its percentile interval over the weighted resamples."""
     total = totals.sum()
     if total == 0:
         return None, None, None
     with np.errstate(invalid="ignore", divide="ignore"):
-        draws = (weights @ hits) / (weights @ totals)
+        draws = weights.map(lambda w: (w @ hits) / (w @ totals))
     draws = draws[~np.isnan(draws)]
     low, high = np.percentile(draws, [2.5, 97.5]) if draws.size else (None, None)
     return float(hits.sum() / total), _float(low), _float(high)
 
 
-def _agreement_fields(items: list[_Item], weights: np.ndarray) -> dict:
+def _agreement_fields(items: list[_Item], weights: _Resamples) -> dict:
     row = {}
     for name in ("with_ties", "without_ties"):
         totals = np.array([getattr(i, name) for i in items], dtype=np.float64)
@@ -224,7 +244,7 @@ def _agreement_fields(items: list[_Item], weights: np.ndarray) -> dict:
     return row
 
 
-def _kappa(confusion: np.ndarray, weights: np.ndarray):
+def _kappa(confusion: np.ndarray, weights: _Resamples):
     """Cohen's κ of the pooled confusion, and its interval over the resamples."""
     def kappa(tables: np.ndarray) -> np.ndarray:  # (..., 3, 3)
         total = tables.sum(axis=(-2, -1))
@@ -238,13 +258,13 @@ def _kappa(confusion: np.ndarray, weights: np.ndarray):
     point = kappa(confusion.sum(axis=0))
     if np.isnan(point):
         return None, None, None
-    draws = kappa(np.einsum("bn,nij->bij", weights, confusion))
+    draws = weights.map(lambda w: kappa(np.einsum("bn,nij->bij", w, confusion)))
     draws = draws[np.isfinite(draws)]
     low, high = np.percentile(draws, [2.5, 97.5]) if draws.size else (None, None)
     return float(point), _float(low), _float(high)
 
 
-def _score_fields(pairs: list[tuple[int, float, float]], weights: np.ndarray) -> dict:
+def _score_fields(pairs: list[tuple[int, float, float]], weights: _Resamples) -> dict:
     fields = {"n_scores": len(pairs), "spearman": None, "spearman_ci_low": None,
               "spearman_ci_high": None, "kendall": None, "kendall_ci_low": None,
               "kendall_ci_high": None, "interval_note": None}
@@ -266,8 +286,9 @@ def _score_fields(pairs: list[tuple[int, float, float]], weights: np.ndarray) ->
         fields["interval_note"] = (f"no interval: more than {MAX_SCORE_VALUES} distinct "
                                    "scores on a side")
         return fields
-    tables = (weights[:, owner] @ cells).reshape(-1, *shape)
-    for name, draws in zip(("spearman", "kendall"), _table_correlations(tables), strict=True):
+    both = weights.map(lambda w: _table_correlations(
+        (w[:, owner] @ cells).reshape(-1, *shape)).T)  # resamples × (ρ, τ)
+    for name, draws in zip(("spearman", "kendall"), both.T, strict=True):
         draws = draws[np.isfinite(draws)]
         if fields[name] is not None and draws.size:
             low, high = np.percentile(draws, [2.5, 97.5])
