@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes docs/report.png, the report screenshot in the README: the embedded SmolLM2 judge
+# Makes docs/report.png, the report screenshot in the README and docs: the embedded SmolLM2 judge
 # on the built-in sample (one instance per category, three strategies), rendered by
 # `fbi report` and photographed by headless Chromium (Debian's chromium package).
 #   bash docs/report_screenshot.sh [WORK_DIR]

@@ -1,4 +1,4 @@
-"""Makes docs/annotate.svg, the TUI screenshot in the README: the vetting app on a queue
+"""Makes docs/annotate.svg, the TUI screenshot in docs/how-to/vetting.md: the vetting app on a queue
 of the built-in sample's entity and number-error items, after one label.
 
     python docs/tui_screenshot.py

@@ -1,6 +1,6 @@
 """Issue 23, item 2: `--protocol paper` sends what the FBI authors sent, `fbi` fbi's
 structured protocol; a run under each against a loopback server shows the request bodies
-differ exactly as the README documents."""
+differ exactly as docs/concepts/strategies.md documents."""
 
 from __future__ import annotations
 

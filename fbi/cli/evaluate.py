@@ -128,7 +128,8 @@ def default_output(judge: str, dataset: str) -> Path:
                    "hf:ORG/NAME[@REVISION]; or a preference set (prompt, chosen, "
                    "rejected[, subset], as RewardBench; LLMBar's layout too).")
 @click.option("--columns", help="A preference set's columns under other names: "
-                                "prompt=COL,chosen=COL,rejected=COL[,category=COL][,id=COL].")
+                                "prompt=COL,chosen=COL,rejected=COL, and optionally "
+                                "category=COL and id=COL.")
 @click.option("--strategy", "strategies", multiple=True,
               help="Strategy name or 'all' (repeatable). Default: vanilla. The paper's: "
                    f"{', '.join(PAPER_STRATEGIES)}; `fbi strategies` describes them.")

@@ -108,7 +108,7 @@ class EvaluationConfig:
     #: What is sent: "fbi" (fbi's prompts' reply format, asked also as a JSON schema in
     #: ``response_format``) or "paper" (what the FBI authors sent: their system message,
     #: their reply schema described in the prompt, their field names and section markers,
-    #: no ``response_format``). See PROTOCOLS and the README.
+    #: no ``response_format``). See PROTOCOLS and docs/concepts/strategies.md.
     protocol: Literal["fbi", "paper"] = "fbi"
 
     def __post_init__(self) -> None:

@@ -61,6 +61,8 @@ def explanations_to_check(judgments: list[Judgment]) -> dict[tuple[str, str], st
 
 
 def parse_check(text: str) -> bool | None:
+    """The checker's answer to "does the explanation name the error?" (paper §5.3): its JSON
+    `points_out_error`, else the last true/false/yes/no word, else None."""
     value = json_object_in(text) or {}
     if isinstance(value.get("points_out_error"), bool):
         return value["points_out_error"]

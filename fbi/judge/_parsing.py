@@ -104,6 +104,8 @@ _FENCE_START = re.compile(r"^\s*```[a-zA-Z]*\s*")
 
 @dataclass(frozen=True)
 class ParsedReply:
+    """What the parser read from one judge reply: a score or a slot verdict, the explanation,
+    or why it is unparseable."""
     status: Literal["ok", "unparseable"]
     score: int | None = None
     verdict: str | None = None  # the slot verdict: A, B, tie or both_bad

@@ -17,6 +17,8 @@ from fbi.runs import load_run
 
 @dataclass(frozen=True)
 class ShownCall:
+    """One stored judge call as `fbi show` prints it: its messages re-rendered, the stored
+    judgment, and whether the re-rendered prompt matches the recorded hash."""
     call_id: str
     judge: str  # the run's label and model, as fbi names a judge everywhere
     strategy: str  # the strategy's display name

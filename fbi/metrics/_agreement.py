@@ -32,6 +32,7 @@ def _items_with(labels: dict[str, dict[str, str]], minimum: int) -> dict[str, li
 
 
 def percent_agreement(labels: dict[str, dict[str, str]]) -> float | None:
+    """The mean share of agreeing annotator pairs per item, over items labelled by two or more."""
     items = _items_with(labels, 2)
     if not items:
         return None
@@ -43,6 +44,8 @@ def percent_agreement(labels: dict[str, dict[str, str]]) -> float | None:
 
 
 def cohen_kappa(a: list[str], b: list[str]) -> float | None:
+    """Cohen's κ between two annotators' labels of the same items, in order; None when there
+    are none or the lists differ in length."""
     if not a or len(a) != len(b):
         return None
     categories = sorted(set(a) | set(b))
@@ -73,6 +76,8 @@ def fleiss_kappa(table: np.ndarray) -> float | None:
 
 
 def krippendorff_alpha(labels: dict[str, dict[str, str]]) -> float | None:
+    """Krippendorff's α for nominal labels over the items labelled by two or more annotators;
+    None when there is only one label value."""
     items = _items_with(labels, 2)
     values = sorted({v for vs in items.values() for v in vs})
     if len(values) < 2:
@@ -105,6 +110,8 @@ def fleiss_table(labels: dict[str, dict[str, str]]) -> np.ndarray:
 
 
 def agreement_summary(labels: dict[str, dict[str, str]]) -> dict:
+    """Items labelled by two or more annotators, and their percent agreement, Fleiss' κ and
+    Krippendorff's α."""
     return {"items": len(_items_with(labels, 2)),
             "percent_agreement": percent_agreement(labels),
             "fleiss_kappa": fleiss_kappa(fleiss_table(labels)) if len(labels) >= 2 else None,

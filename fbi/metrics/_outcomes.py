@@ -31,6 +31,9 @@ PairwiseClass = Literal["G", "P", "both-good", "both-bad", "inconsistent"]
 
 @dataclass(frozen=True, slots=True)  # a report over 20 runs holds half a million
 class InstanceOutcome:
+    """One instance's outcome under one judge and strategy (paper §5): detected, undetected,
+    retained, penalised, unparseable or missing, with the scores or pairwise class
+    behind it."""
     instance_id: str
     judge: str
     strategy: str
@@ -147,6 +150,7 @@ class Rate:
 
 
 def rate_of(outcomes: Iterable[InstanceOutcome]) -> Rate:
+    """The undetected (or, for score-invariant, retained) count over the readable outcomes."""
     outcomes = list(outcomes)
     unparseable = sum(o.outcome == "unparseable" for o in outcomes)
     hits = sum(o.outcome in ("undetected", "retained") for o in outcomes)

@@ -152,6 +152,9 @@ def cluster_sizes(labels: np.ndarray) -> np.ndarray:
 
 def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | None = None,
                     permutations_count: int = 1000, seed: int = 0) -> dict:
+    """The MultiQ&A metrics (§5) of a questions × variants table of correctness and answers:
+    accuracies, item difficulty, normalised certainty, Gibbs' M2, Fleiss' κ, Cronbach's
+    α (KR-20), and fbi's permutation figures."""
     correct = np.asarray(correct, dtype=np.float64)
     n, k = correct.shape
     labels = remap_by_first_appearance(answers)
@@ -271,10 +274,14 @@ def _size_biased_orders(pattern: tuple[int, ...], k: int) -> tuple[list, list]:
 
 
 def cohens_h(p_original: float, p_perturbed: float) -> float:
+    """Cohen's h between two proportions: 2·asin√p_perturbed − 2·asin√p_original (the noise-
+    robustness paper, §3; negative when the perturbation hurts)."""
     return 2 * math.asin(math.sqrt(p_perturbed)) - 2 * math.asin(math.sqrt(p_original))
 
 
 def effect_size_label(h: float) -> str:
+    """The size of |h| in words, by the bands of the noise-robustness paper's Table 4
+    (essentially zero … huge)."""
     for limit, label in EFFECT_SIZE_LABELS:
         if abs(h) < limit:
             return label
@@ -282,6 +289,8 @@ def effect_size_label(h: float) -> str:
 
 
 def performance_drop_rate(p_original: float, p_perturbed: float) -> float | None:
+    """PDR = (p_original − p_perturbed) / p_original (the noise-robustness paper, Appendix
+    A.2): 0 when both are 0, None when only p_original is 0."""
     if p_original == 0:
         return 0.0 if p_perturbed == 0 else None
     return (p_original - p_perturbed) / p_original

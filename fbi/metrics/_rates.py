@@ -107,6 +107,9 @@ class GroupRate:
 
 def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
                judge: str, strategy: str, paradigm: str) -> GroupRate:
+    """The rate row of one group of outcomes: fbi's rate with its interval (Wilson per
+    category, bootstrap above), the worst-case rate and the paper's rate (see Outcomes
+    and rate conventions)."""
     counts = Counter(o.outcome for o in outcomes)
     score_invariant = level == "score-invariant"
     hits = counts["retained"] if score_invariant else counts["undetected"]
@@ -197,6 +200,9 @@ class PairwiseBreakdown:
 
 def pairwise_breakdowns(outcomes: Iterable[InstanceOutcome],
                         judgments: Iterable[Judgment]) -> list[PairwiseBreakdown]:
+    """Per judge × pairwise strategy × group, the paper's pairwise classes over both orders (G,
+    P, both good, both bad, inconsistent), the flip rate and the first-slot share with
+    its Wilson interval."""
     pairs: dict[tuple[str, str, str], list[InstanceOutcome]] = defaultdict(list)
     for outcome in outcomes:
         if outcome.paradigm == "pairwise" and not get_category(outcome.category).extra:
@@ -256,6 +262,8 @@ class ReferenceHistogram:
 
 
 def reference_histograms(outcomes: Iterable[InstanceOutcome]) -> list[ReferenceHistogram]:
+    """Per judge × reference strategy × group, how many perturbed answers got the top score,
+    top−1, top−2 or lower (paper Table 16)."""
     buckets: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
     for o in outcomes:
         if o.paradigm != "reference" or get_category(o.category).extra:

@@ -67,6 +67,8 @@ class PerturbationCall(CallRecord):
 
 @dataclass(frozen=True)
 class PerturbConfig:
+    """What `fbi perturb` makes: categories, engine, model, candidates per item, seed and
+    limits."""
     categories: tuple[str, ...] = ()  # empty: every category of each item's ability, and SI
     engine: Engine = "auto"
     model: str = LOCAL_JUDGE
@@ -83,6 +85,8 @@ class PerturbConfig:
 
 @dataclass
 class CategoryTally:
+    """Per category, how many candidates were made, flagged by the pre-screen, declined by the
+    rules, or failed."""
     generated: int = 0
     flagged: int = 0
     declined: int = 0
@@ -92,6 +96,8 @@ class CategoryTally:
 
 @dataclass
 class PerturbResult:
+    """The candidates made, the tally per category, and the LLM engine's calls, tokens and
+    cost."""
     candidates: list[Instance]
     tally: dict[str, CategoryTally]
     skipped_pairs: int  # item × category pairs of another ability, not attempted
@@ -100,6 +106,7 @@ class PerturbResult:
 
 @dataclass(frozen=True)
 class Job:
+    """One candidate to make: a gold item, a category and which of `--n-per-item` it is."""
     item: GoldItem
     category: str
     variant: int  # 1..n
@@ -131,6 +138,8 @@ def _categories_for(ability: str) -> list[str]:
 
 
 def uses_rules(job: Job, engine: Engine) -> bool:
+    """Whether the rule engine makes this job: always with `--engine rules`, under `auto` where
+    a rule exists."""
     from fbi.perturb.rules import NEEDS_LLM, RULES, _load_families
 
     _load_families()

@@ -68,6 +68,7 @@ def manipulation_kinds(requested: tuple[str, ...]) -> list[str]:
 
 
 def is_manipulation(category: str) -> bool:
+    """Whether a category id names a manipulation (`manipulation/KIND`)."""
     return category.startswith(PREFIX)
 
 

@@ -135,6 +135,8 @@ def _verdict_line(outcome, by_key) -> str:
 
 
 def render_html(summary: dict, runs: list[Run]) -> str:
+    """`report.html`: the self-contained page (inline CSS and SVG) for a summary and the runs
+    it was built from."""
     import jinja2
 
     template_text = resources.files("fbi.data").joinpath("report.html.jinja").read_text(

@@ -55,7 +55,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
             label = _label(row.data, by_text)
         except ValueError as error:
             problems.append(Problem(row.file, row.location, str(error),
-                                    "correct the row (see the README's human labels)"))
+                                    "correct the row (its columns: docs/how-to/compare-judges.md)"))
             continue
         if label.instance_id not in instances:
             unknown += 1

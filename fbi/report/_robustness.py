@@ -104,6 +104,7 @@ def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str
 
 
 def robustness_markdown(summary: dict) -> list[str]:
+    """The robustness runs' tables as Markdown sections."""
     parts = []
     for title, header, rows in robustness_tables(summary):
         parts += ["", f"## {md(title)}", "", markdown_table(header, rows)]

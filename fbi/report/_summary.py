@@ -92,7 +92,7 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
 def build_summary(runs: list[Run], robustness: list[dict] | None = None,
                   convention: str = "fbi", compare: tuple[str, ...] = (),
                   human: str | Path | None = None) -> dict:
-    """The machine-readable summary (schema in the README). ``compare``: pairs of
+    """The machine-readable summary (docs/reference/report-files.md). ``compare``: pairs of
     ``LABEL:STRATEGY`` sides to test beside every pair of judges (``fbi report
     --compare``; see :func:`fbi.report._verdict.named_pairs`). ``human``: a file of
     human labels (``fbi report --human``; see :mod:`fbi.report._human`)."""
@@ -439,12 +439,15 @@ def _convention_note(summary: dict) -> str:
 
 
 def coverage_warning(row: dict) -> str:
+    """The warning for one run × strategy with missing judgments: how many, the first call ids,
+    and how to make them."""
     return (f"{row['folder']}: {row['missing']} of {row['instances']} instances have no "
             f"{row['strategy']} judgment (first: {', '.join(row['first_call_ids'])}); "
             "run the same `fbi evaluate` again to make them")
 
 
 def render_markdown(summary: dict) -> str:
+    """`report.md`: every table of the summary, every cell escaped."""
     names = summary["display_names"]
     parts = ["# FBI blind-spot report", "",
              convention_note(summary), ""]
@@ -534,6 +537,8 @@ def render_markdown(summary: dict) -> str:
 
 
 def render_csv(summary: dict) -> str:
+    """`report.csv`: the summary's rate rows, cells that would start a spreadsheet formula
+    quoted."""
     out = io.StringIO()
     fields = list(summary["rates"][0]) if summary["rates"] else ["judge"]
     writer = csv.DictWriter(out, fieldnames=fields)

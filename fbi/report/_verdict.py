@@ -150,6 +150,7 @@ def verdict_pair_tables(summary: dict) -> list[tuple[str, list[str], list[list[s
 
 
 def verdict_sentences(summary: dict) -> list[str]:
+    """The verdict's one sentence per pair of judges (or named sides) and strategy."""
     return [row["sentence"] for row in comparison_rows(summary) if row["sentence"]]
 
 

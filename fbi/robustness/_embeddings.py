@@ -15,6 +15,7 @@ _model = None
 
 
 def load_embedder():
+    """The shipped all-MiniLM-L6-v2 sentence embedder (loaded once, never fetched)."""
     global _model
     if _model is None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are local: never fetch

@@ -34,6 +34,7 @@ LETTERS = "ABCDEFGHIJ"
 
 
 class QAItem(BaseModel):
+    """One QA item: a question, its gold answers, and optional choices and context."""
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: Literal[1] = 1
@@ -89,7 +90,7 @@ def _qa_items(rows: list[tuple[str, str, dict]]) -> tuple[list[QAItem], int]:
             item = _item(data)
         except (ValueError, InputError) as error:
             problems.append(Problem(file, location, str(error).split("\n")[0],
-                                    "see the QA columns in the README"))
+                                    "the QA columns: docs/how-to/robustness.md"))
             continue
         if item.id in seen:
             problems.append(Problem(file, location, f"duplicate id '{item.id}'",
@@ -159,6 +160,7 @@ def normalise(text: str) -> str:
 
 
 def token_f1(prediction: str, gold: str) -> float:
+    """SQuAD-style token F1 between a prediction and a gold answer, after normalising both."""
     predicted, expected = normalise(prediction).split(), normalise(gold).split()
     common = sum((Counter(predicted) & Counter(expected)).values())
     if not predicted or not expected or common == 0:

@@ -128,6 +128,8 @@ class QAAnswer(CallRecord):
 
 @dataclass(frozen=True)
 class RobustnessConfig:
+    """What `fbi robustness run` measures: model, suites, their sizes, correctness rule and
+    sampling."""
     model: str = LOCAL_JUDGE
     suites: tuple[str, ...] = SUITES
     rephrasings: int = 5
@@ -150,6 +152,8 @@ class RobustnessConfig:
 
 @dataclass(frozen=True)
 class AnswerJob:
+    """One question variant to put to the model under one suite, with its sample number and
+    temperature."""
     item: QAItem
     suite: str
     variant: Variant
@@ -344,6 +348,7 @@ class RobustnessRun:
 
 
 def planned_suites(jobs: list[AnswerJob]) -> set[str]:
+    """The suites the planned jobs belong to."""
     return {job.suite for job in jobs}
 
 
@@ -422,12 +427,15 @@ def _distractors() -> list[str]:
 
 
 def answers_frame(answers: list[QAAnswer]) -> pd.DataFrame:
+    """The answers as a DataFrame, one row per answer."""
     return pd.DataFrame([a.model_dump() for a in answers])
 
 
 def summarise(answers: list[QAAnswer], seed: int = 0, possible_answers: int | None = None,
               requested: tuple[str, ...] | None = None,
               planned: set[str] | None = None) -> dict:
+    """Every robustness metric of a run's answers, per suite, with failed and skipped suites
+    and why."""
     frame = answers_frame(answers) if answers else pd.DataFrame()
     return summarise_frame(frame, seed, possible_answers, requested, planned)
 
@@ -580,7 +588,7 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
     A run's own ``answers.jsonl`` is read exactly as the run read it (the last record of
     each call, unusable answers kept as such, the run's seed, K and suites from the
     ``run.json`` beside it), so it gives the run's ``robustness.json`` metrics. Any
-    other table is scored from its columns (see the README).
+    other table is scored from its columns (docs/how-to/robustness.md).
     """
     path = Path(spec)
     if not path.exists():
@@ -615,7 +623,7 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
         missing.append("gold (or correct)")
     if missing:
         raise InputError(f"{spec}: missing column(s) {', '.join(missing)}. Fix: see the "
-                         "answers table schema in the README")
+                         "answers table's columns in docs/how-to/robustness.md")
     frame["variant"] = frame["variant"].astype(str).replace({"0": "original"})
     frame["answer"] = frame["answer"].fillna("").astype(str)
     frame["suite"] = frame.get("suite", "multiqa")

@@ -21,6 +21,8 @@ _WORD = re.compile(r"\S+")
 
 @dataclass(frozen=True)
 class Variant:
+    """One form of a question: the original, a rephrasing, a noisy copy, a paraphrase, a
+    distractor or a shuffle of its choices."""
     id: str  # "original", "rephrase-2", "noise-typos", "paraphrase", "shuffle-3", ...
     kind: str  # original, rephrase, noise, paraphrase, distractor, shuffle
     question: str
@@ -34,6 +36,7 @@ class Variant:
 
 
 def original(item: QAItem) -> Variant:
+    """An item's unperturbed question as variant 0."""
     return Variant("original", "original", item.question, item.choices, item.context)
 
 
@@ -94,6 +97,8 @@ def _noisy_token(token: str, kind: str, rng: random.Random) -> str:
 
 
 def noise_variants(item: QAItem, seed: int, distractors: list[str]) -> list[Variant]:
+    """An item's seeded natural-noise variants: each kind of noise, a paraphrase, and for
+    context questions a distractor passage before and after."""
     rng = random.Random(f"{seed}:{item.id}")
     variants = [Variant(f"noise-{kind}", "noise", add_noise(item, kind, rng), item.choices,
                         item.context) for kind in NOISE_KINDS]
@@ -133,5 +138,6 @@ def _orders(n: int) -> int:
 
 
 def rephrase_variants(item: QAItem, rewrites: list[str]) -> list[Variant]:
+    """The MultiQ&A rephrasings of an item, numbered from 1."""
     return [Variant(f"rephrase-{n}", "rephrase", text, item.choices, item.context)
             for n, text in enumerate(rewrites, start=1)]

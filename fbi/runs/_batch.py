@@ -126,6 +126,8 @@ BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
 
 @dataclass
 class BatchOptions:
+    """How `--batch` runs: wait and poll for the results, and what to do with requests that
+    keep failing in batches (`fallback`)."""
     wait: bool = False
     poll_s: float = 30.0
     fallback: Literal["batch", "live"] = "batch"
@@ -146,6 +148,7 @@ def read_batches(path: str | Path) -> dict[str, BatchRecord]:
 
 
 def check_batchable(batch: BatchOptions | None, max_cost: float | None) -> None:
+    """Refuse `--max-cost` with `--batch`: a batch's cost is known only when it returns."""
     if batch is not None and max_cost is not None:
         raise InputError("--max-cost cannot be kept in batch mode: a batch's cost is known "
                          "only when it returns. Fix: price the run with --dry-run and leave "

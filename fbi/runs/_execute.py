@@ -120,6 +120,7 @@ class Progress(Protocol):
 
 
 class NoProgress:
+    """A progress display that shows nothing: for library callers and tests."""
     def start(self, total: int, already_done: int) -> None:
         pass
 

@@ -39,6 +39,7 @@ class RunBusy(InputError):
 
 
 def now() -> str:
+    """The current UTC time as ISO 8601 to the second, as every record stamps it."""
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 

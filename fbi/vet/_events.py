@@ -81,6 +81,7 @@ class ItemState:
 
 
 def check_annotator(name: str) -> str:
+    """An annotator's name, checked to be usable in a file name."""
     if not _ANNOTATOR.match(name):
         raise InputError(f"annotator name '{name}' is not usable in a file name. Fix: use "
                          "letters, digits, '.', '_' or '-' (up to 64)")
@@ -88,11 +89,13 @@ def check_annotator(name: str) -> str:
 
 
 def log_path(queue: str | Path, annotator: str) -> Path:
+    """An annotator's event log beside a queue: `QUEUE-STEM.NAME.events.jsonl`."""
     queue = Path(queue)
     return queue.with_name(f"{queue.stem}.{check_annotator(annotator)}.events.jsonl")
 
 
 def adjudications_path(queue: str | Path) -> Path:
+    """The adjudication log beside a queue: `QUEUE-STEM.adjudications.jsonl`."""
     queue = Path(queue)
     return queue.with_name(f"{queue.stem}.adjudications.jsonl")
 
@@ -180,6 +183,7 @@ class AnnotatorLog:
 
 
 def load_queue(queue: str | Path) -> list[Instance]:
+    """The instances of a vetting queue (a `.jsonl` file)."""
     from fbi.sources import load_dataset
 
     path = Path(queue)
@@ -204,6 +208,8 @@ def all_annotator_logs(queue: str | Path) -> dict[str, dict[str, ItemState]]:
 
 @dataclass
 class Resolution:
+    """One instance's settled vetting: every annotator's label, the final label (or None) and
+    how it was reached."""
     instance: Instance
     labels: dict[str, str]  # annotator → label
     final: VettingLabel | None  # None: not settled (a disagreement, or nobody labelled)
@@ -255,6 +261,8 @@ def resolve(queue: str | Path) -> list[Resolution]:
 
 @dataclass
 class ExportTally:
+    """What an export kept (by category), dropped (by reason) and how many answers it took from
+    an edit."""
     kept: Counter = field(default_factory=Counter)  # by category
     dropped: Counter = field(default_factory=Counter)  # by reason
     edited: int = 0

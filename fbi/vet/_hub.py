@@ -46,6 +46,7 @@ def split_name(category: str) -> str:
 
 
 def config_of(instance: Instance) -> str:
+    """The Hub config an instance is published under: its ability, or `score-invariant`."""
     return SCORE_INVARIANT if instance.is_score_invariant else instance.ability.value
 
 
@@ -116,6 +117,8 @@ def _size_category(n: int) -> str:
 def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[Instance]],
                  repo_id: str, license_id: str, agreement: dict | None,
                  vetting: dict | None) -> str:
+    """The dataset card (`README.md`): YAML metadata, the taxonomy and counts, how the set was
+    made and vetted, and every column."""
     import yaml
 
     configs: dict[str, list[dict[str, str]]] = {}
