@@ -209,7 +209,7 @@ def test_a_full_disk_stops_the_run_and_loses_nothing(disk, tmp_path):
 
 
 def test_the_atomic_writer_leaves_no_temporary_file_when_it_fails(tmp_path):
-    from fbi.runs import write_atomically
+    from fbi.outputs import write_atomically
 
     target = tmp_path / "run.json"
     with pytest.raises(TypeError):
@@ -222,7 +222,7 @@ def test_the_atomic_writer_leaves_no_temporary_file_when_it_fails(tmp_path):
 def test_an_annotator_event_that_does_not_fit_on_the_disk_leaves_no_torn_line(disk):
     from pydantic import BaseModel
 
-    from fbi.runs import append_durably, read_log
+    from fbi.logs import append_durably, read_log
 
     class Event(BaseModel):
         call_id: str

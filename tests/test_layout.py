@@ -1,7 +1,7 @@
 """The layout shows the pipeline: a small core, one package per stage, a thin CLI.
 
 Stages (judge, perturb, vet, robustness, report) import the core and never each other;
-the core never imports a stage; nothing imports a stage's private modules from outside
+the core never imports a stage; nothing imports a package's private modules from outside
 it. Checked on the source, every import statement (function-level ones included).
 """
 
@@ -45,14 +45,14 @@ def test_stages_never_import_each_other_and_the_core_imports_no_stage():
     assert not problems, "\n".join(sorted(problems))
 
 
-def test_no_one_reaches_into_a_stage_s_private_modules():
+def test_no_one_reaches_into_another_package_s_private_modules():
     problems = []
     for path in FBI.rglob("*.py"):
         here = path.relative_to(FBI).parts[0]
         for module in imports_of(path):
             parts = module.split(".")
-            if len(parts) > 2 and parts[1] in STAGES and parts[2].startswith("_") \
-                    and parts[1] != here:
+            # any package's, the harness (runs) and the embedded judge (local) included
+            if len(parts) > 2 and parts[2].startswith("_") and parts[1] != here:
                 problems.append(f"{path.relative_to(FBI)} imports {module}")
     assert not problems, "\n".join(sorted(problems))
 

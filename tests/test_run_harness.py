@@ -20,8 +20,9 @@ from openai_server import ChatServer
 
 from fbi.cli import main
 from fbi.errors import InputError
+from fbi.logs import AppendLog, append_durably, read_log
 from fbi.records import Judgment
-from fbi.runs import AppendLog, RunBusy, RunFolder, append_durably, read_log
+from fbi.runs import RunBusy, RunFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "report_run"

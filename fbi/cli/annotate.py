@@ -109,8 +109,8 @@ def agreement(queue) -> None:
               help="Also settle items labelled 'not sure' by every annotator.")
 def adjudicate(queue, adjudicator, include_not_sure) -> None:
     """Settle disagreements one by one: see each label, choose the final one."""
+    from fbi.logs import append_durably
     from fbi.records import VettingLabel
-    from fbi.runs import append_durably
     from fbi.taxonomy import get_category
     from fbi.vet import LABEL_KEYS, Adjudication, adjudications_path, resolve
 

@@ -33,6 +33,7 @@ from fbi.llm import (
     litellm_version,
     public_url,
 )
+from fbi.logs import AppendLog, read_log
 from fbi.records import (
     INSTANCE_SCHEMA_VERSION,
     JUDGMENT_SCHEMA_VERSION,
@@ -42,7 +43,6 @@ from fbi.records import (
     RunSpec,
 )
 from fbi.runs import (
-    AppendLog,
     BatchOptions,
     Call,
     DryRun,
@@ -54,7 +54,6 @@ from fbi.runs import (
     execute_into,
     finished_ids,
     now,
-    read_log,
     run_stage,
     sampled_dry_run,
 )

@@ -40,6 +40,7 @@ from fbi.llm import (
     json_object_in,
     litellm_version,
 )
+from fbi.logs import read_log
 from fbi.metrics import (
     auroc,
     multiqa_metrics,
@@ -49,6 +50,7 @@ from fbi.metrics import (
     retest_metrics,
     token_confidence,
 )
+from fbi.outputs import write_atomically
 from fbi.records import CallRecord, RunSpec
 from fbi.robustness._items import (
     LETTERS,
@@ -77,9 +79,7 @@ from fbi.runs import (
     execute_into,
     finished_ids,
     now,
-    read_log,
     run_stage,
-    write_atomically,
 )
 from fbi.templates import TemplateFolder
 

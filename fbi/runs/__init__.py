@@ -5,12 +5,13 @@ perturb, robustness).
   same-run guard, the one-writer lock;
 * :mod:`fbi.runs._execute` — where a model reply becomes a record (:func:`record_of`),
   and how calls run: concurrency, budget, dry run, progress, interruption;
-* :mod:`fbi.runs._log` — the one JSONL policy every log is written and read with;
 * :mod:`fbi.runs._read` — reading a judge run folder back for analysis;
-* :mod:`fbi.runs._batch` — the same calls through a provider's batch API.
+* :mod:`fbi.runs._batch` — the same calls through a provider's batch API;
+* :mod:`fbi.runs._stage` — what every stage does around its calls (:func:`run_stage`).
+
+Logs are written and read with the core's one JSONL policy, :mod:`fbi.logs`.
 """
 
-from fbi.outputs import write_atomically
 from fbi.runs._batch import (
     BatchOptions,
     BatchRecord,
@@ -36,24 +37,15 @@ from fbi.runs._execute import (
     sampled_dry_run,
 )
 from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
-from fbi.runs._log import (
-    AppendLog,
-    LogContents,
-    append_durably,
-    dumps,
-    read_log,
-)
 from fbi.runs._read import Run, load_run
 from fbi.runs._stage import execute_into, run_stage
 
 __all__ = [
-    "AppendLog",
     "BatchOptions",
     "BatchRecord",
     "BatchRunner",
     "Call",
     "DryRun",
-    "LogContents",
     "NoProgress",
     "Parsed",
     "Progress",
@@ -61,11 +53,9 @@ __all__ = [
     "RunBusy",
     "RunFolder",
     "RunTotals",
-    "append_durably",
     "batches_path",
     "check_batchable",
     "dry_run",
-    "dumps",
     "estimate_from_sample",
     "execute",
     "execute_into",
@@ -76,10 +66,8 @@ __all__ = [
     "perform",
     "price_call",
     "read_batches",
-    "read_log",
     "read_spec",
     "record_of",
     "run_stage",
     "sampled_dry_run",
-    "write_atomically",
 ]

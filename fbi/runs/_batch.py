@@ -57,8 +57,8 @@ from fbi.llm import (
     redact_known_secrets,
     token_logprobs_of,
 )
+from fbi.logs import AppendLog, append_durably, read_log
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
-from fbi.runs._log import AppendLog, append_durably, read_log
 
 #: OpenAI's limits per batch input file (Mistral's are higher; one split serves both).
 MAX_REQUESTS_PER_FILE = 50_000

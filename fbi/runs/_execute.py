@@ -37,8 +37,8 @@ from fbi.llm import (
     count_tokens,
     estimate_cost,
 )
+from fbi.logs import AppendLog, read_log
 from fbi.records import CallRecord
-from fbi.runs._log import AppendLog, read_log
 
 #: Seconds the calls in flight get to finish after the first Ctrl-C.
 GRACE_S = 3.0

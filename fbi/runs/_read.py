@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import InputError
+from fbi.logs import read_log
 from fbi.records import ExplanationCheck, Instance, Judgment, RunSpec
 from fbi.runs._folder import read_spec
-from fbi.runs._log import read_log
 
 #: What analysis never reads of a judgment: the raw reply, its repairs and the prompt's
 #: hash (``fbi show`` reads them from the full record).

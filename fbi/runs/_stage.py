@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fbi.llm import ModelClient, ModelRequest
+from fbi.logs import AppendLog
 from fbi.records import CallRecord, RunSpec
 from fbi.runs._batch import (
     BatchOptions,
@@ -24,7 +25,6 @@ from fbi.runs._batch import (
 )
 from fbi.runs._execute import Call, Progress, RunTotals, execute
 from fbi.runs._folder import RunFolder
-from fbi.runs._log import AppendLog
 
 
 @contextmanager

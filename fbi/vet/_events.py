@@ -20,8 +20,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fbi.errors import InputError
+from fbi.logs import append_durably, read_log
 from fbi.records import Instance, VettingLabel
-from fbi.runs import append_durably, read_log
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 
 #: The labels an annotator can give (``unvetted`` is the absence of one).
