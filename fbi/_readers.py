@@ -1,0 +1,363 @@
+"""Every dataset source fbi reads, as raw rows with their location.
+
+The readers behind :func:`fbi.sources.load_dataset`: the built-in sample, files, the
+original FBI TSV layout, Hugging Face folders and Hub datasets. They yield
+:class:`~fbi._rows.RawRow` values; :mod:`fbi._rows` turns them into instances. Files,
+Hugging Face folders and Hub datasets go through ``datasets.load_dataset``
+(:mod:`fbi._hf_datasets`); the sample, the FBI TSV layout and, to name a bad row's line,
+fbi's own readers read the rest.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from fbi._hf_datasets import CannotRead, read_file, read_folder
+from fbi._rows import RawRow
+from fbi.errors import DatasetError, Problem
+from fbi.taxonomy import SCORE_INVARIANT, get_category
+
+SAMPLE = "sample"
+#: The main job's dataset: the first instance of each category of the built-in sample
+#: (23 of its 72), so `fbi evaluate` on the embedded judge takes under a minute on two
+#: cores; ``sample`` is the whole of it.
+QUICK = "quick"
+BUILT_IN = (SAMPLE, QUICK)
+#: Files fbi reads with its own readers too (the ones that name lines) ...
+OWN_READER_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
+#: ... and every file it reads (``datasets`` also reads JSON arrays).
+TABULAR_SUFFIXES = (*OWN_READER_SUFFIXES, ".json")
+SPEC_HELP = (
+    "give 'sample', 'quick', a .jsonl/.json/.csv/.tsv/.parquet file, an FBI TSV folder, "
+    "a Hugging Face dataset folder, or hf:ORG/NAME"
+)
+#: Who reads files and Hugging Face folders: ``datasets.load_dataset``, or fbi's own
+#: readers (which name the line of a bad row; used for the files fbi writes itself).
+Reader = Literal["datasets", "fbi"]
+
+# The original release's file names → our category names (paper Table 2).
+FBI_FILE_CATEGORIES = {
+    "contextual-errors": "contextual",
+    "entity-errors": "entity",
+    "incorrect-fact": "incorrect-fact",
+    "number-errors": "number-errors",
+    "opposite-fact": "opposite-fact",
+    "remove-fact": "remove-fact",
+    "assumption-errors": "assumptions",
+    "do-less-errors": "do-less",
+    "do-more-errors": "do-more",
+    "ignore-format-errors": "ignore-format",
+    "incorrect-sequence-errors": "sequence-errors",
+    "coherence-errors": "coherence",
+    "comprehensiveness-errors": "comprehensiveness",
+    "consistency-errors": "consistency",
+    "grammar-errors": "grammar",
+    "seq-errors": "chronology",
+    "spelling-errors": "spelling",
+    "calculation-errors": "calculations",
+    "copying-numbers-errors": "copying-numbers",
+    "final-answer-errors": "final-errors",
+    "incorrect-units": "incorrect-units",
+    "wrong-formula": "wrong-formula",
+    "score_invariant": SCORE_INVARIANT,
+    "formatting-errors": "formatting",
+    "superficial-errors": "superficial",
+}
+
+
+def read_rows(
+    spec: str, files: list[str], problems: list[Problem], reader: Reader = "datasets"
+) -> Iterator[RawRow]:
+    if spec in BUILT_IN:
+        yield from _read_sample(files, first_of_each_category=spec == QUICK)
+        return
+    path = Path(spec)
+    if not spec.startswith("hf:") and not path.exists() and looks_like_hub_id(spec):
+        meant = _meant_local_path(spec)
+        if meant is not None:  # "hiddn/data" beside a folder "hidden": a typo, not a Hub id
+            raise DatasetError([Problem(
+                spec, "", "no such file or directory" + (
+                    f" (the closest here: {meant})" if meant else ""),
+                "correct the path; for a Hub dataset of that name write hf:" + spec)])
+    if spec.startswith("hf:") or (not path.exists() and looks_like_hub_id(spec)):
+        hub = HubSpec.parse(spec)
+        folder = _download_hub_dataset(hub.repo_id, hub.revision)
+        if _is_fbi_tsv_folder(folder):
+            if hub.config or hub.split:
+                raise DatasetError([Problem(str(hub), "", "an FBI TSV dataset has no "
+                                            "configs or splits",
+                                            "choose with --ability and --category")])
+            yield from _read_folder(folder, files, problems, "fbi")
+        else:
+            yield from _read_hf_folder(folder, str(hub), files, hub.config, hub.split)
+        return
+    if not path.exists():
+        raise DatasetError([Problem(spec, "", "no such file or directory", SPEC_HELP)])
+    if path.is_dir():
+        yield from _read_folder(path, files, problems, reader)
+    elif not path.is_file():  # a FIFO or a device would hang or never end
+        raise DatasetError([Problem(spec, "", "not a regular file (a pipe, socket or "
+                                    "device)", "save the data to a file and pass that")])
+    else:
+        yield from read_file_rows(path, files, {}, reader)
+
+
+def _meant_local_path(spec: str) -> str | None:
+    """For an ORG/NAME-shaped SPEC that does not exist here: the existing path it most
+    likely meant when its first part names (or nearly names, a typo) an entry of the
+    working folder, "" when none is close past that; None when it reads as a Hub id."""
+    import difflib
+
+    here = Path(".")
+    for depth, part in enumerate(spec.split("/")):
+        if (here / part).exists():
+            here = here / part
+            continue
+        try:
+            names = sorted(entry.name for entry in here.iterdir())
+        except OSError:
+            names = []
+        close = difflib.get_close_matches(part, names, n=1, cutoff=0.8)
+        if not close:
+            return None if depth == 0 else here.as_posix()
+        here = here / close[0]
+    return here.as_posix() if here.exists() else ""
+
+
+def looks_like_hub_id(spec: str) -> bool:
+    parts = spec.split("/")
+    return len(parts) == 2 and all(parts) and not spec.endswith(TABULAR_SUFFIXES)
+
+
+def _read_sample(files: list[str], first_of_each_category: bool) -> Iterator[RawRow]:
+    import yaml
+
+    text = resources.files("fbi.data").joinpath("sample.yaml").read_text(encoding="utf-8")
+    files.append("sample")
+    seen: set[str] = set()
+    for number, item in enumerate(yaml.safe_load(text)["instances"], start=1):
+        if first_of_each_category:
+            if item["category"] in seen:
+                continue
+            seen.add(item["category"])
+        yield RawRow("sample", f"item {number}", item,
+                     {"source": "sample", "generator": "human", "label": "valid"})
+
+
+def _is_fbi_tsv_folder(folder: Path) -> bool:
+    return any(folder.glob("*/*.tsv"))
+
+
+def _read_folder(
+    folder: Path, files: list[str], problems: list[Problem], reader: Reader
+) -> Iterator[RawRow]:
+    if _is_fbi_tsv_folder(folder):
+        for path in sorted(folder.glob("*/*.tsv")):
+            yield from _read_fbi_tsv(path, folder, files, problems)
+    elif reader == "datasets" and any(
+            p.suffix.lower() in TABULAR_SUFFIXES for p in folder.rglob("*") if p.is_file()):
+        yield from _read_hf_folder(folder, str(folder), files)
+    elif any(folder.rglob("*.parquet")):
+        for path in sorted(folder.rglob("*.parquet")):
+            yield from read_file_rows(path, files, {}, "fbi")
+    else:
+        raise DatasetError([Problem(
+            str(folder), "", "folder holds neither FBI TSV files (ABILITY/CATEGORY.tsv) "
+            "nor data files", SPEC_HELP)])
+
+
+def _read_hf_folder(
+    folder: Path, label: str, files: list[str], config: str | None = None,
+    split: str | None = None,
+) -> Iterator[RawRow]:
+    """A Hugging Face dataset folder, as ``datasets.load_dataset(folder)`` reads it."""
+    files.append(label)
+    try:
+        for where, location, data in read_folder(folder, label, config, split):
+            yield RawRow(f"{label} {where}", location, data)
+    except CannotRead as error:
+        raise DatasetError([Problem(label, "", f"datasets cannot read the folder ({error})",
+                                    SPEC_HELP)]) from None
+
+
+def _read_fbi_tsv(
+    path: Path, root: Path, files: list[str], problems: list[Problem]
+) -> Iterator[RawRow]:
+    category = FBI_FILE_CATEGORIES.get(path.stem)
+    if category is None:
+        problems.append(Problem(
+            str(path), "", f"file name '{path.stem}' is not an FBI category file",
+            "rename it to one of " + ", ".join(sorted(FBI_FILE_CATEGORIES)) + ".tsv, "
+            "or move it out of the folder"))
+        return
+    defaults = {"category": category, "source": root.name or str(root), "generator": "gpt-4-turbo",
+                "label": "valid", "_id_prefix": category}
+    category_ability = get_category(category).ability
+    if category_ability is not None:
+        defaults["ability"] = category_ability.value
+    yield from read_file_rows(path, files, defaults, "fbi")
+
+
+def read_file_rows(
+    path: Path, files: list[str], defaults: dict[str, Any], reader: Reader
+) -> Iterator[RawRow]:
+    suffix = path.suffix.lower()
+    if suffix not in TABULAR_SUFFIXES:
+        raise DatasetError([Problem(str(path), "", f"unsupported file type '{suffix}'",
+                                    SPEC_HELP)])
+    files.append(str(path))
+    if suffix == ".tsv" and "category" not in defaults:
+        category = FBI_FILE_CATEGORIES.get(path.stem)
+        if category:  # a single file of the FBI release
+            defaults = {**defaults, "category": category, "_id_prefix": category}
+    if reader == "datasets" or suffix not in OWN_READER_SUFFIXES:
+        try:
+            for location, data in read_file(path):
+                yield RawRow(str(path), location, data, defaults)
+        except CannotRead as error:
+            raise DatasetError([Problem(str(path), "", f"cannot read the file ({error})",
+                                        "check that it is well-formed "
+                                        f"{suffix.lstrip('.').upper()}")]) from None
+        return
+    if suffix == ".parquet":
+        yield from _read_parquet(path, defaults)
+        return
+    if suffix == ".jsonl":  # read a line at a time: a file of 1 GB is never held whole
+        yield from _read_jsonl(path, defaults)
+        return
+    text = _read_utf8(path)
+    if not text.strip():
+        raise DatasetError(_empty(path))
+    else:
+        yield from _read_delimited(path, text, "\t" if suffix == ".tsv" else ",", defaults)
+
+
+def _read_utf8(path: Path) -> str:
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DatasetError([_not_utf8(path, raw[: error.start].count(b"\n") + 1,
+                                      error.start)]) from None
+
+
+def _not_utf8(path: Path, line: int, byte: int) -> Problem:
+    return Problem(str(path), f"line {line}", f"bytes that are not UTF-8 (byte {byte})",
+                   "re-save the file as UTF-8")
+
+
+def _empty(path: Path) -> list[Problem]:
+    return [Problem(str(path), "", "the file is empty", "point at a file that holds rows")]
+
+
+def _read_jsonl(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
+    # Split on b"\n" only (and drop a "\r" before it): texts may hold U+2028, U+0085 and
+    # the other characters str.splitlines would wrongly break a record on.
+    any_text, offset = False, 0
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise DatasetError([_not_utf8(path, number, offset + error.start)]) from None
+            offset += len(raw)
+            line = line.removesuffix("\n").removesuffix("\r")
+            if not line.strip():
+                continue
+            any_text = True
+            try:
+                data = json.loads(line)
+            except RecursionError:
+                yield RawRow(str(path), f"line {number}", {"__error__": (
+                    "JSON nested too deeply to read", "flatten the record")})
+                continue
+            except json.JSONDecodeError as error:
+                yield RawRow(str(path), f"line {number}", {"__error__": (
+                    f"not valid JSON ({error.msg} at column {error.colno}); "
+                    "the line may be truncated", "write one complete JSON object per line")})
+                continue
+            if not isinstance(data, dict):
+                data = {"__error__": ("expected a JSON object",
+                                      "write one JSON object per line")}
+            yield RawRow(str(path), f"line {number}", data, defaults)
+    if not any_text:
+        raise DatasetError(_empty(path))
+
+
+def _read_delimited(
+    path: Path, text: str, delimiter: str, defaults: dict[str, Any]
+) -> Iterator[RawRow]:
+    csv.field_size_limit(sys.maxsize)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    start = reader.line_num + 2  # header on line 1; data starts on line 2
+    for data in reader:
+        # A row with more fields than the header shows up under the key None.
+        if None in data:
+            data = {"__error__": (f"{len(data) - 1 + len(data[None])} fields where the header "
+                                  f"has {len(reader.fieldnames or [])}",
+                                  "quote fields that contain the delimiter")}
+        yield RawRow(str(path), f"line {start}", data, defaults)
+        start = reader.line_num + 1
+
+
+def _read_parquet(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as error:  # pyarrow raises several types for a broken file
+        raise DatasetError([Problem(str(path), "", f"not a readable Parquet file ({error})",
+                                    "re-export the file as Parquet")]) from None
+    for number, data in enumerate(table.to_pylist(), start=1):
+        yield RawRow(str(path), f"row {number}", data, defaults)
+
+
+@dataclass(frozen=True)
+class HubSpec:
+    """A Hub dataset: ``hf:ORG/NAME[@REVISION][?config=CONFIG&split=SPLIT]``."""
+
+    repo_id: str
+    revision: str | None = None
+    config: str | None = None
+    split: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> HubSpec:
+        from urllib.parse import parse_qs
+
+        name, _, query = spec.removeprefix("hf:").partition("?")
+        repo_id, _, revision = name.partition("@")
+        options = {k: v[-1] for k, v in parse_qs(query).items()}
+        unknown = set(options) - {"config", "split"}
+        if unknown:
+            raise DatasetError([Problem(spec, "", f"unknown option {sorted(unknown)[0]!r}",
+                                        "give hf:ORG/NAME@REVISION?config=NAME&split=NAME")])
+        return cls(repo_id, revision or None, options.get("config"), options.get("split"))
+
+    def __str__(self) -> str:
+        text = f"hf:{self.repo_id}" + (f"@{self.revision}" if self.revision else "")
+        query = "&".join(f"{key}={value}" for key, value in
+                         (("config", self.config), ("split", self.split)) if value)
+        return text + (f"?{query}" if query else "")
+
+
+def _download_hub_dataset(repo_id: str, revision: str | None = None) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+    except Exception as error:  # offline, unknown repo or revision, gated: all end alike
+        at = f"@{revision}" if revision else ""
+        raise DatasetError([Problem(
+            f"hf:{repo_id}{at}", "",
+            f"could not fetch the dataset from the Hugging Face Hub ({type(error).__name__})",
+            "check the network, the repo id and the revision, or download the dataset "
+            "elsewhere and pass its local folder")]) from None
