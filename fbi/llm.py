@@ -19,40 +19,26 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from fbi.cache import ResponseCache
 from fbi.errors import ConfigError, MissingKey, ModelError, ModelUnavailable
+from fbi.provider_errors import (
+    CONFIGURATION,
+    FIXES,
+    POOL_COOLDOWN_S,
+    RETRYABLE,
+    describe_error,
+    error_kind,
+    retry_after,
+)
+from fbi.redaction import keep_secret, redact_known_secrets
 
 #: The embedded offline judge, registered as a litellm custom provider "local".
 LOCAL_JUDGE = "local/smollm2-135m"
 
-#: What went wrong with a call, as fbi sees it. litellm's classes blur the difference
-#: that matters (a refused connection and a missing key both arrive as
-#: InternalServerError), so :func:`error_kind` reads the exception chain itself.
-ErrorKind = Literal["rate_limit", "server", "timeout", "dropped", "unreachable", "auth",
-                    "not_found", "rejected", "interrupted"]
-#: Worth another try: the model is there but busy, slow or flaky.
-RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "dropped"})
-#: The model cannot be reached at all: no other call will fare better.
-CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found"})
 #: Consecutive configuration failures that stop a run (the circuit breaker).
 BREAKER_THRESHOLD = 5
-#: A pool's server that failed is left out for this many seconds (litellm Router's
-#: cooldown); its calls go to the others meanwhile.
-POOL_COOLDOWN_S = 10.0
-
-_UNREACHABLE = {"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
-                "ClientConnectorDNSError", "gaierror", "ConnectTimeout"}
-_DROPPED = {"ReadError", "WriteError", "ServerDisconnectedError", "RemoteProtocolError",
-            "ConnectionResetError", "ClientOSError", "ClientPayloadError",
-            "APIConnectionError", "IncompleteRead"}
-_TIMEOUT = {"Timeout", "APITimeoutError", "ReadTimeout", "TimeoutError", "PoolTimeout"}
-_SERVER = {"InternalServerError", "ServiceUnavailableError", "APIError", "BadGatewayError"}
-_MISSING_KEY = re.compile(r"missing credentials|api_key client option must be set|"
-                          r"no api key|missing \w+ api key|api key (?:is )?(?:not set|missing)",
-                          re.IGNORECASE)
-
 
 def import_litellm():
     """Import litellm once, offline-safe and quiet, with the local provider registered."""
@@ -138,16 +124,6 @@ class ModelResponse:
         return {"text": self.text, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "cost": self.cost,
                 "finish_reason": self.finish_reason, "token_logprobs": self.token_logprobs}
-
-
-#: What to do about each configuration failure.
-FIXES = {
-    "unreachable": "check --api-base (host, port, /v1) and that the server is running",
-    "auth": "set the provider's key (e.g. OPENAI_API_KEY) or pass --api-key / FBI_API_KEY, "
-            "and check it is valid for this model",
-    "not_found": "check the model name (PROVIDER/MODEL, e.g. openai/gpt-4o) and that "
-                 "--api-base serves it",
-}
 
 
 class RequestRateLimiter:
@@ -276,7 +252,7 @@ class ModelClient:
             except Exception as error:
                 kind = error_kind(error)
                 if kind in RETRYABLE and attempt < self.retry.max_retries:
-                    await self._sleep(self.retry.delay(attempt, _retry_after(error)))
+                    await self._sleep(self.retry.delay(attempt, retry_after(error)))
                     attempt += 1
                     continue
                 message = f"{request.model}: {describe_error(error)}"
@@ -555,147 +531,6 @@ def _cost(litellm, reply) -> float | None:
     except Exception:
         _UNPRICED.add(model)
         return None
-
-
-def error_kind(error: BaseException) -> ErrorKind:
-    """Classify a failed call by its whole exception chain (see :data:`ErrorKind`)."""
-    names: set[str] = set()
-    link: BaseException | None = error
-    while link is not None and len(names) < 12:
-        names.add(type(link).__name__)
-        link = link.__cause__ or link.__context__
-    text = str(error)
-    status = getattr(error, "status_code", None)
-    if "LocalCallAborted" in names or "LocalCallAborted" in text:
-        return "interrupted"
-    if "RouterRateLimitError" in names and "cooldown" in text:
-        return "unreachable"  # every server of a pool failed just now
-    if (_MISSING_KEY.search(text) or status in (401, 403)
-            or names & {"AuthenticationError", "PermissionDeniedError"}):
-        return "auth"
-    if names & _UNREACHABLE:
-        return "unreachable"
-    if status == 404 or "NotFoundError" in names:
-        return "not_found"
-    if status == 429 or "RateLimitError" in names:
-        return "rate_limit"
-    if isinstance(error, TimeoutError) or names & _TIMEOUT or status == 408:
-        return "timeout"
-    if names & _DROPPED or isinstance(error, ConnectionError):
-        return "dropped"
-    if (isinstance(status, int) and (status >= 500 or status == 409)) or names & _SERVER:
-        return "server"
-    return "rejected"  # a 400, a context too long, a bug: asking again changes nothing
-
-
-def _retry_after(error: Exception) -> float | None:
-    """Seconds from a Retry-After header on the error's HTTP response, if any."""
-    for headers in (getattr(getattr(error, "response", None), "headers", None),
-                    getattr(error, "litellm_response_headers", None)):
-        if not headers:
-            continue
-        value = headers.get("retry-after") or headers.get("Retry-After")
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            return None
-    return None
-
-
-def describe_error(error: Exception) -> str:
-    """The provider's error in one line, secrets removed: what records and the console
-    may hold. This is the one place provider error text enters fbi."""
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    if error_kind(error) == "unreachable" and "RouterRateLimitError" in type(error).__name__:
-        text = (f"every server of the pool failed within the last {POOL_COOLDOWN_S:g} s "
-                "(each is left out that long after a failure)")
-    # trimmed of its final full stop: messages go on with ". Fix: ..."
-    return redact(f"{type(error).__name__}: {text}")[:400].rstrip(". ")
-
-
-_SECRET_PATTERNS = (
-    (re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{6,}"), r"\1 [redacted]"),
-    (re.compile(r"(?i)((?:authorization|x-api-key|api[-_ ]?key|token)[\"']?\s*[:=]\s*[\"']?)"
-                r"(?:(?:basic|bearer|token)\s+)?[^\s\"',}]+"), r"\1[redacted]"),
-    (re.compile(r"\bsk-[\w-]{6,}"), "sk-[redacted]"),
-    (re.compile(r"\bhf_[A-Za-z0-9]{6,}"), "hf_[redacted]"),
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@"), r"\1[redacted]@"),
-)
-
-
-#: Secret values given to fbi (``--api-key``), beside the environment's secret variables.
-_KEPT_SECRETS: set[str] = set()
-
-
-def keep_secret(value: str) -> None:
-    """Redact ``value`` (and its encodings) wherever provider text enters fbi from now on."""
-    if len(value) >= 8:
-        _KEPT_SECRETS.add(value)
-
-
-def _secret_values() -> frozenset[str]:
-    from_environment = {value for name, value in os.environ.items()
-                        if len(value) >= 8 and name.upper().endswith(("_KEY", "_TOKEN",
-                                                                      "_SECRET"))}
-    return frozenset(_KEPT_SECRETS | from_environment)
-
-
-@functools.lru_cache(maxsize=8)
-def _secrets_pattern(values: frozenset[str]) -> re.Pattern | None:
-    """One pattern for every form a secret can be echoed in: as given, URL-encoded, and
-    base64 (standard and URL-safe) at each of the three byte alignments it can have
-    inside a longer encoded string (a Basic auth header, an encoded JSON body)."""
-    import base64
-    from urllib.parse import quote, quote_plus
-
-    forms: set[str] = set()
-    for value in values:
-        forms.update({value, quote(value, safe=""), quote_plus(value)})
-        raw = value.encode()
-        for shift in range(3):
-            bits_before, bits_after = shift * 8, (shift + len(raw)) * 8
-            first, last = -(-bits_before // 6), bits_after // 6  # chars of the value alone
-            for encode in (base64.b64encode, base64.urlsafe_b64encode):
-                encoded = encode(b"\0" * shift + raw).decode()[first:last]
-                if len(encoded) >= 8:
-                    forms.add(encoded)
-    if not forms:
-        return None
-    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
-
-
-def redact_known_secrets(text: str) -> str:
-    """``text`` without the secrets fbi was given or finds in the environment, in any of
-    their echoed forms (:func:`_secrets_pattern`). For replies: nothing else is touched."""
-    pattern = _secrets_pattern(_secret_values())
-    return pattern.sub("[redacted]", text) if pattern is not None and text else text
-
-
-def redact(text: str) -> str:
-    """``text`` without API keys, bearer tokens, ``Authorization`` values and URL
-    credentials — and without any secret fbi was given (``--api-key``) or finds in a
-    secret-looking environment variable (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``), as
-    given, URL-encoded or base64-encoded, wherever a provider echoed it."""
-    text = redact_known_secrets(text)
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-def public_url(url: str | None) -> str | None:
-    """A URL without its user:password part, fit to be written down."""
-    if not url:
-        return url
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -286,7 +286,7 @@ class RunSpec(BaseModel):
     @classmethod
     def _no_credentials(cls, value: str | None) -> str | None:
         """A run spec never keeps the user:password of an api_base URL."""
-        from fbi.llm import public_url
+        from fbi.redaction import public_url
 
         return public_url(value)
 
@@ -294,7 +294,7 @@ class RunSpec(BaseModel):
     @classmethod
     def _no_secrets_in_command(cls, value: list[str]) -> list[str]:
         """The command line as typed, with keys and URL credentials taken out."""
-        from fbi.llm import redact
+        from fbi.redaction import redact
 
         kept = []
         for argument in value:

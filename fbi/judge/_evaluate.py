@@ -31,7 +31,6 @@ from fbi.llm import (
     ModelRequest,
     ModelResponse,
     litellm_version,
-    public_url,
 )
 from fbi.logs import AppendLog, read_log
 from fbi.records import (
@@ -42,6 +41,7 @@ from fbi.records import (
     Judgment,
     RunSpec,
 )
+from fbi.redaction import public_url
 from fbi.runs import (
     BatchOptions,
     Call,

@@ -51,13 +51,12 @@ from fbi.errors import ConfigError, FbiWarning, InputError, ModelError
 from fbi.llm import (
     ModelClient,
     ModelResponse,
-    describe_error,
     import_litellm,
-    public_url,
-    redact_known_secrets,
     token_logprobs_of,
 )
 from fbi.logs import AppendLog, append_durably, read_log
+from fbi.provider_errors import describe_error
+from fbi.redaction import public_url, redact_known_secrets
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 
 #: OpenAI's limits per batch input file (Mistral's are higher; one split serves both).

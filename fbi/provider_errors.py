@@ -1,0 +1,104 @@
+"""What a provider's error means, decided once at the boundary (as httpx's
+``map_exceptions``): every failed call is classified by its whole exception chain into an
+:data:`ErrorKind`, which decides whether it is retried, counts towards the circuit
+breaker, or stops the run with a fix; and its text is made safe to store and print.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from fbi.redaction import redact
+
+#: What went wrong with a call, as fbi sees it. litellm's classes blur the difference
+#: that matters (a refused connection and a missing key both arrive as
+#: InternalServerError), so :func:`error_kind` reads the exception chain itself.
+ErrorKind = Literal["rate_limit", "server", "timeout", "dropped", "unreachable", "auth",
+                    "not_found", "rejected", "interrupted"]
+#: Worth another try: the model is there but busy, slow or flaky.
+RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "dropped"})
+#: The model cannot be reached at all: no other call will fare better.
+CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found"})
+#: A pool's server that failed is left out for this many seconds (litellm Router's
+#: cooldown); its calls go to the others meanwhile.
+POOL_COOLDOWN_S = 10.0
+
+_UNREACHABLE = {"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
+                "ClientConnectorDNSError", "gaierror", "ConnectTimeout"}
+_DROPPED = {"ReadError", "WriteError", "ServerDisconnectedError", "RemoteProtocolError",
+            "ConnectionResetError", "ClientOSError", "ClientPayloadError",
+            "APIConnectionError", "IncompleteRead"}
+_TIMEOUT = {"Timeout", "APITimeoutError", "ReadTimeout", "TimeoutError", "PoolTimeout"}
+_SERVER = {"InternalServerError", "ServiceUnavailableError", "APIError", "BadGatewayError"}
+_MISSING_KEY = re.compile(r"missing credentials|api_key client option must be set|"
+                          r"no api key|missing \w+ api key|api key (?:is )?(?:not set|missing)",
+                          re.IGNORECASE)
+
+
+#: What to do about each configuration failure.
+FIXES = {
+    "unreachable": "check --api-base (host, port, /v1) and that the server is running",
+    "auth": "set the provider's key (e.g. OPENAI_API_KEY) or pass --api-key / FBI_API_KEY, "
+            "and check it is valid for this model",
+    "not_found": "check the model name (PROVIDER/MODEL, e.g. openai/gpt-4o) and that "
+                 "--api-base serves it",
+}
+
+
+def error_kind(error: BaseException) -> ErrorKind:
+    """Classify a failed call by its whole exception chain (see :data:`ErrorKind`)."""
+    names: set[str] = set()
+    link: BaseException | None = error
+    while link is not None and len(names) < 12:
+        names.add(type(link).__name__)
+        link = link.__cause__ or link.__context__
+    text = str(error)
+    status = getattr(error, "status_code", None)
+    if "LocalCallAborted" in names or "LocalCallAborted" in text:
+        return "interrupted"
+    if "RouterRateLimitError" in names and "cooldown" in text:
+        return "unreachable"  # every server of a pool failed just now
+    if (_MISSING_KEY.search(text) or status in (401, 403)
+            or names & {"AuthenticationError", "PermissionDeniedError"}):
+        return "auth"
+    if names & _UNREACHABLE:
+        return "unreachable"
+    if status == 404 or "NotFoundError" in names:
+        return "not_found"
+    if status == 429 or "RateLimitError" in names:
+        return "rate_limit"
+    if isinstance(error, TimeoutError) or names & _TIMEOUT or status == 408:
+        return "timeout"
+    if names & _DROPPED or isinstance(error, ConnectionError):
+        return "dropped"
+    if (isinstance(status, int) and (status >= 500 or status == 409)) or names & _SERVER:
+        return "server"
+    return "rejected"  # a 400, a context too long, a bug: asking again changes nothing
+
+
+def retry_after(error: Exception) -> float | None:
+    """Seconds from a Retry-After header on the error's HTTP response, if any."""
+    for headers in (getattr(getattr(error, "response", None), "headers", None),
+                    getattr(error, "litellm_response_headers", None)):
+        if not headers:
+            continue
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return None
+    return None
+
+
+def describe_error(error: Exception) -> str:
+    """The provider's error in one line, secrets removed: what records and the console
+    may hold. This is the one place provider error text enters fbi."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if error_kind(error) == "unreachable" and "RouterRateLimitError" in type(error).__name__:
+        text = (f"every server of the pool failed within the last {POOL_COOLDOWN_S:g} s "
+                "(each is left out that long after a failure)")
+    # trimmed of its final full stop: messages go on with ". Fix: ..."
+    return redact(f"{type(error).__name__}: {text}")[:400].rstrip(". ")

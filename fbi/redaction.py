@@ -1,0 +1,91 @@
+"""Secrets kept out of everything fbi stores or prints: API keys, bearer and basic
+credentials, URL passwords, and the exact values of the keys fbi was given or finds in
+the environment, in every form a provider may echo them."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+_SECRET_PATTERNS = (
+    (re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{6,}"), r"\1 [redacted]"),
+    (re.compile(r"(?i)((?:authorization|x-api-key|api[-_ ]?key|token)[\"']?\s*[:=]\s*[\"']?)"
+                r"(?:(?:basic|bearer|token)\s+)?[^\s\"',}]+"), r"\1[redacted]"),
+    (re.compile(r"\bsk-[\w-]{6,}"), "sk-[redacted]"),
+    (re.compile(r"\bhf_[A-Za-z0-9]{6,}"), "hf_[redacted]"),
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@"), r"\1[redacted]@"),
+)
+
+
+#: Secret values given to fbi (``--api-key``), beside the environment's secret variables.
+_KEPT_SECRETS: set[str] = set()
+
+
+def keep_secret(value: str) -> None:
+    """Redact ``value`` (and its encodings) wherever provider text enters fbi from now on."""
+    if len(value) >= 8:
+        _KEPT_SECRETS.add(value)
+
+
+def _secret_values() -> frozenset[str]:
+    from_environment = {value for name, value in os.environ.items()
+                        if len(value) >= 8 and name.upper().endswith(("_KEY", "_TOKEN",
+                                                                      "_SECRET"))}
+    return frozenset(_KEPT_SECRETS | from_environment)
+
+
+@functools.lru_cache(maxsize=8)
+def _secrets_pattern(values: frozenset[str]) -> re.Pattern | None:
+    """One pattern for every form a secret can be echoed in: as given, URL-encoded, and
+    base64 (standard and URL-safe) at each of the three byte alignments it can have
+    inside a longer encoded string (a Basic auth header, an encoded JSON body)."""
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    forms: set[str] = set()
+    for value in values:
+        forms.update({value, quote(value, safe=""), quote_plus(value)})
+        raw = value.encode()
+        for shift in range(3):
+            bits_before, bits_after = shift * 8, (shift + len(raw)) * 8
+            first, last = -(-bits_before // 6), bits_after // 6  # chars of the value alone
+            for encode in (base64.b64encode, base64.urlsafe_b64encode):
+                encoded = encode(b"\0" * shift + raw).decode()[first:last]
+                if len(encoded) >= 8:
+                    forms.add(encoded)
+    if not forms:
+        return None
+    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+
+
+def redact_known_secrets(text: str) -> str:
+    """``text`` without the secrets fbi was given or finds in the environment, in any of
+    their echoed forms (:func:`_secrets_pattern`). For replies: nothing else is touched."""
+    pattern = _secrets_pattern(_secret_values())
+    return pattern.sub("[redacted]", text) if pattern is not None and text else text
+
+
+def redact(text: str) -> str:
+    """``text`` without API keys, bearer tokens, ``Authorization`` values and URL
+    credentials — and without any secret fbi was given (``--api-key``) or finds in a
+    secret-looking environment variable (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``), as
+    given, URL-encoded or base64-encoded, wherever a provider echoed it."""
+    text = redact_known_secrets(text)
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def public_url(url: str | None) -> str | None:
+    """A URL without its user:password part, fit to be written down."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
