@@ -18,22 +18,24 @@ from fbi.robustness._items import (
     split_answers,
     token_f1,
 )
-from fbi.robustness._suites import (
-    ANSWER_SCHEMA,
-    REWRITE_SCHEMA,
+from fbi.robustness._scoring import (
     SCORE_COLUMNS,
     SUITES,
-    AnswerJob,
     QAAnswer,
-    RewriteCall,
-    RobustnessConfig,
-    RobustnessRun,
     answers_frame,
-    planned_suites,
     score_answer,
     score_answers,
     summarise,
     summarise_frame,
+)
+from fbi.robustness._suites import (
+    ANSWER_SCHEMA,
+    REWRITE_SCHEMA,
+    AnswerJob,
+    RewriteCall,
+    RobustnessConfig,
+    RobustnessRun,
+    planned_suites,
 )
 from fbi.robustness._variants import (
     NOISE_KINDS,
