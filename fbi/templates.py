@@ -14,6 +14,7 @@ Files starting with ``_`` are shared pieces (bases, macros), not entries of thei
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 import signal
@@ -34,6 +35,22 @@ MAX_ITERATIONS = 100_000
 MAX_RENDER_S = 10.0
 _WIDTH = re.compile(r"%[-#0 +]*(\d+)|\{[^{}]*:[^{}]*?(\d+)[^{}]*\}")
 _steps_left: ContextVar[list[int]] = ContextVar("_steps_left")
+
+
+@functools.cache
+def _trusted_environment():
+    """jinja2's Environment for fbi's own templates, with each template's globals a plain
+    dict rather than jinja's ChainMap over the environment's. Every ``{% import %}``
+    takes the set difference of the context's globals and the imported template's; over
+    a ChainMap that runs in Python (about 11 µs an import: 0.7 s of a cached re-run of
+    50,400 prompts), over a dict in C. fbi never changes the globals after loading."""
+    import jinja2
+
+    class TrustedEnvironment(jinja2.Environment):
+        def make_globals(self, d):
+            return {**self.globals, **(d or {})}
+
+    return TrustedEnvironment
 
 
 def _limited_sandbox():
@@ -185,7 +202,7 @@ class TemplateFolder:
 
         # The sandbox guards against a user's templates; fbi's own need none, and render
         # in a third less time without it (a cached re-run renders 50,400 prompts).
-        environment = jinja2.Environment if self.user_dir is None else _limited_sandbox()
+        environment = _trusted_environment() if self.user_dir is None else _limited_sandbox()
         self._env = environment(
             loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
             autoescape=False, trim_blocks=True, lstrip_blocks=True,

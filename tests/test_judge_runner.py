@@ -265,3 +265,45 @@ def test_an_older_parsers_judgments_are_read_again_for_free(tmp_path):
     again = judgments(tmp_path / "run")
     assert len(again) == 2 and all(r["status"] == "ok" and r["score"] == 7 for r in again)
     assert all(r["parser_version"] == PARSER_VERSION for r in again)
+
+
+def test_cache_keys_and_prompt_hashes_are_the_json_dumps_they_document():
+    """The keys are built in two parts for speed (issue 21); they must stay the sha256 of
+    ``json.dumps`` of the fields, or every cache fbi ever filled would miss."""
+    import hashlib
+    import json
+    import random
+    import string
+
+    def documented_key(request: ModelRequest) -> str:
+        fields = {"model": request.model, "messages": request.messages,
+                  "temperature": request.temperature, "max_tokens": request.max_tokens,
+                  "response_schema": request.response_schema, "api_base": request.api_base}
+        for name, value, given in (("top_logprobs", request.top_logprobs,
+                                    request.top_logprobs),
+                                   ("seed", request.seed, request.seed is not None),
+                                   ("model_args", request.model_args, request.model_args),
+                                   ("sample", request.sample, request.sample)):
+            if given:
+                fields[name] = value
+        text = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    rng = random.Random(7)
+    alphabet = string.printable + "é漢\u2028\u0085\x00\x1b\"\\😀"
+    schema = {"type": "object", "properties": {"score": {"enum": [1, 2]}}, "note": "é"}
+    for _ in range(2000):
+        messages = tuple((rng.choice(["user", "system", "assistant"]),
+                          "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))))
+                         for _ in range(rng.randint(0, 3)))
+        request = ModelRequest(
+            model=rng.choice(["openai/a", "ollama/é:8b"]), messages=messages,
+            temperature=rng.choice([0.0, 0.7]), max_tokens=rng.choice([None, 64]),
+            response_schema=rng.choice([None, schema, dict(schema)]),
+            api_base=rng.choice([None, "http://127.0.0.1:1/v1"]),
+            top_logprobs=rng.choice([0, 20]), seed=rng.choice([None, 3]),
+            model_args=rng.choice([(), (("extra_headers", {"X": "é"}), ("top_p", 0.9))]),
+            sample=rng.choice([0, 2]))
+        assert request.cache_key() == documented_key(request)
+        assert request.prompt_hash() == hashlib.sha256(
+            json.dumps(request.messages).encode()).hexdigest()
