@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fbi._request_json import key_frame, messages_json
 from fbi.cache import ResponseCache
 from fbi.errors import ConfigError, MissingKey, ModelError, ModelUnavailable
 from fbi.provider_errors import (
@@ -82,61 +83,17 @@ class ModelRequest:
         every call of a strategy and so dumped once, and the messages, escaped string by
         string (a cached re-run makes 50,400 keys: :func:`_messages_json`).
         """
-        head, tail = _key_frame(self)
-        canonical = head + _messages_json(self.messages, ascii_only=False) + tail
+        head, tail = key_frame(self)
+        canonical = head + messages_json(self.messages, ascii_only=False) + tail
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def prompt_hash(self) -> str:
         """sha256 of the rendered messages (as ``json.dumps(messages)`` writes them): the
         one prompt hash every record carries."""
-        return hashlib.sha256(_messages_json(self.messages, ascii_only=True).encode()).hexdigest()
+        return hashlib.sha256(messages_json(self.messages, ascii_only=True).encode()).hexdigest()
 
     def message_dicts(self) -> list[dict[str, str]]:
         return [{"role": role, "content": content} for role, content in self.messages]
-
-
-_MESSAGES_MARK = "\x00messages\x00"
-
-
-def _messages_json(messages: tuple[tuple[str, str], ...], ascii_only: bool) -> str:
-    """``json.dumps(messages)`` (``ascii_only``, with its ", " separator) or the compact,
-    unescaped form of the cache key, made by escaping each string directly: the same
-    text, without building an encoder per call."""
-    from json.encoder import encode_basestring, encode_basestring_ascii
-
-    escape, comma = (encode_basestring_ascii, ", ") if ascii_only else (encode_basestring, ",")
-    return "[" + comma.join(f"[{escape(role)}{comma}{escape(content)}]"
-                            for role, content in messages) + "]"
-
-
-#: The cache key's canonical JSON around the messages, per request shape (model,
-#: sampling, schema, ...): (the schema object, before, after). The schema is held so its
-#: id is never reused while its entry lives; bounded, as repairs make schemas per call.
-_KEY_FRAMES: dict[tuple, tuple[object, str, str]] = {}
-
-
-def _key_frame(request: ModelRequest) -> tuple[str, str]:
-    """The cache key's canonical JSON before and after its messages."""
-    shape = (request.model, request.temperature, request.max_tokens,
-             id(request.response_schema), request.api_base, request.top_logprobs,
-             request.seed, repr(request.model_args), request.sample)
-    kept = _KEY_FRAMES.get(shape)
-    if kept is None or kept[0] is not request.response_schema:
-        canonical = json.dumps({
-            "model": request.model, "messages": _MESSAGES_MARK,
-            "temperature": request.temperature, "max_tokens": request.max_tokens,
-            "response_schema": request.response_schema, "api_base": request.api_base,
-            **({"top_logprobs": request.top_logprobs} if request.top_logprobs else {}),
-            # only when set, so the keys of requests without them stay as they were
-            **({"seed": request.seed} if request.seed is not None else {}),
-            **({"model_args": request.model_args} if request.model_args else {}),
-            **({"sample": request.sample} if request.sample else {}),
-        }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        head, _, tail = canonical.partition(json.dumps(_MESSAGES_MARK, ensure_ascii=False))
-        if len(_KEY_FRAMES) >= 512:
-            _KEY_FRAMES.clear()
-        kept = _KEY_FRAMES[shape] = (request.response_schema, head, tail)
-    return kept[1], kept[2]
 
 
 @dataclass

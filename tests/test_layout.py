@@ -81,3 +81,17 @@ def test_there_is_no_import_cycle_between_modules():
 
     for module in sorted(graph):
         visit(module, [])
+
+
+def test_no_module_is_over_600_lines_and_no_renderer_over_60():
+    """A newcomer reads any module of fbi/ in one sitting, and any one table's renderer
+    on one screen (issue 25)."""
+    long_modules = [f"{p.relative_to(FBI)}: {n}" for p in FBI.rglob("*.py")
+                    if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600]
+    assert not long_modules, long_modules
+    long_renderers = []
+    for path in (FBI / "report").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno >= 60:
+                long_renderers.append(f"{path.name}: {node.name}")
+    assert not long_renderers, long_renderers

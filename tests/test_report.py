@@ -350,3 +350,33 @@ def test_a_report_reads_each_judgment_lean_and_the_same(tmp_path):
         assert not hasattr(light, "raw_output")
     retried = next(j for j in lean.judgments if j.call_id == first["call_id"])
     assert retried.score == 1 and full.instances == lean.instances
+
+
+def test_the_summary_is_typed_and_read_back_through_its_schema(tmp_path, summary):
+    """summary.json is written and read through fbi.report.Summary: every field of every
+    row documented, the file validates, and a file that does not match is one message
+    naming the file and the field."""
+    from pydantic import BaseModel
+
+    from fbi.report import Summary, read_summary
+
+    def models(model: type[BaseModel]):
+        yield model
+        for field in model.model_fields.values():
+            for arg in (field.annotation, *getattr(field.annotation, "__args__", ())):
+                for inner in (arg, *getattr(arg, "__args__", ())):
+                    if isinstance(inner, type) and issubclass(inner, BaseModel):
+                        yield from models(inner)
+
+    for model in set(models(Summary)):
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name} has no docstring"
+    path = tmp_path / "summary.json"
+    typed = read_summary(path)
+    assert typed.rates[0].judge == summary["rates"][0]["judge"]
+    assert typed.model_dump(exclude_unset=True) == summary  # nothing lost or added
+    broken = json.loads(path.read_text())
+    broken["rates"][0]["undetected"] = "many"
+    path.write_text(json.dumps(broken))
+    with pytest.raises(InputError, match=r"summary\.json.*rates\.0\.undetected"):
+        read_summary(path)

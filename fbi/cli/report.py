@@ -60,10 +60,10 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
                                     convention, jury, force, compare, human)
-    warnings = summary["problems"] + [coverage_warning(r) for r in summary["coverage"]]
+    warnings = summary.problems + [coverage_warning(r) for r in summary.coverage]
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-    if summary.get("comparisons"):  # the comparison's verdict first, then the tables
+    if summary.comparisons:  # the comparison's verdict first, then the tables
         from fbi.report import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
 
         for sentence in verdict_sentences(summary):  # wrapped at words: no path to copy
@@ -78,14 +78,14 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
     what = (f"% undetected ({shown}); SI: % retained" if "LF" in columns else "") + (
         ("; " if "LF" in columns else "") + f"Pref: % error, 1 − accuracy ({shown})"
         if "Pref" in columns else "")
-    for judge in sorted({r["judge"] for r in summary["rates"]}):
+    for judge in sorted({r.judge for r in summary.rates}):
         header, rows = table_3(summary, judge)
         console.print(rate_table(f"{judge}: {what}", header, rows))
     if "Pref" in columns:
         console.print(escape(PREFERENCE_NOTE))
     from fbi.report import robustness_tables, weighted_table
 
-    if summary.get("weighted_scores"):
+    if summary.weighted_scores:
         console.print(rate_table("% undetected under the sampled and the probability-"
                                  "weighted score (--logprobs) [95% interval]",
                                  *weighted_table(summary)))
@@ -94,7 +94,7 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
         console.print(rate_table(title, header, rows))
     from fbi.report import human_tables, manipulation_table
 
-    if summary.get("manipulation"):
+    if summary.manipulation:
         console.print(rate_table("Under manipulation: errors caught in the twins, then "
                                  "missed",
                                  *manipulation_table(summary, terminal=True)))

@@ -152,15 +152,16 @@ def score(answers, correctness, possible_answers, output, replace) -> None:
 
 def print_summary(summary: dict) -> None:
     """The report's robustness tables, for this one run (or answers table)."""
-    from fbi.report import robustness_tables
+    from fbi.report import RobustnessEntry, suite_tables
 
     for suite, reason in summary.get("failed_suites", {}).items():
         console.print(f"[red]suite {suite} failed:[/] {reason}")
     for suite, reason in summary.get("skipped_suites", {}).items():
         console.print(f"suite {suite} skipped: {reason}")
-    run = {"model": summary.get("model", "–"),
-           "dataset": summary.get("dataset", summary.get("source", "–")), **summary}
-    for title, header, rows in robustness_tables({"robustness": [run]}):
+    run = RobustnessEntry.model_validate({
+        "folder": "", **summary, "model": summary.get("model") or "–",
+        "dataset": summary.get("dataset") or summary.get("source") or "–"})
+    for title, header, rows in suite_tables([run]):
         console.print(transposed(title, header, rows))
 
 

@@ -22,13 +22,22 @@ from fbi.report._robustness import (
     load_robustness,
     robustness_markdown,
     robustness_tables,
+    suite_tables,
+)
+from fbi.report._schema import (
+    SUMMARY_SCHEMA_VERSION,
+    ComparisonRow,
+    LeaderboardRow,
+    RankingRow,
+    RateRow,
+    RobustnessEntry,
+    Summary,
 )
 from fbi.report._summary import (
     ABILITY_COLUMNS,
     CONVENTIONS,
     PREFERENCE_NOTE,
     RATE_KEY,
-    SUMMARY_SCHEMA_VERSION,
     WEIGHTED_NOTE,
     ability_columns,
     bias_tables,
@@ -57,6 +66,8 @@ from fbi.report._verdict import (
 )
 from fbi.report._write import (
     FORMATS,
+    read_summary,
+    summary_json,
     write_report,
 )
 
@@ -76,6 +87,12 @@ __all__ = [
     "SUMMARY_SCHEMA_VERSION",
     "VERDICT_LEGEND",
     "WEIGHTED_NOTE",
+    "ComparisonRow",
+    "LeaderboardRow",
+    "RankingRow",
+    "RateRow",
+    "RobustnessEntry",
+    "Summary",
     "ability_bars",
     "ability_columns",
     "bias_tables",
@@ -101,11 +118,14 @@ __all__ = [
     "pooled_table",
     "ranking_table",
     "read_human_labels",
+    "read_summary",
     "render_csv",
     "render_html",
     "render_markdown",
     "robustness_markdown",
     "robustness_tables",
+    "suite_tables",
+    "summary_json",
     "table_3",
     "table_4",
     "verdict_pair_tables",

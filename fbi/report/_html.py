@@ -13,6 +13,7 @@ from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import robustness_tables
+from fbi.report._schema import Summary
 from fbi.report._summary import (
     RATE_KEY,
     WEIGHTED_NOTE,
@@ -44,39 +45,39 @@ def heat_colour(rate: float | None) -> str:
     return f"hsl({hue:.0f}, 70%, 72%)"
 
 
-def heatmap(summary: dict) -> dict:
+def heatmap(summary: Summary) -> dict:
     """Rows: categories; columns: judge × strategy; cells: rate and colour."""
     columns = judge_strategies(summary)
-    key = RATE_KEY[summary.get("convention", "fbi")]
-    rates = {(r["judge"], r["strategy"], r["group"]): r for r in summary["rates"]
-             if r["level"] == "category"}
+    key = RATE_KEY[summary.convention]
+    rates = {(r.judge, r.strategy, r.group): r for r in summary.rates
+             if r.level == "category"}
     rows = []
     for category in map(get_category, category_order({g for _, _, g in rates})):
         cells = [rates.get((judge, strategy, category.name)) for judge, strategy in columns]
         if any(cells):
             rows.append({"name": category.display_name, "ability": category.ability.short,
-                         "cells": [{"rate": c[key] if c else None, "n": c["n"] if c else 0,
-                                    "colour": heat_colour(c[key] if c else None)}
+                         "cells": [{"rate": getattr(c, key) if c else None, "n": c.n if c else 0,
+                                    "colour": heat_colour(getattr(c, key) if c else None)}
                                    for c in cells]})
-    names = summary["display_names"]
+    names = summary.display_names
     multi_judge = len({judge for judge, _ in columns}) > 1
     return {"columns": [(f"{judge} · " if multi_judge else "") + names.get(s, s)
                         for judge, s in columns], "rows": rows}
 
 
-def ability_bars(summary: dict) -> list[dict]:
+def ability_bars(summary: Summary) -> list[dict]:
     """One bar chart per judge × strategy: LF/F/IF/R undetected rate with its interval."""
     charts = []
-    names = summary["display_names"]
+    names = summary.display_names
     for judge, strategy in judge_strategies(summary):
         bars = []
         for column in [c for c in ability_columns(summary) if c != "SI"]:
-            row = next((r for r in summary["rates"] if r["judge"] == judge and
-                        r["strategy"] == strategy and r["level"] == "ability" and
-                        r["group"] == column), None)
-            if row and row["rate"] is not None:
-                bars.append({"label": column, "rate": row["rate"], "low": row["ci_low"],
-                             "high": row["ci_high"], "n": row["n"] - row["unparseable"]})
+            row = next((r for r in summary.rates if r.judge == judge and
+                        r.strategy == strategy and r.level == "ability" and
+                        r.group == column), None)
+            if row and row.rate is not None:
+                bars.append({"label": column, "rate": row.rate, "low": row.ci_low,
+                             "high": row.ci_high, "n": row.n - row.unparseable})
         if bars:
             charts.append({"title": f"{judge} · {names.get(strategy, strategy)}", "bars": bars})
     return charts
@@ -134,7 +135,7 @@ def _verdict_line(outcome, by_key) -> str:
     return f"gold scored {gold.score if gold else '–'}, perturbed scored {score}"
 
 
-def render_html(summary: dict, runs: list[Run]) -> str:
+def render_html(summary: Summary, runs: list[Run]) -> str:
     """`report.html`: the self-contained page (inline CSS and SVG) for a summary and the runs
     it was built from."""
     import jinja2
@@ -144,47 +145,47 @@ def render_html(summary: dict, runs: list[Run]) -> str:
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                                      trim_blocks=True, lstrip_blocks=True)
     template = environment.from_string(template_text)
-    judges = sorted({r["judge"] for r in summary["rates"]})
-    pairwise = [r for r in summary["pairwise"] if r["group"] == "all"]
+    judges = sorted({r.judge for r in summary.rates})
+    pairwise = [r for r in summary.pairwise if r.group == "all"]
     return template.render(
         summary=summary,
         table3={judge: table_3(summary, judge) for judge in judges},
         table4=table_4(summary) if len(judge_strategies(summary)) > 1 else None,
         pooled=pooled_table(summary), note=convention_note(summary),
         leaderboard=leaderboard_table(summary), bias=bias_tables(summary),
-        ranking=ranking_table(summary) if summary.get("ranking_stability") else None,
-        manipulation=manipulation_table(summary) if summary.get("manipulation") else None,
+        ranking=ranking_table(summary) if summary.ranking_stability else None,
+        manipulation=manipulation_table(summary) if summary.manipulation else None,
         manipulation_note=MANIPULATION_NOTE,
         human=human_tables(summary), human_note=HUMAN_NOTE, human_chart=human_chart(summary),
         ranking_note=RANKING_NOTE,
-        weighted=weighted_table(summary) if summary.get("weighted_scores") else None,
+        weighted=weighted_table(summary) if summary.weighted_scores else None,
         weighted_note=WEIGHTED_NOTE,
-        repeatability=repeatability_table(summary) if summary.get("repeatability")
+        repeatability=repeatability_table(summary) if summary.repeatability
         else None,
-        warnings=summary["problems"] + [coverage_warning(r) for r in summary["coverage"]],
+        warnings=summary.problems + [coverage_warning(r) for r in summary.coverage],
         heatmap=heatmap(summary), bars=ability_bars(summary), pairwise=pairwise,
-        per_category=[(judge, summary["display_names"].get(s, s),
+        per_category=[(judge, summary.display_names.get(s, s),
                        category_table(summary, judge, s)) for judge, s in
                       judge_strategies(summary)],
         examples=missed_examples(runs),
-        checks=[r for r in summary["explanation_check"] if r["group"] == "all"],
-        names=summary["display_names"],
+        checks=[r for r in summary.explanation_check if r.group == "all"],
+        names=summary.display_names,
         robustness_tables=robustness_tables(summary),
         noise_charts=noise_charts(summary),
         verdict={"sentences": verdict_sentences(summary), "table": verdict_table(summary),
-                 "legend": VERDICT_LEGEND} if summary.get("comparisons") else None,
+                 "legend": VERDICT_LEGEND} if summary.comparisons else None,
         differs_mark=DIFFERS_MARK,
     )
 
 
-def noise_charts(summary: dict) -> list[dict]:
+def noise_charts(summary: Summary) -> list[dict]:
     """Per robustness run, Cohen's h of each noise kind with its interval (for a bar
     chart around zero; h lies in [−π, π])."""
     charts = []
-    for run in summary.get("robustness", []):
-        noise = run.get("suites", {}).get("noise", {})
+    for run in summary.robustness:
+        noise = run.suites.get("noise", {})
         bars = [{"label": kind, "h": m["cohens_h"], "low": m.get("h_ci_low"),
                  "high": m.get("h_ci_high")} for kind, m in noise.get("by_noise", {}).items()]
         if bars:
-            charts.append({"title": f"{run['model']} · {run['dataset']}", "bars": bars})
+            charts.append({"title": f"{run.model} · {run.dataset}", "bars": bars})
     return charts

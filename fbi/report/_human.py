@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.metrics import HumanLabel
+from fbi.report._schema import Summary
 
 _VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie"}
 
@@ -106,10 +107,10 @@ def _label(data: dict, by_text: dict[tuple[str, str], str]) -> HumanLabel:
 
 
 def _interval(row: dict, name: str, percent: bool, compact: bool = False) -> str:
-    value = row.get(name)
+    value = getattr(row, name)
     if value is None:
         return "–"
-    low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    low, high = getattr(row, f"{name}_ci_low"), getattr(row, f"{name}_ci_high")
     if percent:
         text = f"{100 * value:.1f}"
         if low is not None:
@@ -119,41 +120,41 @@ def _interval(row: dict, name: str, percent: bool, compact: bool = False) -> str
     return f"{value:+.2f}" + ("" if low is None else f" [{low:+.2f}, {high:+.2f}]")
 
 
-def human_tables(summary: dict, terminal: bool = False
+def human_tables(summary: Summary, terminal: bool = False
                  ) -> list[tuple[str, list[str], list[list[str]]]]:
     """The judge–human tables (verdicts, then scores) and the human–human ceiling, as
     (title, header, rows): overall, per ability and per category, or overall only for a
     terminal (80 columns; every group is in summary.json, report.md and report.html)."""
-    human = summary.get("human_agreement")
+    human = summary.human_agreement
     if not human:
         return []
-    names = summary["display_names"]
+    names = summary.display_names
     levels = ("overall",) if terminal else ("overall", "ability", "category")
-    chosen = [r for r in human["judge"] if r["level"] in levels]
+    chosen = [r for r in human.judge if r.level in levels]
     group = [] if terminal else ["group"]
 
     def sides(r: dict) -> list[str]:
-        return [r["judge"], names.get(r["strategy"], r["strategy"])] + \
-            ([] if terminal else [r["group"]])
+        return [r.judge, names.get(r.strategy, r.strategy)] + \
+            ([] if terminal else [r.group])
 
     tables = []
-    verdicts = [[*sides(r), str(r["n_with_ties"]),
+    verdicts = [[*sides(r), str(r.n_with_ties),
                  _interval(r, "agreement_with_ties", True, terminal),
                  _interval(r, "agreement_without_ties", True, terminal),
-                 _interval(r, "kappa", False)] for r in chosen if r["n_with_ties"]]
+                 _interval(r, "kappa", False)] for r in chosen if r.n_with_ties]
     if verdicts:
         tables.append(("Judges against people: verdicts", [
             "judge", "strategy", *group, "votes", "% agree (ties)", "% agree (no ties)",
             "Cohen's κ"], verdicts))
-    scores = [[*sides(r), str(r["n_scores"]), _interval(r, "spearman", False),
-               _interval(r, "kendall", False)] for r in chosen if r["n_scores"]]
+    scores = [[*sides(r), str(r.n_scores), _interval(r, "spearman", False),
+               _interval(r, "kendall", False)] for r in chosen if r.n_scores]
     if scores:
         tables.append(("Judges against people: scores", [
             "judge", "strategy", *group, "scores", "Spearman ρ", "Kendall τ-b"], scores))
-    ceiling = [[r["group"], str(r["n_with_ties"]),
+    ceiling = [[r.group, str(r.n_with_ties),
                 _interval(r, "agreement_with_ties", True, terminal),
                 _interval(r, "agreement_without_ties", True, terminal)]
-               for r in human["humans"] if r["level"] in levels]
+               for r in human.humans if r.level in levels]
     if ceiling:
         tables.append(("People against each other (the ceiling)",
                        ["group", "vote pairs", "% agree (ties)", "% agree (no ties)"],
@@ -161,18 +162,18 @@ def human_tables(summary: dict, terminal: bool = False
     return tables
 
 
-def human_chart(summary: dict) -> dict | None:
+def human_chart(summary: Summary) -> dict | None:
     """Overall agreement with ties per judge × strategy (bars with intervals), and the
     people's own agreement as the ceiling line, for the HTML report."""
-    human = summary.get("human_agreement")
+    human = summary.human_agreement
     if not human:
         return None
-    names = summary["display_names"]
-    bars = [{"label": f"{r['judge']} · {names.get(r['strategy'], r['strategy'])}",
-             "rate": r["agreement_with_ties"], "low": r["agreement_with_ties_ci_low"],
-             "high": r["agreement_with_ties_ci_high"], "n": r["n_with_ties"]}
-            for r in human["judge"]
-            if r["level"] == "overall" and r["agreement_with_ties"] is not None]
-    ceiling = next((r["agreement_with_ties"] for r in human["humans"]
-                    if r["level"] == "overall"), None)
+    names = summary.display_names
+    bars = [{"label": f"{r.judge} · {names.get(r.strategy, r.strategy)}",
+             "rate": r.agreement_with_ties, "low": r.agreement_with_ties_ci_low,
+             "high": r.agreement_with_ties_ci_high, "n": r.n_with_ties}
+            for r in human.judge
+            if r.level == "overall" and r.agreement_with_ties is not None]
+    ceiling = next((r.agreement_with_ties for r in human.humans
+                    if r.level == "overall"), None)
     return {"bars": bars, "ceiling": ceiling} if bars else None

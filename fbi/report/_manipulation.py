@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fbi.report._schema import Summary
 from fbi.report._verdict import format_p
 
 MANIPULATION_NOTE = (
@@ -12,10 +13,10 @@ MANIPULATION_NOTE = (
     "exact McNemar p on the two discordant counts.")
 
 
-def manipulation_table(summary: dict, terminal: bool = False
+def manipulation_table(summary: Summary, terminal: bool = False
                        ) -> tuple[list[str], list[list[str]]]:
     """One row per judge × strategy × manipulation (a terminal's: fewer columns)."""
-    names = summary["display_names"]
+    names = summary.display_names
     if terminal:  # 80 columns: the counts the test reads; the rest is in the md and html
         header = ["judge", "strategy", "manipulation", "caught", "then missed", "p"]
     else:
@@ -23,15 +24,15 @@ def manipulation_table(summary: dict, terminal: bool = False
                   "then missed", "caught only after", "% undetected before → after",
                   "p (exact McNemar)"]
     rows = []
-    for row in summary.get("manipulation", []):
-        sides = [row["judge"], names.get(row["strategy"], row["strategy"]),
-                 row["manipulation"]]
+    for row in summary.manipulation:
+        sides = [row.judge, names.get(row.strategy, row.strategy),
+                 row.manipulation]
         if terminal:
-            rows.append([*sides, str(row["caught_before"]), str(row["missed_after"]),
-                         format_p(row["p"])])
+            rows.append([*sides, str(row.caught_before), str(row.missed_after),
+                         format_p(row.p)])
             continue
-        rows.append([*sides, str(row["pairs"]), str(row["caught_before"]),
-                     str(row["missed_after"]), str(row["caught_after_only"]),
-                     f"{100 * row['missed_before_rate']:.1f} → "
-                     f"{100 * row['missed_after_rate']:.1f}", format_p(row["p"])])
+        rows.append([*sides, str(row.pairs), str(row.caught_before),
+                     str(row.missed_after), str(row.caught_after_only),
+                     f"{100 * row.missed_before_rate:.1f} → "
+                     f"{100 * row.missed_after_rate:.1f}", format_p(row.p)])
     return header, rows

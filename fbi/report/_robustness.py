@@ -9,6 +9,7 @@ from pathlib import Path
 from fbi.errors import InputError
 from fbi.escaping import markdown_text as md
 from fbi.report._cells import markdown_table, percent, plain
+from fbi.report._schema import RobustnessEntry, Summary
 from fbi.taxonomy import strategy_order
 
 MULTIQA_COLUMNS = [("base_accuracy", "base acc."), ("mode_accuracy", "mode acc."),
@@ -18,39 +19,53 @@ MULTIQA_COLUMNS = [("base_accuracy", "base acc."), ("mode_accuracy", "mode acc."
                    ("cronbach_alpha_permuted_mean", "Cronbach's α")]
 
 
-def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+Table = tuple[str, list[str], list[list[str]]]
+
+
+def robustness_tables(summary: Summary) -> list[Table]:
     """(title, header, rows) of every robustness table, for Markdown and HTML alike."""
-    tables = []
-    runs = summary.get("robustness", [])
-    multiqa = [(r, r["suites"]["multiqa"]) for r in runs if "multiqa" in r.get("suites", {})]
-    if multiqa:
-        tables.append(("MultiQ&A: rephrasings (Fleiss' κ and Cronbach's α over 1,000 "
-                       "variant permutations)",
-                       ["model", "dataset", "questions", *[c[1] for c in MULTIQA_COLUMNS]],
-                       [[r["model"], r["dataset"], plain(m.get("questions")),
-                         *[plain(m.get(k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa]))
+    return [*suite_tables(summary.robustness), *_stability_tables(summary)]
+
+
+def suite_tables(runs: list[RobustnessEntry]) -> list[Table]:
+    """The robustness runs' tables (MultiQ&A, noise, answer order, MAQA)."""
+    return [*_multiqa_table(runs), *_noise_tables(runs), *_shuffle_and_maqa_tables(runs)]
+
+
+def _multiqa_table(runs: list[RobustnessEntry]) -> list[Table]:
+    multiqa = [(r, r.suites["multiqa"]) for r in runs if "multiqa" in r.suites]
+    if not multiqa:
+        return []
+    return [("MultiQ&A: rephrasings (Fleiss' κ and Cronbach's α over 1,000 variant "
+             "permutations)",
+             ["model", "dataset", "questions", *[c[1] for c in MULTIQA_COLUMNS]],
+             [[r.model, r.dataset, plain(m.get("questions")),
+               *[plain(m.get(k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa])]
+
+
+def _interval(metrics: dict, name: str) -> str:
+    low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
+    return "–" if low is None else f"[{low:.2f}, {high:.2f}]"
+
+
+def _noise_tables(runs: list[RobustnessEntry]) -> list[Table]:
     group_rows, noise_rows = [], []
-
-    def interval(m: dict, name: str) -> str:
-        return "–" if m.get(f"{name}_ci_low") is None else \
-            f"[{m[f'{name}_ci_low']:.2f}, {m[f'{name}_ci_high']:.2f}]"
-
     for r in runs:
-        noise = r.get("suites", {}).get("noise", {})
+        noise = r.suites.get("noise", {})
         g = noise.get("groups")
         if g and g.get("groups"):
-            group_rows.append([r["model"], r["dataset"], str(g["groups"]),
+            group_rows.append([r.model, r.dataset, str(g["groups"]),
                                plain(g.get("accuracy_original")),
                                plain(g.get("accuracy_perturbed")),
-                               plain(g.get("pdr")) + " " + interval(g, "pdr"),
+                               plain(g.get("pdr")) + " " + _interval(g, "pdr"),
                                str(g["pdr_undefined_groups"]),
-                               plain(g.get("cohens_h")) + " " + interval(g, "cohens_h"),
+                               plain(g.get("cohens_h")) + " " + _interval(g, "cohens_h"),
                                plain(g.get("h_over_pi")), g.get("effect", "–")])
         for kind, m in noise.get("by_noise", {}).items():
-            noise_rows.append([r["model"], r["dataset"], kind, plain(m["accuracy_original"]),
+            noise_rows.append([r.model, r.dataset, kind, plain(m["accuracy_original"]),
                                plain(m["accuracy_perturbed"]), plain(m["pdr"]),
-                               plain(m["cohens_h"]),
-                               interval(m, "h"), m["effect"]])
+                               plain(m["cohens_h"]), _interval(m, "h"), m["effect"]])
+    tables = []
     if group_rows:
         tables.append(("Natural noise: PDR and Cohen's h per question group (an original "
                        "and its perturbations), means over groups with 95% BCa intervals",
@@ -62,48 +77,58 @@ def robustness_tables(summary: dict) -> list[tuple[str, list[str], list[list[str
                        "intervals over questions",
                        ["model", "dataset", "noise", "acc. original", "acc. perturbed",
                         "PDR", "h", "95% CI", "effect"], noise_rows))
-    shuffle = [(r, r["suites"]["shuffle"]) for r in runs if "shuffle" in r.get("suites", {})]
+    return tables
+
+
+def _shuffle_and_maqa_tables(runs: list[RobustnessEntry]) -> list[Table]:
+    tables = []
+    shuffle = [(r, r.suites["shuffle"]) for r in runs if "shuffle" in r.suites]
     if shuffle:
+        keys = ["questions", "shuffles", "accuracy", "test_retest_accuracy", "percent_drop"]
         tables.append(("Answer order: accuracy, test-retest and % drop",
                        ["model", "dataset", "questions", "shuffles", "accuracy",
                         "test-retest", "% drop"],
-                       [[r["model"], r["dataset"], plain(m.get("questions")),
-                         plain(m.get("shuffles")), plain(m.get("accuracy")),
-                         plain(m.get("test_retest_accuracy")), plain(m.get("percent_drop"))]
+                       [[r.model, r.dataset, *[plain(m.get(k)) for k in keys]]
                         for r, m in shuffle]))
-    maqa = [(r, r["suites"]["maqa"]) for r in runs if "maqa" in r.get("suites", {})]
+    maqa = [(r, r.suites["maqa"]) for r in runs if "maqa" in r.suites]
     if maqa:
         keys = ["questions", "samples", "accuracy", "consistency", "precision", "recall",
                 "f1", "verbalised_confidence", "auroc_verbalised", "auroc_max_softmax"]
         tables.append(("MAQA: consistency, confidence and multi-answer scores",
                        ["model", "dataset", *keys],
-                       [[r["model"], r["dataset"], *[plain(m.get(k)) for k in keys]]
+                       [[r.model, r.dataset, *[plain(m.get(k)) for k in keys]]
                         for r, m in maqa]))
-    stability = summary.get("judge_stability", [])
-    order = strategy_order({s["strategy"] for s in stability})
-    stability = sorted(stability, key=lambda s: (s["judge"], order.index(s["strategy"])))
-    single = [s for s in stability if s["paradigm"] == "single"]
+    return tables
+
+
+def _stability_tables(summary: Summary) -> list[Table]:
+    """The judge's own stability: SI acceptance (single) and position swaps (pairwise)."""
+    names = summary.display_names
+    order = strategy_order({s.strategy for s in summary.judge_stability})
+    stability = sorted(summary.judge_stability,
+                       key=lambda s: (s.judge, order.index(s.strategy)))
+    single = [s for s in stability if s.paradigm == "single"]
+    pairwise = [s for s in stability if s.paradigm == "pairwise"]
+    tables = []
     if single:
         tables.append(("Judge stability: acceptance of gold vs score-invariant answers",
                        ["judge", "strategy", "% gold accepted", "% SI accepted", "Cohen's h",
                         "effect"],
-                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
-                         percent(s["gold_accepted"]), percent(s["si_accepted"]),
-                         plain(s["cohens_h"]),
-                         s["effect"]] for s in single]))
-    pairwise = [s for s in stability if s["paradigm"] == "pairwise"]
+                       [[s.judge, names.get(s.strategy, s.strategy), percent(s.gold_accepted),
+                         percent(s.si_accepted), plain(s.cohens_h), s.effect]
+                        for s in single]))
     if pairwise:
         tables.append(("Judge stability: position-swap test-retest",
                        ["judge", "strategy", "pairs", "% gold chosen (gold first)",
                         "% gold chosen in both orders", "% drop"],
-                       [[s["judge"], summary["display_names"].get(s["strategy"], s["strategy"]),
-                         str(s["pairs"]), percent(s["gold_chosen_gold_first"]),
-                         percent(s["gold_chosen_both_orders"]), plain(s["percent_drop"])]
+                       [[s.judge, names.get(s.strategy, s.strategy), str(s.pairs),
+                         percent(s.gold_chosen_gold_first),
+                         percent(s.gold_chosen_both_orders), plain(s.percent_drop)]
                         for s in pairwise]))
     return tables
 
 
-def robustness_markdown(summary: dict) -> list[str]:
+def robustness_markdown(summary: Summary) -> list[str]:
     """The robustness runs' tables as Markdown sections."""
     parts = []
     for title, header, rows in robustness_tables(summary):

@@ -42,6 +42,7 @@ from fbi.report._labels import label_runs
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import robustness_markdown
+from fbi.report._schema import SUMMARY_SCHEMA_VERSION, RateRow, Summary
 from fbi.report._verdict import (
     DIFFERS_MARK,
     VERDICT_LEGEND,
@@ -57,7 +58,6 @@ from fbi.taxonomy import (
     strategy_order,
 )
 
-SUMMARY_SCHEMA_VERSION = 2
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
                                      Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]
 
@@ -91,7 +91,7 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
 
 def build_summary(runs: list[Run], robustness: list[dict] | None = None,
                   convention: str = "fbi", compare: tuple[str, ...] = (),
-                  human: str | Path | None = None) -> dict:
+                  human: str | Path | None = None) -> Summary:
     """The machine-readable summary (docs/reference/report-files.md). ``compare``: pairs of
     ``LABEL:STRATEGY`` sides to test beside every pair of judges (``fbi report
     --compare``; see :func:`fbi.report._verdict.named_pairs`). ``human``: a file of
@@ -109,7 +109,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
     instances = {i: instance for run in runs for i, instance in run.instances.items()}
     labels, human_warnings = read_human_labels(human, instances) if human else ([], [])
     pairwise = [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)]
-    return {
+    return Summary.model_validate({
         "convention": convention,
         "coverage": coverage_rows,
         "robustness": robustness or [],
@@ -141,7 +141,7 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
         "explanation_check": explanation_check_rows(outcomes,
                                                     [c for r in runs for c in r.checks]),
         "display_names": _display_names(runs),
-    }
+    })
 
 
 def _display_names(runs: list[Run]) -> dict[str, str]:
@@ -176,24 +176,24 @@ def explanation_check_rows(outcomes: list[InstanceOutcome],
 
 
 def _interval(row: dict) -> str:
-    if row["ci_low"] is None:
+    if row.ci_low is None:
         return ""
-    return f" [{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}]"
+    return f" [{100 * row.ci_low:.0f}–{100 * row.ci_high:.0f}]"
 
 
-def _cell(summary: dict, row: dict) -> str:
+def _cell(summary: Summary, row: dict) -> str:
     """A rate as the summary's convention shows it: fbi's with its interval, or the
     paper's bare, as the paper prints it."""
-    if summary.get("convention", "fbi") == "paper":
-        return percent(row["paper_rate"])
-    return percent(row["rate"]) + _interval(row)
+    if summary.convention == "paper":
+        return percent(row.paper_rate)
+    return percent(row.rate) + _interval(row)
 
 
-def ability_columns(summary: dict) -> list[str]:
+def ability_columns(summary: Summary) -> list[str]:
     """The ability columns of the rate tables: the paper's LF/F/IF/R and SI when the runs
     hold FBI instances, and Pref when they hold preference pairs (issue 24: beside them,
     never pooled with them)."""
-    present = {r["group"] for r in summary["rates"] if r["level"] in ("ability",
+    present = {r.group for r in summary.rates if r.level in ("ability",
                                                                       "score-invariant")}
     fbi = [*ABILITY_COLUMNS, "SI"] if present - {PREFERENCE} or not present else []
     return fbi + ([PREFERENCE] if PREFERENCE in present else [])
@@ -210,36 +210,36 @@ def _heading(column: str) -> str:
     return "SI retained" if column == "SI" else column
 
 
-def table_3(summary: dict, judge: str) -> tuple[list[str], list[list[str]]]:
+def table_3(summary: Summary, judge: str) -> tuple[list[str], list[list[str]]]:
     """Paper Table 3, for one judge: strategies × LF/F/IF/R (% undetected) and SI
     (% retained)."""
     cells: dict[str, dict[str, str]] = defaultdict(dict)
-    for row in summary["rates"]:
-        if row["judge"] == judge and row["level"] in ("ability", "score-invariant"):
-            cells[row["strategy"]][row["group"]] = _cell(summary, row)
+    for row in summary.rates:
+        if row.judge == judge and row.level in ("ability", "score-invariant"):
+            cells[row.strategy][row.group] = _cell(summary, row)
     columns = ability_columns(summary)
     header = ["strategy", *map(_heading, columns)]
-    names = summary["display_names"]
+    names = summary.display_names
     return header, [[names.get(s, s), *(cells[s].get(c, "–") for c in columns)]
                     for s in strategy_order(cells)]
 
 
-def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
+def table_4(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """Paper Table 4: judges × strategies, with LF/F/IF/R (% undetected) and SI
     (% retained) — rows grouped by strategy, as the paper lays it out. `` †`` marks a
     rate that differs from the first judge's (by name) on the same instances: exact
-    McNemar, Holm-adjusted p < 0.05 (``summary["comparisons"]``)."""
+    McNemar, Holm-adjusted p < 0.05 (``summary.comparisons``)."""
     cells: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
-    reference = min((r["judge"] for r in summary["rates"]), default=None)
-    differs = {(c["judge_b"], c["strategy"], c["group"]) for c in summary.get("comparisons", [])
-               if c["significant"] and c["judge_a"] == reference and c["level"] == "ability"
-               and not c["named"]}
-    for row in summary["rates"]:
-        if row["level"] in ("ability", "score-invariant"):
-            marker = f" {DIFFERS_MARK}" if (row["judge"], row["strategy"], row["group"]) \
+    reference = min((r.judge for r in summary.rates), default=None)
+    differs = {(c.judge_b, c.strategy, c.group) for c in summary.comparisons
+               if c.significant and c.judge_a == reference and c.level == "ability"
+               and not c.named}
+    for row in summary.rates:
+        if row.level in ("ability", "score-invariant"):
+            marker = f" {DIFFERS_MARK}" if (row.judge, row.strategy, row.group) \
                 in differs else ""
-            cells[(row["strategy"], row["judge"])][row["group"]] = _cell(summary, row) + marker
-    names = summary["display_names"]
+            cells[(row.strategy, row.judge)][row.group] = _cell(summary, row) + marker
+    names = summary.display_names
     order = strategy_order({strategy for strategy, _ in cells})
     keys = sorted(cells, key=lambda k: (order.index(k[0]), k[1]))
     columns = ability_columns(summary)
@@ -248,23 +248,23 @@ def table_4(summary: dict) -> tuple[list[str], list[list[str]]]:
              for s, judge in keys])
 
 
-def pooled_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+def pooled_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """fbi's own table (not in the paper): judges × strategies, % undetected over all 22
     categories pooled."""
     cells: dict[str, dict[str, str]] = defaultdict(dict)
-    for row in summary["rates"]:
-        if row["level"] == "overall":
-            cells[row["judge"]][row["strategy"]] = _cell(summary, row)
+    for row in summary.rates:
+        if row.level == "overall":
+            cells[row.judge][row.strategy] = _cell(summary, row)
     strategies = strategy_order({s for judge in cells.values() for s in judge})
-    names = summary["display_names"]
+    names = summary.display_names
     return (["judge", *(names.get(s, s) for s in strategies)],
             [[judge, *(cells[judge].get(s, "–") for s in strategies)]
              for judge in sorted(cells)])
 
 
-def leaderboard_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+def leaderboard_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """Judge × strategy pairs ranked by the overall undetected rate (lower is better)."""
-    names = summary["display_names"]
+    names = summary.display_names
 
     def money(value):
         return "–" if value is None else f"${value:.2f}"
@@ -273,49 +273,48 @@ def leaderboard_table(summary: dict) -> tuple[list[str], list[list[str]]]:
         return "–" if value is None else f"{value:,.0f}"
 
     rows = []
-    for row in summary.get("leaderboard", []):
-        interval = "" if row["ci_low"] is None else \
-            f" [{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}]"
-        rows.append([str(row["rank"] or "–"), row["judge"],
-                     names.get(row["strategy"], row["strategy"]),
-                     percent(row["rate"]) + (interval if row["rate"] is not None else ""),
-                     *(percent(row.get(c if c != "SI" else "SI_retained"))
+    for row in summary.leaderboard:
+        interval = "" if row.ci_low is None else \
+            f" [{100 * row.ci_low:.0f}–{100 * row.ci_high:.0f}]"
+        rows.append([str(row.rank or "–"), row.judge,
+                     names.get(row.strategy, row.strategy),
+                     percent(row.rate) + (interval if row.rate is not None else ""),
+                     *(percent(getattr(row, c if c != "SI" else "SI_retained"))
                        for c in ability_columns(summary)),
-                     percent(row["unparseable_share"]), percent(row["flip_rate"]),
-                     money(row["cost_per_1000"]), seconds(row["seconds_per_1000"])])
+                     percent(row.unparseable_share), percent(row.flip_rate),
+                     money(row.cost_per_1000), seconds(row.seconds_per_1000)])
     return (["rank", "judge", "strategy", "% undetected",
              *map(_heading, ability_columns(summary)),
              "% unparseable", "% flips", "cost / 1k", "model s / 1k"], rows)
 
 
-def repeatability_table(summary: dict) -> tuple[list[str], list[list[str]]]:
-    names = summary["display_names"]
+def repeatability_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    names = summary.display_names
     return (["judge", "strategy", "samples", "instances", "% changed", "Fleiss' κ",
              "% undetected mean [min–max]"],
-            [[r["judge"], names.get(r["strategy"], r["strategy"]), str(r["samples"]),
-              str(r["instances"]), percent(r["changed_share"]), plain(r["fleiss_kappa"]),
-              "–" if r["rate_mean"] is None else
-              f"{100 * r['rate_mean']:.1f} [{100 * r['rate_min']:.1f}–"
-              f"{100 * r['rate_max']:.1f}]"] for r in summary["repeatability"]])
+            [[r.judge, names.get(r.strategy, r.strategy), str(r.samples),
+              str(r.instances), percent(r.changed_share), plain(r.fleiss_kappa),
+              "–" if r.rate_mean is None else
+              f"{100 * r.rate_mean:.1f} [{100 * r.rate_min:.1f}–"
+              f"{100 * r.rate_max:.1f}]"] for r in summary.repeatability])
 
 
-def weighted_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+def weighted_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """Undetected % under the sampled and the probability-weighted score (--logprobs)."""
-    names = summary["display_names"]
+    names = summary.display_names
 
     def rate(row: dict, kind: str) -> str:
-        if row[f"{kind}_rate"] is None:
-            return "–"
-        return (f"{percent(row[f'{kind}_rate'])} [{100 * row[f'{kind}_ci_low']:.0f}–"
-                f"{100 * row[f'{kind}_ci_high']:.0f}]")
+        rate, low, high = (getattr(row, f"{kind}_{name}") for name in ("rate", "ci_low",
+                                                                       "ci_high"))
+        return "–" if rate is None else f"{percent(rate)} [{100 * low:.0f}–{100 * high:.0f}]"
 
     return (["judge", "strategy", "n", "sampled", "weighted", "ties s/w", "SI s/w",
              "no logprobs"],
-            [[r["judge"], names.get(r["strategy"], r["strategy"]), str(r["instances"]),
+            [[r.judge, names.get(r.strategy, r.strategy), str(r.instances),
               rate(r, "sampled"), rate(r, "expected"),
-              f"{r['sampled_ties']}/{r['expected_ties']}",
-              f"{percent(r['sampled_si_retained'])}/{percent(r['expected_si_retained'])}",
-              str(r["without_weights"])] for r in summary.get("weighted_scores", [])])
+              f"{r.sampled_ties}/{r.expected_ties}",
+              f"{percent(r.sampled_si_retained)}/{percent(r.expected_si_retained)}",
+              str(r.without_weights)] for r in summary.weighted_scores])
 
 
 WEIGHTED_NOTE = ("% undetected on the same instances under the sampled score and under "
@@ -325,20 +324,20 @@ WEIGHTED_NOTE = ("% undetected on the same instances under the sampled score and
                  "logprobs\" instances lack an expected score and are in neither rate.")
 
 
-def bias_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+def bias_tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
     """The bias diagnostics as (title, header, rows): length bands, slot position, and
     self-preference where gold answers name their model."""
-    names = summary["display_names"]
-    bias = summary.get("bias", {})
+    names = summary.display_names
+    bias = summary.bias
 
     def cell(row: dict | None) -> str:
-        if row is None or row["rate"] is None:
+        if row is None or row.rate is None:
             return "–"
-        return (f"{100 * row['rate']:.1f} [{100 * row['ci_low']:.0f}–"
-                f"{100 * row['ci_high']:.0f}] ({row['n']})")
+        return (f"{100 * row.rate:.1f} [{100 * row.ci_low:.0f}–"
+                f"{100 * row.ci_high:.0f}] ({row.n})")
 
     tables = []
-    length = {(r["judge"], r["strategy"], r["band"]): r for r in bias.get("length", [])}
+    length = {(r.judge, r.strategy, r.band): r for r in bias.length}
     pairs = sorted({(judge, strategy) for judge, strategy, _ in length})
     if pairs:
         tables.append(("Undetected % by the perturbed answer's length beside the gold's "
@@ -348,17 +347,17 @@ def bias_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
                          *(cell(length.get((judge, strategy, band)))
                            for band in ("shorter", "about equal", "longer"))]
                         for judge, strategy in pairs]))
-    slots = [r for r in summary.get("pairwise", []) if r["group"] == "all" and r["slot_choices"]]
+    slots = [r for r in summary.pairwise if r.group == "all" and r.slot_choices]
     if slots:
         tables.append(("Position: % of A/B verdicts that chose the first slot "
                        "(50 is unbiased), [95% Wilson] (n)",
                        ["judge", "strategy", "first slot"],
-                       [[r["judge"], names.get(r["strategy"], r["strategy"]),
-                         f"{100 * r['first_slot_share']:.1f} [{100 * r['first_slot_ci_low']:.0f}"
-                         f"–{100 * r['first_slot_ci_high']:.0f}] ({r['slot_choices']})"]
+                       [[r.judge, names.get(r.strategy, r.strategy),
+                         f"{100 * r.first_slot_share:.1f} [{100 * r.first_slot_ci_low:.0f}"
+                         f"–{100 * r.first_slot_ci_high:.0f}] ({r.slot_choices})"]
                         for r in slots]))
-    own = {(r["judge"], r["strategy"], r["same_family"]): r
-           for r in bias.get("self_preference", [])}
+    own = {(r.judge, r.strategy, r.same_family): r
+           for r in bias.self_preference}
     pairs = sorted({(judge, strategy) for judge, strategy, _ in own})
     if pairs:
         tables.append(("Self-preference: undetected % on gold answers written by the "
@@ -370,42 +369,42 @@ def bias_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     return tables
 
 
-def category_table(summary: dict, judge: str, strategy: str) -> tuple[list[str], list[list]]:
+def category_table(summary: Summary, judge: str, strategy: str) -> tuple[list[str], list[list]]:
     """Paper Tables 6–16 for one judge and strategy, in the layout of its paradigm."""
-    paradigm = next(r["paradigm"] for r in summary["rates"]
-                    if r["judge"] == judge and r["strategy"] == strategy)
-    rates = {r["group"]: r for r in summary["rates"] if r["judge"] == judge
-             and r["strategy"] == strategy and r["level"] == "category"}
+    paradigm = next(r.paradigm for r in summary.rates
+                    if r.judge == judge and r.strategy == strategy)
+    rates = {r.group: r for r in summary.rates if r.judge == judge
+             and r.strategy == strategy and r.level == "category"}
     order = category_order(rates)
     if paradigm == "pairwise":
-        pairs = {r["group"]: r for r in summary["pairwise"]
-                 if r["judge"] == judge and r["strategy"] == strategy}
+        pairs = {r.group: r for r in summary.pairwise
+                 if r.judge == judge and r.strategy == strategy}
         header = ["category", "total", "G", "P", "Both✓", "Both✗", "≠", "unparseable",
                   "% undetected", "% worst case"]
-        return header, [[get_category(c).display_name, rates[c]["n"], pairs[c]["G"],
-                         pairs[c]["P"], pairs[c]["both_good"], pairs[c]["both_bad"],
-                         pairs[c]["inconsistent"], pairs[c]["unparseable"],
-                         _cell(summary, rates[c]), percent(rates[c]["worst_case_rate"])]
+        return header, [[get_category(c).display_name, rates[c].n, pairs[c].G,
+                         pairs[c].P, pairs[c].both_good, pairs[c].both_bad,
+                         pairs[c].inconsistent, pairs[c].unparseable,
+                         _cell(summary, rates[c]), percent(rates[c].worst_case_rate)]
                         for c in order if c in pairs]
-    rows = [[get_category(c).display_name, rates[c]["n"], rates[c]["detected"],
-             rates[c]["undetected"], rates[c]["unparseable"],
-             _cell(summary, rates[c]), percent(rates[c]["worst_case_rate"])]
+    rows = [[get_category(c).display_name, rates[c].n, rates[c].detected,
+             rates[c].undetected, rates[c].unparseable,
+             _cell(summary, rates[c]), percent(rates[c].worst_case_rate)]
             for c in order]
     header = ["category", "total", "detected", "undetected", "unparseable", "% undetected",
               "% worst case"]
     if paradigm == "reference":
-        histogram = {r["group"]: r for r in summary["reference"]
-                     if r["judge"] == judge and r["strategy"] == strategy}
+        histogram = {r.group: r for r in summary.reference
+                     if r.judge == judge and r.strategy == strategy}
         header += ["top", "top−1", "top−2", "lower"]
         for row, c in zip(rows, order, strict=True):
-            h = histogram.get(c, {})
-            row += [h.get("top", 0), h.get("top_1", 0), h.get("top_2", 0), h.get("lower", 0)]
+            h = histogram.get(c)
+            row += [getattr(h, name, 0) for name in ("top", "top_1", "top_2", "lower")]
     return header, rows
 
 
-def judge_strategies(summary: dict) -> list[tuple[str, str]]:
+def judge_strategies(summary: Summary) -> list[tuple[str, str]]:
     """Every judge × strategy in the summary: judges by name, strategies in paper order."""
-    pairs = {(r["judge"], r["strategy"]) for r in summary["rates"]}
+    pairs = {(r.judge, r.strategy) for r in summary.rates}
     order = strategy_order({strategy for _, strategy in pairs})
     return sorted(pairs, key=lambda p: (p[0], order.index(p[1])))
 
@@ -413,15 +412,15 @@ def judge_strategies(summary: dict) -> list[tuple[str, str]]:
 # ------------------------------------------------------------------ renderers
 
 
-def convention_note(summary: dict) -> str:
+def convention_note(summary: Summary) -> str:
     """What the rates in the tables are, in one paragraph (and what Pref's rate is, when
     the runs hold preference pairs)."""
     note = _convention_note(summary)
     return f"{note} {PREFERENCE_NOTE}" if PREFERENCE in ability_columns(summary) else note
 
 
-def _convention_note(summary: dict) -> str:
-    if summary.get("convention") == "paper":
+def _convention_note(summary: Summary) -> str:
+    if summary.convention == "paper":
         return ("Rates in % as the FBI paper computes them (§5, Tables 3–17): single-answer "
                 "and reference-guided counts divided by every instance of the group, an "
                 "unparseable reply counting as detected; pairwise counts divided by the "
@@ -441,94 +440,18 @@ def _convention_note(summary: dict) -> str:
 def coverage_warning(row: dict) -> str:
     """The warning for one run × strategy with missing judgments: how many, the first call ids,
     and how to make them."""
-    return (f"{row['folder']}: {row['missing']} of {row['instances']} instances have no "
-            f"{row['strategy']} judgment (first: {', '.join(row['first_call_ids'])}); "
+    return (f"{row.folder}: {row.missing} of {row.instances} instances have no "
+            f"{row.strategy} judgment (first: {', '.join(row.first_call_ids)}); "
             "run the same `fbi evaluate` again to make them")
 
 
-def render_markdown(summary: dict) -> str:
+def render_markdown(summary: Summary) -> str:
     """`report.md`: every table of the summary, every cell escaped."""
-    names = summary["display_names"]
-    parts = ["# FBI blind-spot report", "",
-             convention_note(summary), ""]
-    for run in summary["runs"]:
-        parts.append(f"- {md(run['folder'])}: {md(run['label'])} (judge {md(run['judge'])}, "
-                     f"{md(run.get('protocol', 'fbi'))} protocol), "
-                     f"dataset {md(run['dataset'].get('spec'))} "
-                     f"({run['dataset'].get('instances')} instances), {run['judgments']} "
-                     "judgments")
-    for run in summary["robustness"]:
-        parts.append(f"- {md(run['folder'])}: robustness of {md(run['model'])} on "
-                     f"{md(run['dataset'])}, {run['answers']} answers")
-    if summary["problems"]:
-        parts += ["", "**Not everything could be read:**", ""]
-        parts += [f"- {md(problem)}" for problem in summary["problems"]]
-    if summary["coverage"]:
-        parts += ["", "**Not every instance was judged** (these are in no rate):", ""]
-        parts += [f"- {md(coverage_warning(row))}" for row in summary["coverage"]]
-    if summary.get("comparisons"):  # a comparison opens with its verdict
-        parts += ["", "## Verdict", ""]
-        parts += [f"- {md(sentence)}" for sentence in verdict_sentences(summary)]
-        parts += ["", markdown_table(*verdict_table(summary)), "", md(VERDICT_LEGEND)]
-    judges = sorted({r["judge"] for r in summary["rates"]})
-    for judge in judges:
-        parts += ["", f"## {md(judge)}: strategies × abilities (paper Table 3)", "",
-                  markdown_table(*table_3(summary, judge))]
-    if len(judges) > 1 or len(judge_strategies(summary)) > 1:
-        reference = min(judges)
-        parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
-                  markdown_table(*table_4(summary)), "",
-                  f"{DIFFERS_MARK} differs from {md(reference)} on the same instances "
-                  "(exact McNemar test per ability, Holm-adjusted p < 0.05 across each "
-                  "comparison's categories, abilities and overall; every test is in "
-                  "`summary.json` `comparisons`; the Verdict above lists them).",
-                  "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
-                  "in the paper)", "", markdown_table(*pooled_table(summary))]
-    if summary.get("repeatability"):
-        parts += ["", "## Repeatability (the same calls asked several times)", "",
-                  "How often an instance's outcome changes between samples, Fleiss' κ of "
-                  "the samples as raters, and the undetected rate's spread over samples "
-                  "(the tables above read the first sample).", "",
-                  markdown_table(*repeatability_table(summary))]
-    if summary.get("weighted_scores"):
-        parts += ["", "## Probability-weighted scores", "", WEIGHTED_NOTE, "",
-                  markdown_table(*weighted_table(summary))]
-    for title, header, rows in bias_tables(summary):
-        parts += ["", f"## Bias: {md(title)}", "", markdown_table(header, rows)]
-    if summary.get("manipulation"):
-        parts += ["", "## Judges under manipulation", "", md(MANIPULATION_NOTE), "",
-                  markdown_table(*manipulation_table(summary))]
-    for title, header, rows in human_tables(summary):
-        parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", markdown_table(header, rows)]
-    if summary.get("ranking_stability"):
-        parts += ["", "## Ranking stability: which errors are hardest", "",
-                  md(RANKING_NOTE), "", markdown_table(*ranking_table(summary))]
-    if summary.get("leaderboard"):
-        parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
-                  "rate (lower is better), with what they cost: % unparseable of the "
-                  "judged instances, % flips (pairwise verdicts that change with the "
-                  "slot order), cost and model time per 1,000 judgments from the stored "
-                  "usage (replies from the cache count as free).", "",
-                  markdown_table(*leaderboard_table(summary))]
-    bias = sorted((r for r in summary["pairwise"] if r["group"] == "all"),
-                  key=lambda r: judge_strategies(summary).index((r["judge"], r["strategy"])))
-    if bias:
-        parts += ["", "## Pairwise position consistency", "",
-                  markdown_table(["judge", "strategy", "verdict flips with order (%)",
-                                   "first slot chosen (%)"],
-                                  [[r["judge"], names.get(r["strategy"], r["strategy"]),
-                                    percent(r["flip_rate"]), percent(r["first_slot_share"])]
-                                   for r in bias])]
-    checks = [r for r in summary["explanation_check"] if r["group"] == "all"]
-    if checks:
-        parts += ["", "## Detected in the explanation only (paper §5.3)", "",
-                  markdown_table(["judge", "strategy", "undetected checked",
-                                   "explanation names the error", "%"],
-                                  [[r["judge"], names.get(r["strategy"], r["strategy"]),
-                                    r["undetected_checked"],
-                                    r["detected_in_explanation_only"], percent(r["share"])]
-                                   for r in checks])]
-    parts += robustness_markdown(summary)
+    parts = ["# FBI blind-spot report", "", convention_note(summary), "",
+             *_markdown_sources(summary), *_markdown_verdict(summary),
+             *_markdown_paper_tables(summary), *_markdown_diagnostics(summary),
+             *_markdown_pairwise(summary), *robustness_markdown(summary)]
+    names = summary.display_names
     for judge, strategy in judge_strategies(summary):
         parts += ["", f"## Per category: {md(judge)}, {md(names.get(strategy, strategy))} "
                   "(paper Tables 6–16)", "",
@@ -536,14 +459,116 @@ def render_markdown(summary: dict) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_csv(summary: dict) -> str:
+def _markdown_sources(summary: Summary) -> list[str]:
+    """The runs reported, and what could not be read or was not judged."""
+    parts = [f"- {md(run.folder)}: {md(run.label)} (judge {md(run.judge)}, "
+             f"{md(run.protocol)} protocol), dataset {md(run.dataset.get('spec'))} "
+             f"({run.dataset.get('instances')} instances), {run.judgments} judgments"
+             for run in summary.runs]
+    parts += [f"- {md(run.folder)}: robustness of {md(run.model)} on {md(run.dataset)}, "
+              f"{run.answers} answers" for run in summary.robustness]
+    if summary.problems:
+        parts += ["", "**Not everything could be read:**", ""]
+        parts += [f"- {md(problem)}" for problem in summary.problems]
+    if summary.coverage:
+        parts += ["", "**Not every instance was judged** (these are in no rate):", ""]
+        parts += [f"- {md(coverage_warning(row))}" for row in summary.coverage]
+    return parts
+
+
+def _markdown_verdict(summary: Summary) -> list[str]:
+    """A comparison opens with its verdict."""
+    if not summary.comparisons:
+        return []
+    return ["", "## Verdict", "",
+            *(f"- {md(sentence)}" for sentence in verdict_sentences(summary)),
+            "", markdown_table(*verdict_table(summary)), "", md(VERDICT_LEGEND)]
+
+
+def _markdown_paper_tables(summary: Summary) -> list[str]:
+    """Table 3 per judge; Table 4 and the pooled table when there is more than one row."""
+    judges = sorted({r.judge for r in summary.rates})
+    parts = []
+    for judge in judges:
+        parts += ["", f"## {md(judge)}: strategies × abilities (paper Table 3)", "",
+                  markdown_table(*table_3(summary, judge))]
+    if len(judges) > 1 or len(judge_strategies(summary)) > 1:
+        parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
+                  markdown_table(*table_4(summary)), "",
+                  f"{DIFFERS_MARK} differs from {md(min(judges))} on the same instances "
+                  "(exact McNemar test per ability, Holm-adjusted p < 0.05 across each "
+                  "comparison's categories, abilities and overall; every test is in "
+                  "`summary.json` `comparisons`; the Verdict above lists them).",
+                  "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
+                  "in the paper)", "", markdown_table(*pooled_table(summary))]
+    return parts
+
+
+def _markdown_diagnostics(summary: Summary) -> list[str]:
+    """Repeatability, weighted scores, bias, manipulation, human labels, ranking
+    stability and the leaderboard: each where the summary holds it."""
+    parts = []
+    if summary.repeatability:
+        parts += ["", "## Repeatability (the same calls asked several times)", "",
+                  "How often an instance's outcome changes between samples, Fleiss' κ of "
+                  "the samples as raters, and the undetected rate's spread over samples "
+                  "(the tables above read the first sample).", "",
+                  markdown_table(*repeatability_table(summary))]
+    if summary.weighted_scores:
+        parts += ["", "## Probability-weighted scores", "", WEIGHTED_NOTE, "",
+                  markdown_table(*weighted_table(summary))]
+    for title, header, rows in bias_tables(summary):
+        parts += ["", f"## Bias: {md(title)}", "", markdown_table(header, rows)]
+    if summary.manipulation:
+        parts += ["", "## Judges under manipulation", "", md(MANIPULATION_NOTE), "",
+                  markdown_table(*manipulation_table(summary))]
+    for title, header, rows in human_tables(summary):
+        parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", markdown_table(header, rows)]
+    if summary.ranking_stability:
+        parts += ["", "## Ranking stability: which errors are hardest", "",
+                  md(RANKING_NOTE), "", markdown_table(*ranking_table(summary))]
+    if summary.leaderboard:
+        parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
+                  "rate (lower is better), with what they cost: % unparseable of the "
+                  "judged instances, % flips (pairwise verdicts that change with the "
+                  "slot order), cost and model time per 1,000 judgments from the stored "
+                  "usage (replies from the cache count as free).", "",
+                  markdown_table(*leaderboard_table(summary))]
+    return parts
+
+
+def _markdown_pairwise(summary: Summary) -> list[str]:
+    """Pairwise position consistency and the explanation check (paper §5.3)."""
+    names, order = summary.display_names, judge_strategies(summary)
+    parts = []
+    consistency = sorted((r for r in summary.pairwise if r.group == "all"),
+                         key=lambda r: order.index((r.judge, r.strategy)))
+    if consistency:
+        parts += ["", "## Pairwise position consistency", "",
+                  markdown_table(["judge", "strategy", "verdict flips with order (%)",
+                                   "first slot chosen (%)"],
+                                  [[r.judge, names.get(r.strategy, r.strategy),
+                                    percent(r.flip_rate), percent(r.first_slot_share)]
+                                   for r in consistency])]
+    checks = [r for r in summary.explanation_check if r.group == "all"]
+    if checks:
+        parts += ["", "## Detected in the explanation only (paper §5.3)", "",
+                  markdown_table(["judge", "strategy", "undetected checked",
+                                   "explanation names the error", "%"],
+                                  [[r.judge, names.get(r.strategy, r.strategy),
+                                    r.undetected_checked, r.detected_in_explanation_only,
+                                    percent(r.share)] for r in checks])]
+    return parts
+
+
+def render_csv(summary: Summary) -> str:
     """`report.csv`: the summary's rate rows, cells that would start a spreadsheet formula
     quoted."""
     out = io.StringIO()
-    fields = list(summary["rates"][0]) if summary["rates"] else ["judge"]
+    fields = list(RateRow.model_fields)
     writer = csv.DictWriter(out, fieldnames=fields)
     writer.writeheader()
     # a label or name starting with = + - @ must not be a live formula in a spreadsheet
-    writer.writerows({key: csv_cell(value) for key, value in row.items()}
-                     for row in summary["rates"])
+    writer.writerows({key: csv_cell(value) for key, value in row.model_dump().items()}
+                     for row in summary.rates)
     return out.getvalue()

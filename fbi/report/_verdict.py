@@ -1,6 +1,6 @@
 """The verdict a comparison of judges opens with: which judge misses fewer planted errors.
 
-From the paired tests in ``summary["comparisons"]`` (exact McNemar on the instances both
+From the paired tests in ``summary.comparisons`` (exact McNemar on the instances both
 judges judged readably, Holm-adjusted over each pair's family of groups; see
 :mod:`fbi.metrics._compare`): per pair of judges and strategy, both overall rates with
 their Wilson 95% intervals, the difference, both p-values and one plain sentence; then
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fbi.errors import InputError
 from fbi.metrics import SIGNIFICANCE, wilson_interval
+from fbi.report._schema import Summary
 from fbi.taxonomy import Ability, did_you_mean, strategy_order
 
 #: The paper's column order (LF, F, IF, R).
@@ -59,25 +60,24 @@ def _side(text: str, labels: list[str], sides: set[tuple[str, str]],
     return label, strategy
 
 
-def comparison_rows(summary: dict) -> list[dict]:
+def comparison_rows(summary: Summary) -> list[dict]:
     """Overall and per-ability rows of every comparison, strategies in the paper's order,
     each with its intervals, the difference (A − B) and a sentence for the overall rows."""
-    names = summary["display_names"]
-    chosen = [c for c in summary.get("comparisons", []) if c["level"] in ("overall", "ability")]
+    names = summary.display_names
+    chosen = [c for c in summary.comparisons if c.level in ("overall", "ability")]
     groups = ["all", *(a.short for a in ABILITY_ORDER)]
-    order = strategy_order({c[key] for c in chosen for key in ("strategy", "strategy_b")})
-    chosen.sort(key=lambda c: (c["named"], c["judge_a"], c["judge_b"],
-                               order.index(c["strategy"]), order.index(c["strategy_b"]),
-                               groups.index(c["group"]) if c["group"] in groups else 99))
+    order = strategy_order({s for c in chosen for s in (c.strategy, c.strategy_b)})
+    chosen.sort(key=lambda c: (c.named, c.judge_a, c.judge_b,
+                               order.index(c.strategy), order.index(c.strategy_b),
+                               groups.index(c.group) if c.group in groups else 99))
     rows = []
     for c in chosen:
-        name_a, name_b = (names.get(c[key], c[key]) for key in ("strategy", "strategy_b"))
-        row = {**c, "strategy_name": name_a if name_a == name_b else f"{name_a} / {name_b}",
-               "sides": _sides(c, name_a, name_b),
-               "ci_a": wilson_interval(c["missed_a"], c["n"]),
-               "ci_b": wilson_interval(c["missed_b"], c["n"]),
-               "difference": c["rate_a"] - c["rate_b"]}
-        row["sentence"] = _sentence(row) if c["level"] == "overall" else ""
+        name_a, name_b = (names.get(s, s) for s in (c.strategy, c.strategy_b))
+        row = c.model_dump()  # a comparison row, plus what the verdict shows of it
+        row.update(strategy_name=name_a if name_a == name_b else f"{name_a} / {name_b}",
+                   sides=_sides(row, name_a, name_b), ci_a=wilson_interval(c.missed_a, c.n),
+                   ci_b=wilson_interval(c.missed_b, c.n), difference=c.rate_a - c.rate_b)
+        row["sentence"] = _sentence(row) if c.level == "overall" else ""
         rows.append(row)
     return rows
 
@@ -117,7 +117,7 @@ def interval_text(rate: float, interval: tuple[float, float] | None) -> str:
     return f"{text} [{100 * interval[0]:.1f}–{100 * interval[1]:.1f}]"
 
 
-def verdict_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+def verdict_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """The comparison as a table: one row per pair, strategy and group (overall first,
     then each ability); ``†`` marks a Holm-adjusted p below 0.05."""
     header = ["judge A", "judge B", "strategy", "group", "% undetected A [95%]",
@@ -135,7 +135,7 @@ def verdict_table(summary: dict) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def verdict_pair_tables(summary: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+def verdict_pair_tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]]:
     """The comparison for a terminal (80 columns): one table per pair of judges, titled
     with both, rows of strategy and group with both rates and the Holm-adjusted p."""
     tables: dict[tuple[str, str], list[list[str]]] = {}
@@ -149,7 +149,7 @@ def verdict_pair_tables(summary: dict) -> list[tuple[str, list[str], list[list[s
             for (a, b), rows in tables.items()]
 
 
-def verdict_sentences(summary: dict) -> list[str]:
+def verdict_sentences(summary: Summary) -> list[str]:
     """The verdict's one sentence per pair of judges (or named sides) and strategy."""
     return [row["sentence"] for row in comparison_rows(summary) if row["sentence"]]
 

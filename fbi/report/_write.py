@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from fbi.errors import InputError, validation_summary
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._html import render_html
 from fbi.report._jury import jury_run
 from fbi.report._labels import label_runs
 from fbi.report._robustness import load_robustness
+from fbi.report._schema import Summary
 from fbi.report._summary import (
     build_summary,
     render_csv,
@@ -28,7 +32,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
                  formats: tuple[str, ...] = FORMATS, convention: str = "fbi",
                  jury: str | None = None, force: bool = False,
                  compare: tuple[str, ...] = (),
-                 human: str | Path | None = None) -> tuple[dict, list[Path]]:
+                 human: str | Path | None = None) -> tuple[Summary, list[Path]]:
     """Read the runs, build the summary and write the asked formats; returns both. With
     ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``);
     ``compare`` names pairs of sides to test (``LABEL:STRATEGY,LABEL:STRATEGY``);
@@ -49,7 +53,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
     written = []
     for fmt in formats:
         if fmt == "json":
-            text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+            text = summary_json(summary)
         elif fmt == "md":
             text = render_markdown(summary)
         elif fmt == "csv":
@@ -60,4 +64,24 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
         write_atomically(path, text)
         written.append(path)
     mark_written(output, written, theirs)
+    if "json" in formats:  # what a reader will get: it must match the schema it claims
+        read_summary(output / FILE_NAMES["json"])
     return summary, written
+
+
+def summary_json(summary: Summary) -> str:
+    """``summary.json``'s text: the fields each row was given, as ``json`` writes them."""
+    return json.dumps(summary.model_dump(exclude_unset=True), indent=2,
+                      ensure_ascii=False) + "\n"
+
+
+def read_summary(path: str | Path) -> Summary:
+    """A ``summary.json`` read back through :class:`Summary`: one message naming the file
+    and the first field that does not match, for a file that is not one."""
+    path = Path(path)
+    try:
+        return Summary.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        raise InputError(f"{path}: not a summary.json of this fbi "
+                         f"({validation_summary(error)}). Fix: write it again with "
+                         "`fbi report RUN_DIR…`") from None

@@ -119,10 +119,30 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
                  vetting: dict | None) -> str:
     """The dataset card (`README.md`): YAML metadata, the taxonomy and counts, how the set was
     made and vetted, and every column."""
+    example_config = min(config for config, _ in groups)  # one the folder holds
+    lines = [*_card_metadata(instances, groups, repo_id, license_id), "", f"# {repo_id}", "",
+             "Gold answers with one deliberate error each, for finding the blind spots of LLM "
+             "judges with the FBI method (Doddapaneni et al., *Finding Blind Spots in "
+             "Evaluator LLMs with Interpretable Checklists*, EMNLP 2024), plus "
+             "score-invariant rewrites that a fair judge must not penalise. Made with fbi.",
+             "", "```python", "from datasets import load_dataset",
+             f'ds = load_dataset("{repo_id}", "{example_config}")  # a config per '
+             "ability, a split per category", "```", "",
+             *_card_taxonomy(instances), "", "## How it was made", "",
+             *_card_provenance(instances), "", "## How it was vetted", "",
+             vetting_paragraph(Counter(i.label.value for i in instances), vetting),
+             *_card_agreement(agreement),
+             "", "## Columns", "", "| column | meaning |", "|---|---|",
+             *(f"| `{name}` | {meaning} |" for name, meaning in COLUMN_DOCS)]
+    return "\n".join(lines) + "\n"
+
+
+def _card_metadata(instances: list[Instance], groups: dict[tuple[str, str], list[Instance]],
+                   repo_id: str, license_id: str) -> list[str]:
+    """The card's YAML front matter: licence, tags, size and one config per ability."""
     import yaml
 
     configs: dict[str, list[dict[str, str]]] = {}
-    example_config = min(config for config, _ in groups)  # one the folder holds
     for config, category in sorted(groups):
         configs.setdefault(config, []).append(
             {"split": split_name(category),
@@ -137,16 +157,12 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
         "configs": [{"config_name": name, "data_files": files}
                     for name, files in configs.items()],
     }
+    return ["---", yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True).strip(), "---"]
+
+
+def _card_taxonomy(instances: list[Instance]) -> list[str]:
     counts = Counter(i.category for i in instances)
-    lines = ["---", yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True).strip(), "---",
-             "", f"# {repo_id}", "",
-             "Gold answers with one deliberate error each, for finding the blind spots of LLM "
-             "judges with the FBI method (Doddapaneni et al., *Finding Blind Spots in "
-             "Evaluator LLMs with Interpretable Checklists*, EMNLP 2024), plus "
-             "score-invariant rewrites that a fair judge must not penalise. Made with fbi.",
-             "", "```python", "from datasets import load_dataset",
-             f'ds = load_dataset("{repo_id}", "{example_config}")  # a config per '
-             "ability, a split per category", "```", "", "## Taxonomy and counts", "",
+    lines = ["## Taxonomy and counts", "",
              "| config | category | description | instances |", "|---|---|---|---|"]
     for category in CATEGORIES:
         if counts[category.name]:
@@ -154,37 +170,38 @@ def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[I
                 category.ability.value if category.ability else "")
             lines.append(f"| {config} | {category.display_name} | {category.description} | "
                          f"{counts[category.name]} |")
-    lines += [f"| | **total** | | **{len(instances)}** |", "",
-              "Evaluation axes: " + "; ".join(f"{a.value} → {a.axis}" for a in Ability) + ".",
-              "", "## How it was made", ""]
+    return [*lines, f"| | **total** | | **{len(instances)}** |", "",
+            "Evaluation axes: " + "; ".join(f"{a.value} → {a.axis}" for a in Ability) + "."]
+
+
+def _card_provenance(instances: list[Instance]) -> list[str]:
     generators = Counter(i.provenance.generator or "unknown" for i in instances)
     sources = Counter(source_name(i.provenance.source) if i.provenance.source else "unknown"
                       for i in instances)
-    lines += ["- Perturbations by: " + ", ".join(f"`{g}` ({n})"
-                                                for g, n in generators.most_common()),
-              "- Gold answers from: " + ", ".join(f"`{s}` ({n})"
-                                                 for s, n in sources.most_common()),
-              "- Rule-made perturbations are deterministic for their seed; LLM-made ones were "
-              "asked to change only what their category names. Every candidate was "
-              "pre-screened automatically (flags kept in the `flags` column).", "",
-              "## How it was vetted", ""]
-    lines.append(vetting_paragraph(Counter(i.label.value for i in instances), vetting))
-    if agreement:
-        overall = agreement["overall"]
+    return ["- Perturbations by: " + ", ".join(f"`{g}` ({n})"
+                                              for g, n in generators.most_common()),
+            "- Gold answers from: " + ", ".join(f"`{s}` ({n})"
+                                               for s, n in sources.most_common()),
+            "- Rule-made perturbations are deterministic for their seed; LLM-made ones were "
+            "asked to change only what their category names. Every candidate was "
+            "pre-screened automatically (flags kept in the `flags` column)."]
 
-        def fmt(value) -> str:
-            return "n/a" if value is None else f"{value:.3f}"
 
-        lines += ["", "| agreement | value |", "|---|---|",
-                  f"| items labelled by two or more annotators | {overall['items']} |",
-                  f"| percent agreement | {fmt(overall['percent_agreement'])} |",
-                  f"| Fleiss' κ | {fmt(overall['fleiss_kappa'])} |",
-                  f"| Krippendorff's α (nominal) | {fmt(overall['krippendorff_alpha'])} |"]
-        lines += [f"| Cohen's κ {p['a']} × {p['b']} | {fmt(p['cohen_kappa'])} |"
-                  for p in agreement["pairs"]]
-    lines += ["", "## Columns", "", "| column | meaning |", "|---|---|"]
-    lines += [f"| `{name}` | {meaning} |" for name, meaning in COLUMN_DOCS]
-    return "\n".join(lines) + "\n"
+def _card_agreement(agreement: dict | None) -> list[str]:
+    if not agreement:
+        return []
+    overall = agreement["overall"]
+
+    def fmt(value) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    return ["", "| agreement | value |", "|---|---|",
+            f"| items labelled by two or more annotators | {overall['items']} |",
+            f"| percent agreement | {fmt(overall['percent_agreement'])} |",
+            f"| Fleiss' κ | {fmt(overall['fleiss_kappa'])} |",
+            f"| Krippendorff's α (nominal) | {fmt(overall['krippendorff_alpha'])} |",
+            *(f"| Cohen's κ {p['a']} × {p['b']} | {fmt(p['cohen_kappa'])} |"
+              for p in agreement["pairs"])]
 
 
 def vetting_paragraph(labels: Counter, vetting: dict | None) -> str:

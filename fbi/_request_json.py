@@ -1,0 +1,55 @@
+"""The canonical JSON texts of a model request, made fast: its cache key's and its prompt
+hash's. Their bytes are fixed forever (every cache fbi ever filled is keyed by them), so
+they are built to equal ``json.dumps`` exactly, as ``tests/test_judge_runner.py`` checks
+on random requests; only the work is saved: the part of a key that is the same for every
+call of a strategy is dumped once, and messages are escaped string by string.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_MESSAGES_MARK = "\x00messages\x00"
+
+
+def messages_json(messages: tuple[tuple[str, str], ...], ascii_only: bool) -> str:
+    """``json.dumps(messages)`` (``ascii_only``, with its ", " separator) or the compact,
+    unescaped form of the cache key, made by escaping each string directly: the same
+    text, without building an encoder per call."""
+    from json.encoder import encode_basestring, encode_basestring_ascii
+
+    escape, comma = (encode_basestring_ascii, ", ") if ascii_only else (encode_basestring, ",")
+    return "[" + comma.join(f"[{escape(role)}{comma}{escape(content)}]"
+                            for role, content in messages) + "]"
+
+
+#: The cache key's canonical JSON around the messages, per request shape (model,
+#: sampling, schema, ...): (the schema object, before, after). The schema is held so its
+#: id is never reused while its entry lives; bounded, as repairs make schemas per call.
+_KEY_FRAMES: dict[tuple, tuple[object, str, str]] = {}
+
+
+def key_frame(request: Any) -> tuple[str, str]:
+    """The cache key's canonical JSON before and after the messages of ``request`` (a
+    :class:`fbi.llm.ModelRequest`)."""
+    shape = (request.model, request.temperature, request.max_tokens,
+             id(request.response_schema), request.api_base, request.top_logprobs,
+             request.seed, repr(request.model_args), request.sample)
+    kept = _KEY_FRAMES.get(shape)
+    if kept is None or kept[0] is not request.response_schema:
+        canonical = json.dumps({
+            "model": request.model, "messages": _MESSAGES_MARK,
+            "temperature": request.temperature, "max_tokens": request.max_tokens,
+            "response_schema": request.response_schema, "api_base": request.api_base,
+            **({"top_logprobs": request.top_logprobs} if request.top_logprobs else {}),
+            # only when set, so the keys of requests without them stay as they were
+            **({"seed": request.seed} if request.seed is not None else {}),
+            **({"model_args": request.model_args} if request.model_args else {}),
+            **({"sample": request.sample} if request.sample else {}),
+        }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        head, _, tail = canonical.partition(json.dumps(_MESSAGES_MARK, ensure_ascii=False))
+        if len(_KEY_FRAMES) >= 512:
+            _KEY_FRAMES.clear()
+        kept = _KEY_FRAMES[shape] = (request.response_schema, head, tail)
+    return kept[1], kept[2]
