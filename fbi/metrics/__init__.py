@@ -53,9 +53,6 @@ from fbi.metrics._ranking import kendall_tau_b, ranking_stability
 from fbi.metrics._rates import (
     BOOTSTRAP_RESAMPLES,
     Z_95,
-    GroupRate,
-    PairwiseBreakdown,
-    ReferenceHistogram,
     aggregate,
     bootstrap_interval,
     group_rate,
@@ -65,6 +62,13 @@ from fbi.metrics._rates import (
     wilson_interval,
 )
 from fbi.metrics._repeat import repeatability
+from fbi.metrics._results import (
+    GroupRate,
+    JudgeStrategy,
+    PairwiseBreakdown,
+    ReferenceHistogram,
+    Row,
+)
 from fbi.metrics._weighted import weighted_rates
 
 __all__ = [
@@ -75,11 +79,13 @@ __all__ = [
     "GroupRate",
     "HumanLabel",
     "InstanceOutcome",
+    "JudgeStrategy",
     "Outcome",
     "PairwiseBreakdown",
     "PairwiseClass",
     "Rate",
     "ReferenceHistogram",
+    "Row",
     "aggregate",
     "agreement_report",
     "agreement_summary",

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from fbi.metrics._outcomes import InstanceOutcome
+from fbi.metrics._results import GroupRate, PairwiseBreakdown, ReferenceHistogram
 from fbi.records import Judgment
 from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
 
@@ -78,31 +78,6 @@ def bootstrap_interval(values: Sequence[int] | np.ndarray, resamples: int = BOOT
     return float(low), float(high)
 
 
-@dataclass(frozen=True)
-class GroupRate:
-    """One row of the summary: a judge × strategy × group and its counts and rate."""
-
-    judge: str
-    strategy: str
-    paradigm: str
-    level: str  # "category", "ability", "overall", "score-invariant"
-    group: str  # category name, ability short name (LF/F/IF/R), "all" or "SI"
-    instances: int  # in the run's dataset
-    judged: int  # with a usable judgment
-    n: int  # with any judgment (judged + unparseable)
-    detected: int  # penalised, for score-invariant groups
-    undetected: int  # retained, for score-invariant groups
-    unparseable: int
-    missing: int  # in the dataset, without a judgment
-    rate: float | None  # undetected (or retained) share of the parseable instances
-    ci_low: float | None
-    ci_high: float | None
-    ci_method: str
-    worst_case_rate: float | None
-    paper_rate: float | None  # the paper's convention (see the module docstring)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
@@ -175,27 +150,6 @@ def _groups(category: str) -> tuple[str, ...]:
     return (category,) if category == SCORE_INVARIANT else (category, "all")
 
 
-@dataclass(frozen=True)
-class PairwiseBreakdown:
-    """Paper Tables 6–15 (pairwise): G / P / both good / both bad / inconsistent, and bias."""
-
-    judge: str
-    strategy: str
-    group: str  # a category, or "all"
-    G: int
-    P: int
-    both_good: int
-    both_bad: int
-    inconsistent: int
-    unparseable: int
-    flip_rate: float | None  # pairs whose mapped verdict changes with the slot order
-    first_slot_share: float | None  # A chosen among A/B verdicts; 0.5 means no position bias
-    slot_choices: int = 0  # A/B verdicts (ties and both-bad left out)
-    first_slot_ci_low: float | None = None  # 95% Wilson interval of first_slot_share
-    first_slot_ci_high: float | None = None
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def pairwise_breakdowns(outcomes: Iterable[InstanceOutcome],
@@ -244,21 +198,6 @@ def pairwise_breakdowns(outcomes: Iterable[InstanceOutcome],
     return rows
 
 
-@dataclass(frozen=True)
-class ReferenceHistogram:
-    """Paper Table 16: how often the perturbed answer got top, top−1, top−2 or lower."""
-
-    judge: str
-    strategy: str
-    group: str
-    top: int
-    top_1: int
-    top_2: int
-    lower: int
-    unparseable: int
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def reference_histograms(outcomes: Iterable[InstanceOutcome]) -> list[ReferenceHistogram]:
@@ -275,8 +214,10 @@ def reference_histograms(outcomes: Iterable[InstanceOutcome]) -> list[ReferenceH
                                                             "lower")
         for group in _groups(o.category):
             buckets[(o.judge, o.strategy, group)][bucket] += 1
-    return [ReferenceHistogram(k[0], k[1], k[2], c["top"], c["top_1"], c["top_2"],
-                               c["lower"], c["unparseable"]) for k, c in sorted(buckets.items())]
+    return [ReferenceHistogram(judge=k[0], strategy=k[1], group=k[2], top=c["top"],
+                               top_1=c["top_1"], top_2=c["top_2"], lower=c["lower"],
+                               unparseable=c["unparseable"])
+            for k, c in sorted(buckets.items())]
 
 
 def judge_stability(judgments: list[Judgment]) -> list[dict]:
