@@ -244,11 +244,12 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path):
     with ChatServer(latency_s=20) as server:
         for stage, extra in (("probe", ()), ("run", ("--no-probe",))):
             out = tmp_path / stage
-            process = start("evaluate", "--judge", JUDGE, "--api-base", server.url, "--output",
+            judge = f"{JUDGE}-{stage}"  # its own model name: only this process's calls count
+            process = start("evaluate", "--judge", judge, "--api-base", server.url, "--output",
                             str(out), "--strategy", "vanilla_star", *extra, env=env)
             deadline = time.monotonic() + 60
-            seen = sum(server.counts.values())
-            while sum(server.counts.values()) == seen and time.monotonic() < deadline:
+            while not any(r.get("model") == judge.removeprefix("openai/")
+                          for r in list(server.requests)) and time.monotonic() < deadline:
                 time.sleep(0.05)
             process.send_signal(signal.SIGINT)
             time.sleep(0.3)

@@ -24,6 +24,7 @@ class FbiGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         _handle_sigterm()
+        _handle_second_ctrl_c()
         _show_warnings()
         try:
             return super().invoke(ctx)
@@ -63,6 +64,25 @@ def _handle_sigterm() -> None:
             raise Terminated()
 
         signal.signal(signal.SIGTERM, terminate)
+
+
+def _handle_second_ctrl_c() -> None:
+    """Outside a run (start-up, the probe call), Ctrl-C raises KeyboardInterrupt as
+    always, and a second one ends the process at once with 130, even when code between
+    the two (a provider SDK importing or retrying) swallowed the first. Inside a run the
+    runner's own handler takes over and restores this one after."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+    pressed: list[bool] = []
+
+    def interrupt(signum, frame):
+        if pressed:
+            sys.stderr.flush()
+            os._exit(130)
+        pressed.append(True)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
 
 
 def _show_warnings() -> None:
