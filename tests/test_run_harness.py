@@ -39,10 +39,19 @@ def fbi(*args: str, env: dict, timeout: float = 300) -> subprocess.CompletedProc
                           text=True, timeout=timeout, cwd=OUTSIDE_CHECKOUT)
 
 
+def as_from_a_shell() -> None:
+    """In the child: SIGINT and SIGTERM as a user's shell starts a command, whatever
+    state earlier tests left the test process's signals in (a child inherits ignored
+    and blocked signals, and then cannot be stopped with Ctrl-C at all)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 def start(*args: str, env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "fbi", *args], env=env,
                             cwd=OUTSIDE_CHECKOUT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=as_from_a_shell)
 
 
 def lines(path: Path) -> list[dict]:
