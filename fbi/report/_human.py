@@ -18,7 +18,7 @@ from pathlib import Path
 
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.metrics import HumanLabel
-from fbi.report._schema import Summary
+from fbi.report._schema import Agreement, Summary
 
 _VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie"}
 
@@ -106,7 +106,7 @@ def _label(data: dict, by_text: dict[tuple[str, str], str]) -> HumanLabel:
                       scored)  # type: ignore[arg-type]
 
 
-def _interval(row: dict, name: str, percent: bool, compact: bool = False) -> str:
+def _interval(row: Agreement, name: str, percent: bool, compact: bool = False) -> str:
     value = getattr(row, name)
     if value is None:
         return "–"

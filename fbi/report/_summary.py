@@ -42,7 +42,14 @@ from fbi.report._labels import label_runs
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import robustness_markdown
-from fbi.report._schema import SUMMARY_SCHEMA_VERSION, RateRow, Summary
+from fbi.report._schema import (
+    SUMMARY_SCHEMA_VERSION,
+    BandRate,
+    CoverageRow,
+    RateRow,
+    Summary,
+    WeightedRow,
+)
 from fbi.report._verdict import (
     DIFFERS_MARK,
     VERDICT_LEGEND,
@@ -175,13 +182,13 @@ def explanation_check_rows(outcomes: list[InstanceOutcome],
 # ------------------------------------------------------------------ tables
 
 
-def _interval(row: dict) -> str:
+def _interval(row: RateRow) -> str:
     if row.ci_low is None:
         return ""
     return f" [{100 * row.ci_low:.0f}–{100 * row.ci_high:.0f}]"
 
 
-def _cell(summary: Summary, row: dict) -> str:
+def _cell(summary: Summary, row: RateRow) -> str:
     """A rate as the summary's convention shows it: fbi's with its interval, or the
     paper's bare, as the paper prints it."""
     if summary.convention == "paper":
@@ -303,7 +310,7 @@ def weighted_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """Undetected % under the sampled and the probability-weighted score (--logprobs)."""
     names = summary.display_names
 
-    def rate(row: dict, kind: str) -> str:
+    def rate(row: WeightedRow, kind: str) -> str:
         rate, low, high = (getattr(row, f"{kind}_{name}") for name in ("rate", "ci_low",
                                                                        "ci_high"))
         return "–" if rate is None else f"{percent(rate)} [{100 * low:.0f}–{100 * high:.0f}]"
@@ -330,7 +337,7 @@ def bias_tables(summary: Summary) -> list[tuple[str, list[str], list[list[str]]]
     names = summary.display_names
     bias = summary.bias
 
-    def cell(row: dict | None) -> str:
+    def cell(row: BandRate | None) -> str:
         if row is None or row.rate is None:
             return "–"
         return (f"{100 * row.rate:.1f} [{100 * row.ci_low:.0f}–"
@@ -437,7 +444,7 @@ def _convention_note(summary: Summary) -> str:
             "undetected. `--convention paper` shows the paper's rates instead.")
 
 
-def coverage_warning(row: dict) -> str:
+def coverage_warning(row: CoverageRow) -> str:
     """The warning for one run × strategy with missing judgments: how many, the first call ids,
     and how to make them."""
     return (f"{row.folder}: {row.missing} of {row.instances} instances have no "
