@@ -57,7 +57,8 @@ def in_process(n: int, k: int) -> dict:
     seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"answers": n * k, "seconds": round(seconds, 2), "peak_rss_mb": round(peak_mb),
-            **{key: round(v, 4) if isinstance(v, float) else v for key, v in result.items()}}
+            **{key: round(v, 4) if isinstance(v, float) else v
+               for key, v in result.model_dump().items()}}
 
 
 def through_cli(n: int, k: int) -> list[dict]:

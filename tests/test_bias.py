@@ -41,14 +41,14 @@ def test_length_bands_count_misses_by_how_the_length_changed():
                                    instance(5, 10, 12)]}
     outcomes = [outcome(0, False), outcome(1, True), outcome(2, False), outcome(3, True),
                 outcome(4, True), outcome(5, False)]
-    rows = {r["band"]: r for r in length_bias(outcomes, instances)}
-    assert [r["band"] for r in length_bias(outcomes, instances)] == [
+    rows = {r.band: r for r in length_bias(outcomes, instances)}
+    assert [r.band for r in length_bias(outcomes, instances)] == [
         "shorter", "about equal", "longer"]
-    assert (rows["shorter"]["n"], rows["shorter"]["undetected"]) == (2, 1)
-    assert (rows["about equal"]["n"], rows["about equal"]["undetected"]) == (1, 0)
-    assert (rows["longer"]["n"], rows["longer"]["undetected"]) == (3, 2)
+    assert (rows["shorter"].n, rows["shorter"].undetected) == (2, 1)
+    assert (rows["about equal"].n, rows["about equal"].undetected) == (1, 0)
+    assert (rows["longer"].n, rows["longer"].undetected) == (3, 2)
     low, high = proportion_confint(2, 3, method="wilson")
-    assert (rows["longer"]["ci_low"], rows["longer"]["ci_high"]) == (pytest.approx(low),
+    assert (rows["longer"].ci_low, rows["longer"].ci_high) == (pytest.approx(low),
                                                                     pytest.approx(high))
 
 
@@ -57,11 +57,11 @@ def test_self_preference_splits_by_the_gold_writers_family():
                                    instance(2, 5, 5, "claude-3-opus"), instance(3, 5, 5)]}
     outcomes = [outcome(n, missed, "mine") for n, missed in
                 ((0, True), (1, True), (2, False), (3, True))]
-    rows = {r["same_family"]: r for r in
+    rows = {r.same_family: r for r in
             self_preference(outcomes, instances, {"mine": "openai/gpt-4o"})}
-    assert (rows[True]["n"], rows[True]["undetected"]) == (2, 2)  # i3 names no model
-    assert (rows[False]["n"], rows[False]["undetected"]) == (1, 0)
-    assert rows[True]["judge_family"] == "gpt"
+    assert (rows[True].n, rows[True].undetected) == (2, 2)  # i3 names no model
+    assert (rows[False].n, rows[False].undetected) == (1, 0)
+    assert rows[True].judge_family == "gpt"
     assert self_preference(outcomes, {"i3": instances["i3"]}, {"mine": "gpt-4o"}) == []
 
 

@@ -44,14 +44,14 @@ def test_each_group_is_tested_and_the_family_corrected():
     b = {"entity": [rng.random() < 0.2 for _ in range(40)],
          "grammar": [rng.random() < 0.5 for _ in range(30)]}
     rows = paired_comparisons(outcomes("judge-a", a) + outcomes("judge-b", b))
-    assert [(r["level"], r["group"]) for r in rows] == [
+    assert [(r.level, r.group) for r in rows] == [
         ("category", "entity"), ("category", "grammar"), ("ability", "F"), ("ability", "LF"),
         ("overall", "all")]
     for row in rows:
-        if row["level"] == "category":
-            pairs = list(zip(a[row["group"]], b[row["group"]], strict=True))
-        elif row["level"] == "ability":
-            category = "entity" if row["group"] == "F" else "grammar"
+        if row.level == "category":
+            pairs = list(zip(a[row.group], b[row.group], strict=True))
+        elif row.level == "ability":
+            category = "entity" if row.group == "F" else "grammar"
             pairs = list(zip(a[category], b[category], strict=True))
         else:
             pairs = [*zip(a["entity"], b["entity"], strict=True),
@@ -61,13 +61,13 @@ def test_each_group_is_tested_and_the_family_corrected():
         both = sum(x and y for x, y in pairs)
         neither = len(pairs) - only_a - only_b - both
         expected = mcnemar([[both, only_a], [only_b, neither]], exact=True).pvalue
-        assert (row["missed_by_a_only"], row["missed_by_b_only"]) == (only_a, only_b)
-        assert row["p"] == pytest.approx(expected)
-        assert row["rate_a"] == pytest.approx(sum(x for x, _ in pairs) / len(pairs))
-    adjusted = multipletests([r["p"] for r in rows], method="holm")[1]
-    assert [r["p_adjusted"] for r in rows] == pytest.approx(list(adjusted))
+        assert (row.missed_by_a_only, row.missed_by_b_only) == (only_a, only_b)
+        assert row.p == pytest.approx(expected)
+        assert row.rate_a == pytest.approx(sum(x for x, _ in pairs) / len(pairs))
+    adjusted = multipletests([r.p for r in rows], method="holm")[1]
+    assert [r.p_adjusted for r in rows] == pytest.approx(list(adjusted))
     entity = rows[0]
-    assert entity["significant"] and not rows[1]["significant"]
+    assert entity.significant and not rows[1].significant
 
 
 def careful_judge():
@@ -213,15 +213,16 @@ def test_the_leaderboard_ranks_pairs_and_prices_them(tmp_path):
 def test_tied_rates_share_a_rank():
     """Issue 26: four strategies at 4/11 were ranked 1–4 alphabetically. Standard
     competition ranking, worked by hand: 0.2 → 1; 4/11 ×4 → 2; 0.5 → 6; no rate → none."""
-    from fbi.metrics import leaderboard
+    from fbi.metrics import GroupRate, leaderboard
 
-    rates = [{"judge": "j", "strategy": name, "paradigm": "single", "level": "overall",
-              "rate": rate, "ci_low": None, "ci_high": None, "instances": 11, "n": 11,
-              "unparseable": 0}
+    rates = [GroupRate(judge="j", strategy=name, paradigm="single", level="overall",
+                       group="all", rate=rate, ci_low=None, ci_high=None, ci_method=None,
+                       instances=11, judged=11, n=11, detected=0, undetected=0,
+                       unparseable=0, missing=0, worst_case_rate=rate, paper_rate=rate)
              for name, rate in [("e", 0.5), ("a", 4 / 11), ("d", 8 / 22), ("b", 0.2),
                                 ("c", (1 + 1 + 2) / 11), ("f", 12 / 33), ("g", None)]]
     board = leaderboard(rates, [], [])
-    assert [(r["strategy"], r["rank"]) for r in board] == [
+    assert [(r.strategy, r.rank) for r in board] == [
         ("b", 1), ("a", 2), ("c", 2), ("d", 2), ("f", 2), ("e", 6), ("g", None)]
 
 
@@ -239,18 +240,18 @@ def test_named_sides_are_tested_like_two_judges():
     rows = paired_comparisons(outcomes("j", vanilla) + as_rules,
                               named=[(("j", "vanilla"), ("j", "rules")),
                                      (("j", "vanilla"), ("elsewhere", "rules"))])
-    assert {(r["judge_a"], r["strategy"], r["judge_b"], r["strategy_b"], r["named"])
+    assert {(r.judge_a, r.strategy, r.judge_b, r.strategy_b, r.named)
             for r in rows} == {("j", "vanilla", "j", "rules", True)}
-    (overall,) = [r for r in rows if r["level"] == "overall"]
+    (overall,) = [r for r in rows if r.level == "overall"]
     pairs = [*zip(vanilla["entity"], rules["entity"], strict=True),
              *zip(vanilla["grammar"], rules["grammar"], strict=True)]
     only_a = sum(x and not y for x, y in pairs)
     only_b = sum(y and not x for x, y in pairs)
     both = sum(x and y for x, y in pairs)
-    assert overall["p"] == pytest.approx(mcnemar(
+    assert overall.p == pytest.approx(mcnemar(
         [[both, only_a], [only_b, len(pairs) - only_a - only_b - both]], exact=True).pvalue)
-    assert [r["p_adjusted"] for r in rows] == pytest.approx(
-        list(multipletests([r["p"] for r in rows], method="holm")[1]))
+    assert [r.p_adjusted for r in rows] == pytest.approx(
+        list(multipletests([r.p for r in rows], method="holm")[1]))
 
 
 def test_report_compare_names_two_strategies_of_one_judge(tmp_path):

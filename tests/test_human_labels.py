@@ -55,20 +55,22 @@ def test_agreement_kappa_and_correlations_against_hand_sklearn_and_scipy():
         judge_scores.append(perturbed)
         human_scores.append(human)
     result = human_agreement(judgments, labels, resamples=2000)
-    (overall,) = [r for r in result["judge"] if r["level"] == "overall"]
+    (overall,) = [r for r in result.judge if r.level == "overall"]
     pairs = list(zip(judge_votes, human_votes, strict=True))
-    assert overall["n_with_ties"] == len(pairs)
-    assert overall["agreement_with_ties"] == pytest.approx(
+    assert overall.n_with_ties == len(pairs)
+    assert overall.agreement_with_ties == pytest.approx(
         sum(a == b for a, b in pairs) / len(pairs))
     no_ties = [(a, b) for a, b in pairs if "tie" not in (a, b)]
-    assert overall["n_without_ties"] == len(no_ties)
-    assert overall["agreement_without_ties"] == pytest.approx(
+    assert overall.n_without_ties == len(no_ties)
+    assert overall.agreement_without_ties == pytest.approx(
         sum(a == b for a, b in no_ties) / len(no_ties))
-    assert overall["kappa"] == pytest.approx(cohen_kappa_score(judge_votes, human_votes))
-    assert overall["spearman"] == pytest.approx(spearmanr(judge_scores, human_scores).statistic)
-    assert overall["kendall"] == pytest.approx(kendalltau(judge_scores, human_scores).statistic)
+    assert overall.kappa == pytest.approx(cohen_kappa_score(judge_votes, human_votes))
+    assert overall.spearman == pytest.approx(spearmanr(judge_scores, human_scores).statistic)
+    assert overall.kendall == pytest.approx(kendalltau(judge_scores, human_scores).statistic)
     for name in ("agreement_with_ties", "kappa", "spearman", "kendall"):
-        assert overall[f"{name}_ci_low"] <= overall[name] <= overall[f"{name}_ci_high"]
+        low, value, high = (getattr(overall, f) for f in (f"{name}_ci_low", name,
+                                                          f"{name}_ci_high"))
+        assert low <= value <= high
     # the interval is the instance bootstrap: check κ's against one done the slow way
     ids = sorted({label.instance_id for label in labels})
     by_instance = {i: [(a, b) for (a, b), label in zip(pairs, [x for x in labels if x.verdict],
@@ -81,16 +83,16 @@ def test_agreement_kappa_and_correlations_against_hand_sklearn_and_scipy():
                   for p in by_instance[ids[k]]]
         draws.append(cohen_kappa_score([a for a, _ in picked], [b for _, b in picked]))
     low, high = np.percentile(draws, [2.5, 97.5])
-    assert overall["kappa_ci_low"] == pytest.approx(low, abs=0.05)
-    assert overall["kappa_ci_high"] == pytest.approx(high, abs=0.05)
+    assert overall.kappa_ci_low == pytest.approx(low, abs=0.05)
+    assert overall.kappa_ci_high == pytest.approx(high, abs=0.05)
     # people against each other: the odd instances' two votes, compared by hand
-    (ceiling,) = [r for r in result["humans"] if r["level"] == "overall"]
+    (ceiling,) = [r for r in result.humans if r.level == "overall"]
     twice = [(x.verdict, y.verdict) for x, y in itertools.pairwise(labels)
              if x.verdict and y.verdict and x.instance_id == y.instance_id]
-    assert ceiling["n_with_ties"] == len(twice) == 30
-    assert ceiling["agreement_with_ties"] == pytest.approx(
+    assert ceiling.n_with_ties == len(twice) == 30
+    assert ceiling.agreement_with_ties == pytest.approx(
         sum(a == b for a, b in twice) / len(twice))
-    assert {r["group"] for r in result["judge"]} == {"all", "F", "LF", "entity", "grammar"}
+    assert {r.group for r in result.judge} == {"all", "F", "LF", "entity", "grammar"}
 
 
 def test_pairwise_verdicts_map_as_mt_bench_counts_them():
@@ -100,10 +102,10 @@ def test_pairwise_verdicts_map_as_mt_bench_counts_them():
                  "perturbed", "perturbed") + pairwise("x", "entity", "gold", "perturbed"))
     labels = [HumanLabel("g", verdict="a"), HumanLabel("p", verdict="a"),
               HumanLabel("x", verdict="tie")]
-    (overall,) = [r for r in human_agreement(judgments, labels)["judge"]
-                  if r["level"] == "overall"]
-    assert overall["n_with_ties"] == 3 and overall["agreement_with_ties"] == pytest.approx(2 / 3)
-    assert overall["n_without_ties"] == 2 and overall["agreement_without_ties"] == 0.5
+    (overall,) = [r for r in human_agreement(judgments, labels).judge
+                  if r.level == "overall"]
+    assert overall.n_with_ties == 3 and overall.agreement_with_ties == pytest.approx(2 / 3)
+    assert overall.n_without_ties == 2 and overall.agreement_without_ties == 0.5
 
 
 def test_report_human_through_the_cli(tmp_path):

@@ -78,11 +78,11 @@ def test_effects_worked_by_hand_and_p_from_statsmodels():
     outcomes.append(outcome("t0~padding", "manipulation/padding", "unparseable",
                             strategy="rubric"))
     (row,) = manipulation_effects(outcomes, twin_of)
-    assert (row["manipulation"], row["pairs"], row["caught_before"], row["missed_after"],
-            row["caught_after_only"]) == ("padding", 10, 7, 4, 1)
-    assert row["missed_before_rate"] == pytest.approx(0.3)
-    assert row["missed_after_rate"] == pytest.approx(0.6)
-    assert row["p"] == pytest.approx(mcnemar([[3, 4], [1, 2]], exact=True).pvalue)
+    assert (row.manipulation, row.pairs, row.caught_before, row.missed_after,
+            row.caught_after_only) == ("padding", 10, 7, 4, 1)
+    assert row.missed_before_rate == pytest.approx(0.3)
+    assert row.missed_after_rate == pytest.approx(0.6)
+    assert row.p == pytest.approx(mcnemar([[3, 4], [1, 2]], exact=True).pvalue)
 
 
 def test_perturb_evaluate_report_end_to_end(tmp_path, twins):

@@ -49,10 +49,10 @@ def test_fleiss_matches_statsmodels():
     # MultiQ&A §5.2: the answers themselves are the categories, pooled across questions
     result = multiqa_metrics(CORRECT, ANSWERS, permutations_count=0)
     table, _ = aggregate_raters(ANSWERS)
-    assert result["fleiss_kappa"] == pytest.approx(fleiss_kappa(table, method="fleiss"))
-    assert result["fleiss_kappa_relabelled"] == pytest.approx(
+    assert result.fleiss_kappa == pytest.approx(fleiss_kappa(table, method="fleiss"))
+    assert result.fleiss_kappa_relabelled == pytest.approx(
         fleiss_kappa(sizes, method="fleiss"))
-    assert result["fleiss_kappa"] != pytest.approx(result["fleiss_kappa_relabelled"])
+    assert result.fleiss_kappa != pytest.approx(result.fleiss_kappa_relabelled)
 
 
 def test_fleiss_over_free_text_answers_is_sparse_and_matches_statsmodels():
@@ -70,7 +70,7 @@ def test_fleiss_over_free_text_answers_is_sparse_and_matches_statsmodels():
         fleiss_kappa(table, method="fleiss"))
     big = np.char.add("answer-", np.arange(1_000_000).astype(str)).reshape(200_000, 5)
     big[:, 1] = big[:, 0]  # two raters agree on every question, no answer shared across
-    kappa = multiqa_metrics(np.ones(big.shape), big, permutations_count=0)["fleiss_kappa"]
+    kappa = multiqa_metrics(np.ones(big.shape), big, permutations_count=0).fleiss_kappa
     # P̄ = 2/(5·4) = 0.1 per question; P̄_e = 200,000·(2/1e6)² + 600,000·(1/1e6)² ≈ 1.4e-6
     expected_e = 200_000 * (2 / 1e6) ** 2 + 600_000 * (1 / 1e6) ** 2
     assert kappa == pytest.approx((0.1 - expected_e) / (1 - expected_e))
@@ -83,7 +83,7 @@ def test_fleiss_over_the_answers_by_the_papers_formula():
     P̄_e = (2/6)² + (1/6)² + (3/6)² = 14/36. κ = (2/3 − 14/36) / (1 − 14/36) = 10/22."""
     answers = np.array([["a", "a", "b"], ["c", "c", "c"]])
     result = multiqa_metrics(np.ones((2, 3)), answers, permutations_count=0)
-    assert result["fleiss_kappa"] == pytest.approx(10 / 22)
+    assert result.fleiss_kappa == pytest.approx(10 / 22)
 
 
 def test_kr20_matches_cronbach_alpha_by_hand():
@@ -96,22 +96,22 @@ def test_kr20_matches_cronbach_alpha_by_hand():
 
 def test_multiqa_figures_by_hand():
     result = multiqa_metrics(CORRECT, ANSWERS, permutations_count=0)
-    assert result["base_accuracy"] == pytest.approx(4 / 5)
-    assert result["worst_case"] == pytest.approx(1 / 5) and result["best_case"] == 1.0
+    assert result.base_accuracy == pytest.approx(4 / 5)
+    assert result.worst_case == pytest.approx(1 / 5) and result.best_case == 1.0
     # μ_D (§5.1): the average correctness over questions and variants
-    assert result["item_difficulty"] == pytest.approx(np.mean([3 / 4, 3 / 4, 2 / 4, 1, 2 / 4]))
+    assert result.item_difficulty == pytest.approx(np.mean([3 / 4, 3 / 4, 2 / 4, 1, 2 / 4]))
     # plurality answers: paris ✓, 4 ✓, blue ✓ (2 of 4), x ✓, a (tie a/b, first seen) ✗
-    assert result["mode_accuracy"] == pytest.approx(4 / 5)
+    assert result.mode_accuracy == pytest.approx(4 / 5)
     # certainty of a question with one distinct answer is 1
     single = multiqa_metrics(np.ones((1, 3)), np.array([["x", "x", "x"]]), permutations_count=0)
-    assert single["certainty"] == 1.0 and single["gibbs_m2"] == 1.0  # M2 = 1: certainty
+    assert single.certainty == 1.0 and single.gibbs_m2 == 1.0  # M2 = 1: certainty
     uniform = multiqa_metrics(np.ones((1, 3)), np.array([["a", "b", "c"]]),
                               permutations_count=0)
-    assert uniform["certainty"] == pytest.approx(0.0) and uniform["gibbs_m2"] == pytest.approx(0)
+    assert uniform.certainty == pytest.approx(0.0) and uniform.gibbs_m2 == pytest.approx(0)
     # certainty against a fixed number of possible answers K
     fixed = multiqa_metrics(np.ones((1, 4)), np.array([["a", "a", "b", "b"]]), k_possible=4,
                             permutations_count=0)
-    assert fixed["certainty"] == pytest.approx(1 - math.log(2) / math.log(4))
+    assert fixed.certainty == pytest.approx(1 - math.log(2) / math.log(4))
 
 
 def test_permutation_aggregates_match_brute_force():
@@ -127,10 +127,10 @@ def test_permutation_aggregates_match_brute_force():
         a = np.take_along_axis(answers, order, axis=1)
         alphas.append(kr20(c))
         kappas.append(our_fleiss(cluster_sizes(remap_by_first_appearance(a))))
-    assert exact["cronbach_alpha_permuted_mean"] == pytest.approx(np.mean(alphas), abs=0.01)
-    assert exact["cronbach_alpha_permuted_sd"] == pytest.approx(np.std(alphas), abs=0.01)
-    assert exact["fleiss_kappa_permuted_mean"] == pytest.approx(np.mean(kappas), abs=0.01)
-    assert exact["fleiss_kappa_permuted_sd"] == pytest.approx(np.std(kappas), abs=0.01)
+    assert exact.cronbach_alpha_permuted_mean == pytest.approx(np.mean(alphas), abs=0.01)
+    assert exact.cronbach_alpha_permuted_sd == pytest.approx(np.std(alphas), abs=0.01)
+    assert exact.fleiss_kappa_permuted_mean == pytest.approx(np.mean(kappas), abs=0.01)
+    assert exact.fleiss_kappa_permuted_sd == pytest.approx(np.std(kappas), abs=0.01)
 
 
 def test_all_raters_agree():
@@ -141,18 +141,18 @@ def test_all_raters_agree():
     # Over the answers themselves (the paper's κ), x and y are two categories: κ = 1.
     # With labels remapped, unanimous answers leave P̄_e = 1: κ is undefined, as in
     # statsmodels (nan), and reported as None rather than a made-up number.
-    assert result["fleiss_kappa"] == pytest.approx(1.0)
-    assert result["fleiss_kappa_relabelled"] is None
+    assert result.fleiss_kappa == pytest.approx(1.0)
+    assert result.fleiss_kappa_relabelled is None
     with np.errstate(all="ignore"):
         assert np.isnan(fleiss_kappa(np.array([[4.0], [4.0]]), method="fleiss"))
-    assert result["certainty"] == 1.0 and result["cronbach_alpha"] is None
+    assert result.certainty == 1.0 and result.cronbach_alpha is None
 
 
 def test_one_question():
     result = multiqa_metrics(np.array([[1, 0, 1]]), np.array([["a", "b", "a"]]),
                              permutations_count=50)
-    assert result["questions"] == 1 and result["cronbach_alpha"] is None
-    assert result["fleiss_kappa"] is not None
+    assert result.questions == 1 and result.cronbach_alpha is None
+    assert result.fleiss_kappa is not None
 
 
 def test_cohens_h_pdr_and_labels():
@@ -171,9 +171,9 @@ def test_noise_metrics_with_bca_interval():
     original = rng.random(80) < 0.8
     perturbed = original & (rng.random(80) < 0.8)
     result = noise_metrics(original, perturbed)
-    assert result["ci_method"] == "BCa"
-    assert result["h_ci_low"] <= result["cohens_h"] <= result["h_ci_high"]
-    assert result["h_over_pi"] == pytest.approx(result["cohens_h"] / math.pi)
+    assert result.ci_method == "BCa"
+    assert result.h_ci_low <= result.cohens_h <= result.h_ci_high
+    assert result.h_over_pi == pytest.approx(result.cohens_h / math.pi)
     from scipy.stats import bootstrap
 
     def statistic(o, p, axis=-1):
@@ -183,26 +183,26 @@ def test_noise_metrics_with_bca_interval():
     reference = bootstrap((original.astype(float), perturbed.astype(float)), statistic,
                           paired=True, vectorized=True, n_resamples=2000, method="BCa",
                           random_state=0).confidence_interval
-    assert result["h_ci_low"] == pytest.approx(reference.low)
-    assert result["h_ci_high"] == pytest.approx(reference.high)
+    assert result.h_ci_low == pytest.approx(reference.low)
+    assert result.h_ci_high == pytest.approx(reference.high)
 
 
 def test_noise_edge_cases():
     zero = noise_metrics(np.zeros(5), np.zeros(5))
-    assert zero["pdr"] == 0.0 and zero["cohens_h"] == 0.0 and zero["ci_method"] == "degenerate"
+    assert zero.pdr == 0.0 and zero.cohens_h == 0.0 and zero.ci_method == "degenerate"
     one = noise_metrics(np.array([1.0]), np.array([0.0]))
-    assert one["h_ci_low"] is None and one["cohens_h"] == pytest.approx(-math.pi)
+    assert one.h_ci_low is None and one.cohens_h == pytest.approx(-math.pi)
 
 
 def test_answer_order_test_retest():
     original = np.array([1, 1, 0, 1])
     shuffled = np.array([[1, 0], [1, 1], [1, 1], [0, 0]])
     result = retest_metrics(original, shuffled)
-    assert result["accuracy"] == 0.75
-    assert result["test_retest_accuracy"] == pytest.approx(((1 + 1 + 0 + 0) / 4 +
+    assert result.accuracy == 0.75
+    assert result.test_retest_accuracy == pytest.approx(((1 + 1 + 0 + 0) / 4 +
                                                             (0 + 1 + 0 + 0) / 4) / 2)
-    assert result["percent_drop"] == pytest.approx(100 * (0.75 - 0.375) / 0.75)
-    assert retest_metrics(np.zeros(2), np.zeros((2, 3)))["percent_drop"] is None
+    assert result.percent_drop == pytest.approx(100 * (0.75 - 0.375) / 0.75)
+    assert retest_metrics(np.zeros(2), np.zeros((2, 3))).percent_drop is None
 
 
 def test_auroc_matches_sklearn():
@@ -226,7 +226,7 @@ def test_consistency_and_set_scores():
 def test_gibbs_m2_with_a_fixed_number_of_possible_answers():
     result = multiqa_metrics(np.ones((1, 4)), np.array([["a", "a", "b", "b"]]), k_possible=4,
                              permutations_count=0)
-    assert result["gibbs_m2"] == pytest.approx(1 - 4 / 3 * (1 - 0.5))
+    assert result.gibbs_m2 == pytest.approx(1 - 4 / 3 * (1 - 0.5))
 
 
 def test_gibbs_m2_by_the_papers_formula():
@@ -235,7 +235,7 @@ def test_gibbs_m2_by_the_papers_formula():
     complete certainty, 0. M2 = 1 − (.9375 + 0)/2 = .53125."""
     answers = np.array([["a", "a", "b", "c"], ["x", "x", "x", "x"]])
     result = multiqa_metrics(np.ones((2, 4)), answers, permutations_count=0)
-    assert result["gibbs_m2"] == pytest.approx(0.53125)
+    assert result.gibbs_m2 == pytest.approx(0.53125)
 
 
 def test_noise_group_scores_by_the_papers_definition():
@@ -251,19 +251,19 @@ def test_noise_group_scores_by_the_papers_definition():
     original = np.array([1, 1, 1, 0, 0, 1])
     perturbed = np.array([[1, 1], [0, 1], [0, 0], [0, 0], [1, 0], [1, 0]])
     result = noise_group_metrics(original, perturbed)
-    assert result["groups"] == 6 and result["pdr_undefined_groups"] == 1
-    assert result["pdr"] == pytest.approx(0.4)
-    assert result["cohens_h"] == pytest.approx(-math.pi / 4)
-    assert result["h_over_pi"] == pytest.approx(-0.25)
-    assert result["abs_h"] == pytest.approx(5 * math.pi / 12)  # (π/2 + π + π/2 + π/2) / 6
+    assert result.groups == 6 and result.pdr_undefined_groups == 1
+    assert result.pdr == pytest.approx(0.4)
+    assert result.cohens_h == pytest.approx(-math.pi / 4)
+    assert result.h_over_pi == pytest.approx(-0.25)
+    assert result.abs_h == pytest.approx(5 * math.pi / 12)  # (π/2 + π + π/2 + π/2) / 6
     # the interval is scipy's BCa bootstrap over the six group scores (h by the paper's
     # formula, so ties with the mean are the same floats), seed 0
     p_o, p_p = original.astype(float), perturbed.mean(axis=1)
     h = 2 * np.arcsin(np.sqrt(p_p)) - 2 * np.arcsin(np.sqrt(p_o))
     expected = bootstrap((h,), np.mean, n_resamples=2000, method="BCa",
                          random_state=0).confidence_interval
-    assert (result["cohens_h_ci_low"], result["cohens_h_ci_high"]) == pytest.approx(
+    assert (result.cohens_h_ci_low, result.cohens_h_ci_high) == pytest.approx(
         (expected.low, expected.high))
     # an unanswered perturbation is left out of its group's mean, not counted wrong
     gappy = noise_group_metrics(np.array([1.0]), np.array([[1.0, np.nan]]))
-    assert gappy["pdr"] == 0.0 and gappy["cohens_h"] == 0.0
+    assert gappy.pdr == 0.0 and gappy.cohens_h == 0.0

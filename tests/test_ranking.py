@@ -48,11 +48,11 @@ def test_tau_and_interval_against_scipy_and_a_brute_force_bootstrap():
     b = misses(rng, [0.2, 0.1, 0.6, 0.4, 0.9, 0.7])
     (row,) = ranking_stability(outcomes("judge-a", "vanilla", a) +
                                outcomes("judge-b", "vanilla", b), resamples=4000)
-    assert (row["kind"], row["judge_a"], row["judge_b"], row["categories"],
-            row["instances"]) == ("judges", "judge-a", "judge-b", 6, 240)
+    assert (row.kind, row.judge_a, row.judge_b, row.categories,
+            row.instances) == ("judges", "judge-a", "judge-b", 6, 240)
     rate_a = [np.mean(a[c]) for c in sorted(CATEGORIES)]
     rate_b = [np.mean(b[c]) for c in sorted(CATEGORIES)]
-    assert row["tau"] == pytest.approx(kendalltau(rate_a, rate_b).statistic)
+    assert row.tau == pytest.approx(kendalltau(rate_a, rate_b).statistic)
     # the paired bootstrap done the slow way: draw each category's instances (the same
     # for both judges) with replacement, rank, scipy's τ-b; percentile interval
     draws = []
@@ -62,9 +62,9 @@ def test_tau_and_interval_against_scipy_and_a_brute_force_bootstrap():
         y = [np.mean(np.array(b[c])[picked[c]]) for c in sorted(CATEGORIES)]
         draws.append(kendalltau(x, y).statistic)
     low, high = np.nanpercentile(draws, [2.5, 97.5])
-    assert row["ci_low"] == pytest.approx(low, abs=0.07)
-    assert row["ci_high"] == pytest.approx(high, abs=0.07)
-    assert row["ci_low"] <= row["tau"] <= row["ci_high"]
+    assert row.ci_low == pytest.approx(low, abs=0.07)
+    assert row.ci_high == pytest.approx(high, abs=0.07)
+    assert row.ci_low <= row.tau <= row.ci_high
 
 
 def test_pairs_of_judges_and_of_strategies_and_what_cannot_be_ranked():
@@ -73,15 +73,15 @@ def test_pairs_of_judges_and_of_strategies_and_what_cannot_be_ranked():
         outcomes("j1", "vanilla", misses(rng, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]))
         + outcomes("j1", "rubric", misses(rng, [0.6, 0.5, 0.4, 0.3, 0.2, 0.1]))
         + outcomes("j2", "vanilla", {"entity": [True, False]}))  # one category only
-    kinds = {(r["kind"], r["judge_a"], r["strategy_a"], r["judge_b"], r["strategy_b"])
+    kinds = {(r.kind, r.judge_a, r.strategy_a, r.judge_b, r.strategy_b)
              for r in rows}
     assert kinds == {("judges", "j1", "vanilla", "j2", "vanilla"),
                      ("strategies", "j1", "vanilla", "j1", "rubric")}  # the paper's order
-    one_category = next(r for r in rows if r["kind"] == "judges")
-    assert one_category["categories"] == 1 and one_category["tau"] is None
-    reversed_ = next(r for r in rows if r["kind"] == "strategies")
-    assert reversed_["tau"] < 0  # the strategies find opposite categories hard
-    assert reversed_["ci_low"] is not None and reversed_["fewest_per_category"] == 40
+    one_category = next(r for r in rows if r.kind == "judges")
+    assert one_category.categories == 1 and one_category.tau is None
+    reversed_ = next(r for r in rows if r.kind == "strategies")
+    assert reversed_.tau < 0  # the strategies find opposite categories hard
+    assert reversed_.ci_low is not None and reversed_.fewest_per_category == 40
     assert ranking_stability(outcomes("j", "vanilla", {"entity": [True]})) == []
 
 

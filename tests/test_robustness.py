@@ -279,11 +279,11 @@ def test_score_judges_maqa_rows_without_correct_as_answer_sets(tmp_path):
     table.write_text("".join(json.dumps({"item_id": q, "variant": "original", "sample": s,
                                          "answer": a, "gold": g, "suite": "maqa"}) + "\n"
                              for q, s, a, g in rows))
-    maqa = score_answers(str(table))["suites"]["maqa"]
-    assert maqa["accuracy"] == pytest.approx(2 / 4)
-    assert maqa["precision"] == pytest.approx((1 + 0.5 + 1 + 0) / 4)
-    assert maqa["recall"] == pytest.approx((1 + 0.5 + 0.5 + 0) / 4)
-    assert maqa["f1"] == pytest.approx((1 + 0.5 + 2 / 3 + 0) / 4)
+    maqa = score_answers(str(table)).suites.maqa
+    assert maqa.accuracy == pytest.approx(2 / 4)
+    assert maqa.precision == pytest.approx((1 + 0.5 + 1 + 0) / 4)
+    assert maqa.recall == pytest.approx((1 + 0.5 + 0.5 + 0) / 4)
+    assert maqa.f1 == pytest.approx((1 + 0.5 + 2 / 3 + 0) / 4)
 
 
 def test_score_exits_as_run_does_and_names_model_and_table(tmp_path):
@@ -302,3 +302,68 @@ def test_score_exits_as_run_does_and_names_model_and_table(tmp_path):
     result = CliRunner().invoke(main, ["robustness", "score", str(good)], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "openai/m · answers.csv" in result.output
+
+
+def test_robustness_json_is_written_and_read_through_its_model(tmp_path):
+    """Issue 25: robustness.json is a RobustnessResults: written through the model with
+    every field present, read back equal, an older (version 1) file still read, and a
+    file that does not match is one message naming the file and the field (exit 2)."""
+    from fbi.metrics import MultiQAMetrics, RobustnessResults
+
+    table = tmp_path / "answers.csv"
+    table.write_text("question_id,variant,answer,gold,suite,model\n" + "".join(
+        f"q{q},{v},{answer},Paris,multiqa,openai/m\n" for q, answers in
+        ((1, ("Paris", "Paris", "Lyon")), (2, ("Paris", "Rome", "Rome")))
+        for v, answer in enumerate(answers)))
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"kind": "robustness"}))
+    written = folder / "robustness.json"
+    result = CliRunner().invoke(main, ["robustness", "score", str(table), "--output",
+                                       str(written)])
+    assert result.exit_code == 0, result.output
+    stored = json.loads(written.read_text())
+    assert stored["schema_version"] == 2
+    assert set(stored["suites"]) == {"multiqa"}  # only the suites that gave metrics
+    assert set(stored["suites"]["multiqa"]) == set(MultiQAMetrics.model_fields)
+    assert RobustnessResults.model_validate(stored).model_dump(mode="json") == stored
+    # 3 answers a question: base accuracy 2/2, mean 3/6 right, worst case 0 (hand-worked)
+    multiqa = stored["suites"]["multiqa"]
+    assert (multiqa["base_accuracy"], multiqa["mean_accuracy"], multiqa["worst_case"]) == \
+        (1.0, pytest.approx(3 / 6), 0.0)
+
+    report = CliRunner().invoke(main, ["report", str(folder), "--output",
+                                       str(tmp_path / "out"), "--format", "json"])
+    assert report.exit_code == 0, report.output
+    (entry,) = json.loads((tmp_path / "out" / "summary.json").read_text())["robustness"]
+    assert entry["suites"]["multiqa"]["mean_accuracy"] == pytest.approx(3 / 6)
+
+    older = {**stored, "schema_version": 1, "suites": {"multiqa": {
+        k: v for k, v in multiqa.items() if not k.startswith(("permut", "cronbach_alpha_p",
+                                                              "fleiss_kappa_p"))}}}
+    written.write_text(json.dumps(older))
+    again = CliRunner().invoke(main, ["report", str(folder), "--output",
+                                      str(tmp_path / "out"), "--format", "json"])
+    assert again.exit_code == 0, again.output
+
+    written.write_text(json.dumps({**stored, "suites": {"multiqa": {
+        **multiqa, "certainty": "high"}}}))
+    broken = CliRunner().invoke(main, ["report", str(folder), "--output",
+                                       str(tmp_path / "out"), "--format", "json"])
+    assert broken.exit_code == 2
+    assert "robustness.json" in broken.output and "suites.multiqa.certainty" in broken.output
+    assert "Traceback" not in broken.output
+
+
+def test_a_metric_that_cannot_be_computed_is_none_not_nan():
+    """NaN from numpy (a constant column) reaches every writer as None."""
+    import numpy as np
+
+    from fbi.metrics import NoiseMetrics
+
+    metrics = NoiseMetrics(questions=np.int64(2), accuracy_original=np.float64(0.5),
+                           accuracy_perturbed=0.5, pdr=float("nan"), cohens_h=np.nan,
+                           h_over_pi=None, abs_h=None, effect="essentially zero",
+                           h_ci_low=None, h_ci_high=None, ci_method=None)
+    assert metrics.pdr is None and metrics.cohens_h is None
+    assert type(metrics.questions) is int and metrics.model_dump_json().count("NaN") == 0

@@ -117,16 +117,16 @@ def test_rates_under_both_scores_by_the_fbi_rules():
         judgment("g", "perturbed", 10, 9.6, paradigm="reference"),
     ]
     single, reference = weighted_rates(records)
-    assert (single["strategy"], single["instances"], single["without_weights"]) == \
+    assert (single.strategy, single.instances, single.without_weights) == \
         ("vanilla", 3, 1)
-    assert single["sampled_rate"] == pytest.approx(2 / 3)  # a (tie) and c
-    assert single["expected_rate"] == pytest.approx(1 / 3)  # c (tie)
-    assert (single["sampled_ties"], single["expected_ties"]) == (2, 1)  # a, e / c
-    assert (single["sampled_si_retained"], single["expected_si_retained"]) == (1.0, 0.0)
+    assert single.sampled_rate == pytest.approx(2 / 3)  # a (tie) and c
+    assert single.expected_rate == pytest.approx(1 / 3)  # c (tie)
+    assert (single.sampled_ties, single.expected_ties) == (2, 1)  # a, e / c
+    assert (single.sampled_si_retained, single.expected_si_retained) == (1.0, 0.0)
     low, high = proportion_confint(1, 3, method="wilson")
-    assert (single["expected_ci_low"], single["expected_ci_high"]) == \
+    assert (single.expected_ci_low, single.expected_ci_high) == \
         (pytest.approx(low), pytest.approx(high))
-    assert reference["sampled_rate"] == 1.0 and reference["expected_rate"] == 0.5
+    assert reference.sampled_rate == 1.0 and reference.expected_rate == 0.5
 
 
 def test_a_reread_that_changes_the_score_drops_its_weights():

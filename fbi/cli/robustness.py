@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -27,6 +27,9 @@ from fbi.cli._run import (
     timeout_option,
 )
 from fbi.llm import LOCAL_JUDGE
+
+if TYPE_CHECKING:
+    from fbi.metrics import RobustnessResults
 
 
 @click.group()
@@ -113,14 +116,15 @@ def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, sampl
     metrics = output / "robustness.json"
     finished = not (totals.interrupted or totals.stopped_by_budget or totals.in_batches
                     or totals.stopped_by)
-    if metrics.exists() and finished:
-        summary = json.loads(metrics.read_text(encoding="utf-8"))
+    from fbi.report import load_robustness
+
+    summary = load_robustness(output) if metrics.exists() and finished else None
+    if summary is not None:
         print_summary(summary)
         console.print(f"Answers in {output / 'answers.jsonl'}; metrics in {metrics}; "
                       f"`fbi report {output}` renders them.")
     exit_for(totals)
-    if finished and metrics.exists() and \
-            json.loads(metrics.read_text(encoding="utf-8"))["failed_suites"]:
+    if summary is not None and summary.failed_suites:
         sys.exit(1)
 
 
@@ -144,23 +148,22 @@ def score(answers, correctness, possible_answers, output, replace) -> None:
     summary = score_answers(str(answers), correctness, possible_answers=possible_answers)
     print_summary(summary)
     if output:
-        write_atomically(output, json.dumps(summary, indent=2) + "\n")
+        write_atomically(output, summary.model_dump_json(indent=2) + "\n")
         console.print(f"wrote {output}")
-    if summary.get("failed_suites"):
+    if summary.failed_suites:
         sys.exit(1)  # as `robustness run` does on the same answers
 
 
-def print_summary(summary: dict) -> None:
+def print_summary(summary: RobustnessResults) -> None:
     """The report's robustness tables, for this one run (or answers table)."""
     from fbi.report import RobustnessEntry, suite_tables
 
-    for suite, reason in summary.get("failed_suites", {}).items():
+    for suite, reason in summary.failed_suites.items():
         console.print(f"[red]suite {suite} failed:[/] {reason}")
-    for suite, reason in summary.get("skipped_suites", {}).items():
+    for suite, reason in summary.skipped_suites.items():
         console.print(f"suite {suite} skipped: {reason}")
-    run = RobustnessEntry.model_validate({
-        "folder": "", **summary, "model": summary.get("model") or "–",
-        "dataset": summary.get("dataset") or summary.get("source") or "–"})
+    run = RobustnessEntry(**{**dict(summary), "folder": "", "model": summary.model or "–",
+                             "dataset": summary.dataset or summary.source or "–"})
     for title, header, rows in suite_tables([run]):
         console.print(transposed(title, header, rows))
 

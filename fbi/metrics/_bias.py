@@ -20,11 +20,16 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import TypeVar
 
 from fbi.metrics._outcomes import InstanceOutcome
 from fbi.metrics._rates import wilson_interval
+from fbi.metrics._results import BandRate, LengthBiasRow, SelfPreferenceRow
 from fbi.records import Instance
 from fbi.taxonomy import get_category
+
+#: A row of one slice: a length band or a model family.
+Band = TypeVar("Band", bound=BandRate)
 
 LENGTH_BANDS = ((0.9, "shorter"), (1.1, "about equal"), (float("inf"), "longer"))
 
@@ -51,16 +56,16 @@ def _readable_errors(outcomes: Iterable[InstanceOutcome], instances: dict[str, I
             yield outcome, instance
 
 
-def _rate_row(base: dict, missed: list[bool]) -> dict:
+def _rate_row(model: type[Band], missed: list[bool], **fields) -> Band:
     interval = wilson_interval(sum(missed), len(missed))
-    return {**base, "n": len(missed), "undetected": sum(missed),
-            "rate": sum(missed) / len(missed) if missed else None,
-            "ci_low": interval[0] if interval else None,
-            "ci_high": interval[1] if interval else None}
+    return model(**fields, n=len(missed), undetected=sum(missed),
+                 rate=sum(missed) / len(missed) if missed else None,
+                 ci_low=interval[0] if interval else None,
+                 ci_high=interval[1] if interval else None)
 
 
 def length_bias(outcomes: Iterable[InstanceOutcome],
-                instances: dict[str, Instance]) -> list[dict]:
+                instances: dict[str, Instance]) -> list[LengthBiasRow]:
     """Per judge × strategy × length band: readable error instances, undetected, rate."""
     groups: dict[tuple[str, str, str], list[bool]] = defaultdict(list)
     bands: dict[str, str] = {}  # instance id → band: every judge and strategy shares it
@@ -71,13 +76,13 @@ def length_bias(outcomes: Iterable[InstanceOutcome],
                                                     instance.perturbed_answer)
         groups[(outcome.judge, outcome.strategy, band)].append(outcome.outcome == "undetected")
     order = [label for _, label in LENGTH_BANDS]
-    return [_rate_row({"judge": judge, "strategy": strategy, "band": band}, missed)
+    return [_rate_row(LengthBiasRow, missed, judge=judge, strategy=strategy, band=band)
             for (judge, strategy, band), missed in
             sorted(groups.items(), key=lambda item: (item[0][:2], order.index(item[0][2])))]
 
 
 def self_preference(outcomes: Iterable[InstanceOutcome], instances: dict[str, Instance],
-                    judge_models: dict[str, str]) -> list[dict]:
+                    judge_models: dict[str, str]) -> list[SelfPreferenceRow]:
     """Per judge × strategy, where gold answers name their model: the undetected rate on
     gold answers of the judge's own family (``same_family`` true) and on the rest."""
     groups: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
@@ -87,6 +92,7 @@ def self_preference(outcomes: Iterable[InstanceOutcome], instances: dict[str, In
         judge_family = model_family(judge_models.get(outcome.judge, outcome.judge))
         same = model_family(instance.provenance.gold_model) == judge_family
         groups[(outcome.judge, outcome.strategy, same)].append(outcome.outcome == "undetected")
-    return [_rate_row({"judge": judge, "strategy": strategy, "same_family": same,
-                       "judge_family": model_family(judge_models.get(judge, judge))}, missed)
+    return [_rate_row(SelfPreferenceRow, missed, judge=judge, strategy=strategy,
+                      same_family=same,
+                      judge_family=model_family(judge_models.get(judge, judge)))
             for (judge, strategy, same), missed in sorted(groups.items())]

@@ -21,6 +21,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from fbi.metrics._outcomes import InstanceOutcome
+from fbi.metrics._results import ComparisonRow
 from fbi.taxonomy import get_category
 
 SIGNIFICANCE = 0.05
@@ -54,7 +55,7 @@ Side = tuple[str, str]
 
 
 def paired_comparisons(outcomes: Iterable[InstanceOutcome],
-                       named: Sequence[tuple[Side, Side]] = ()) -> list[dict]:
+                       named: Sequence[tuple[Side, Side]] = ()) -> list[ComparisonRow]:
     """Every pair of judges (run labels) under every strategy both ran, per group; then
     each pair the user named (``((judge, strategy), (judge, strategy))``: two strategies
     of one judge, or two judges under different strategies), each its own Holm family.
@@ -66,7 +67,7 @@ def paired_comparisons(outcomes: Iterable[InstanceOutcome],
     readable = readable_by_side(outcomes)
     judges = sorted({judge for judge, _ in readable})
     strategies = sorted({strategy for _, strategy in readable})
-    rows: list[dict] = []
+    rows: list[ComparisonRow] = []
     for strategy in strategies:
         sides = {(judge, strategy): readable[(judge, strategy)] for judge in judges
                  if (judge, strategy) in readable}
@@ -94,12 +95,11 @@ def readable_by_side(outcomes: Iterable[InstanceOutcome]
     return readable
 
 
-def _family(family: list[dict], named: bool) -> list[dict]:
-    for row, adjusted in zip(family, holm([r["p"] for r in family]), strict=True):
-        row["p_adjusted"] = adjusted
-        row["significant"] = adjusted < SIGNIFICANCE
-        row["named"] = named
-    return family
+def _family(family: list[dict], named: bool) -> list[ComparisonRow]:
+    """One pair's tests as rows, their p-values Holm-adjusted within the family."""
+    return [ComparisonRow(**test, p_adjusted=adjusted, significant=adjusted < SIGNIFICANCE,
+                          named=named)
+            for test, adjusted in zip(family, holm([t["p"] for t in family]), strict=True)]
 
 
 class MissTable:

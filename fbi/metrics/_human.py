@@ -42,6 +42,7 @@ from typing import Literal
 import numpy as np
 
 from fbi.metrics._outcomes import judgments_by_instance, pairwise_class
+from fbi.metrics._results import Agreement, HumanAgreement, JudgeAgreement
 from fbi.taxonomy import strategy_order
 
 Verdict = Literal["a", "b", "tie"]
@@ -73,12 +74,11 @@ class _Item:
 
 
 def human_agreement(judgments: Iterable, labels: Iterable[HumanLabel],
-                    resamples: int = HUMAN_RESAMPLES, seed: int = 0) -> dict[str, list[dict]]:
-    """``{"judge": rows, "humans": rows}``. A judge row per judge × strategy × group
-    (overall, each ability, each category) with any labelled instance: ``n_with_ties``,
-    ``agreement_with_ties``, ``n_without_ties``, ``agreement_without_ties``, ``kappa``,
-    ``n_scores``, ``spearman``, ``kendall``, each rate with ``…_ci_low``/``…_ci_high``.
-    A humans row per group: the same agreement fields between the people."""
+                    resamples: int = HUMAN_RESAMPLES, seed: int = 0) -> HumanAgreement:
+    """A judge row per judge × strategy × group (overall, each ability, each category)
+    with any labelled instance: agreement with and without ties, Cohen's κ, and Spearman's
+    ρ and Kendall's τ-b against the mean human score, each with its 95% interval. A
+    humans row per group: the same agreement between the people (the ceiling)."""
     labels = list(labels)
     votes: dict[str, list[Verdict]] = defaultdict(list)
     scored: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -98,8 +98,8 @@ def human_agreement(judgments: Iterable, labels: Iterable[HumanLabel],
             row = _judge_row(members, votes, scored, resamples, np.random.default_rng(
                 rng_seed.spawn(1)[0]))
             if row is not None:
-                judge_rows.append({"judge": judge, "strategy": strategy, "level": level,
-                                   "group": group, **row})
+                judge_rows.append(JudgeAgreement(judge=judge, strategy=strategy,
+                                                 level=level, group=group, **row))
     human_rows = []
     instances = {instance_id: roles for items in groups_seen.values()
                  for instance_id, roles in items}
@@ -107,8 +107,8 @@ def human_agreement(judgments: Iterable, labels: Iterable[HumanLabel],
         row = _human_row([votes.get(i, []) for i, _ in members], resamples,
                          np.random.default_rng(rng_seed.spawn(1)[0]))
         if row is not None:
-            human_rows.append({"level": level, "group": group, **row})
-    return {"judge": judge_rows, "humans": human_rows}
+            human_rows.append(Agreement(level=level, group=group, **row))
+    return HumanAgreement(judge=judge_rows, humans=human_rows)
 
 
 def _groups(items: list[tuple[str, dict]]):

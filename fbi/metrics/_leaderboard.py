@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from fbi.metrics._results import GroupRate, LeaderboardRow, PairwiseBreakdown
 from fbi.records import Judgment
 
 ABILITIES = ("LF", "F", "IF", "R")
 
 
-def leaderboard(rates: list[dict], pairwise: list[dict],
-                judgments: Iterable[Judgment]) -> list[dict]:
+def leaderboard(rates: list[GroupRate], pairwise: list[PairwiseBreakdown],
+                judgments: Iterable[Judgment]) -> list[LeaderboardRow]:
     """One row per judge × strategy, ranked by the overall undetected rate (lowest
     first; a pair with no readable verdict last), with its 95% interval, the per-ability
     rates, SI retained, the unparseable share, the pairwise flip rate, and cost and model
@@ -23,19 +24,18 @@ def leaderboard(rates: list[dict], pairwise: list[dict],
         usage[(judgment.judge, judgment.strategy)].append(judgment)
     rows: dict[tuple[str, str], dict] = {}
     for rate in rates:
-        key = (rate["judge"], rate["strategy"])
+        key = (rate.judge, rate.strategy)
         row = rows.setdefault(key, {"judge": key[0], "strategy": key[1],
-                                    "paradigm": rate["paradigm"]})
-        if rate["level"] == "overall":
-            row.update(rate=rate["rate"], ci_low=rate["ci_low"], ci_high=rate["ci_high"],
-                       instances=rate["instances"],
-                       unparseable_share=rate["unparseable"] / rate["n"] if rate["n"] else None)
-        elif rate["level"] == "ability":
-            row[rate["group"]] = rate["rate"]
-        elif rate["level"] == "score-invariant":
-            row["SI_retained"] = rate["rate"]
-    flips = {(p["judge"], p["strategy"]): p["flip_rate"] for p in pairwise
-             if p["group"] == "all"}
+                                    "paradigm": rate.paradigm})
+        if rate.level == "overall":
+            row.update(rate=rate.rate, ci_low=rate.ci_low, ci_high=rate.ci_high,
+                       instances=rate.instances,
+                       unparseable_share=rate.unparseable / rate.n if rate.n else None)
+        elif rate.level == "ability":
+            row[rate.group] = rate.rate
+        elif rate.level == "score-invariant":
+            row["SI_retained"] = rate.rate
+    flips = {(p.judge, p.strategy): p.flip_rate for p in pairwise if p.group == "all"}
     for key, row in rows.items():
         calls = [j for j in usage.get(key, []) if j.status != "error"]
         paid = [j for j in calls if not j.cached]
@@ -52,7 +52,7 @@ def leaderboard(rates: list[dict], pairwise: list[dict],
     ranked = sorted(rows.values(), key=lambda r: (r["rate"] is None, r["rate"] or 0.0,
                                                   r["judge"], r["strategy"]))
     _rank_with_ties(ranked)
-    return ranked
+    return [LeaderboardRow(**row) for row in ranked]
 
 
 def _rank_with_ties(ranked: list[dict]) -> None:

@@ -17,13 +17,14 @@ from collections.abc import Iterable, Mapping
 
 from fbi.metrics._compare import mcnemar_exact_p
 from fbi.metrics._outcomes import InstanceOutcome
+from fbi.metrics._results import ManipulationRow
 from fbi.taxonomy import strategy_order
 
 READABLE = ("detected", "undetected")
 
 
 def manipulation_effects(outcomes: Iterable[InstanceOutcome],
-                         twin_of: Mapping[str, str]) -> list[dict]:
+                         twin_of: Mapping[str, str]) -> list[ManipulationRow]:
     """One row per judge × strategy × manipulation kind: ``pairs`` (both judged
     readably), ``caught_before`` (twin detected), ``missed_after`` (of those, missed once
     manipulated), ``caught_after_only``, ``missed_before_rate`` and ``missed_after_rate``
@@ -52,11 +53,11 @@ def manipulation_effects(outcomes: Iterable[InstanceOutcome],
     rows = []
     for (judge, strategy, category), (pairs, caught, missed, gained) in sorted(
             counts.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]), kv[0][2])):
-        rows.append({
-            "judge": judge, "strategy": strategy,
-            "manipulation": category.removeprefix("manipulation/"), "pairs": pairs,
-            "caught_before": caught, "missed_after": missed, "caught_after_only": gained,
-            "missed_before_rate": (pairs - caught) / pairs,
-            "missed_after_rate": (pairs - caught + missed - gained) / pairs,
-            "p": mcnemar_exact_p(missed, gained)})
+        rows.append(ManipulationRow(
+            judge=judge, strategy=strategy,
+            manipulation=category.removeprefix("manipulation/"), pairs=pairs,
+            caught_before=caught, missed_after=missed, caught_after_only=gained,
+            missed_before_rate=(pairs - caught) / pairs,
+            missed_after_rate=(pairs - caught + missed - gained) / pairs,
+            p=mcnemar_exact_p(missed, gained)))
     return rows

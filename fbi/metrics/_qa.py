@@ -74,6 +74,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fbi.metrics._agreement import fleiss_kappa
+from fbi.metrics._qa_results import (
+    MultiQAMetrics,
+    NoiseGroupMetrics,
+    NoiseMetrics,
+    RetestMetrics,
+)
 
 if TYPE_CHECKING:  # pandas is imported where it is used: it costs every command 0.3 s
     import pandas as pd
@@ -151,7 +157,7 @@ def cluster_sizes(labels: np.ndarray) -> np.ndarray:
 
 
 def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | None = None,
-                    permutations_count: int = 1000, seed: int = 0) -> dict:
+                    permutations_count: int = 1000, seed: int = 0) -> MultiQAMetrics:
     """The MultiQ&A metrics (§5) of a questions × variants table of correctness and answers:
     accuracies, item difficulty, normalised certainty, Gibbs' M2, Fleiss' κ, Cronbach's
     α (KR-20), and fbi's permutation figures."""
@@ -185,7 +191,7 @@ def multiqa_metrics(correct: np.ndarray, answers: np.ndarray, k_possible: int | 
     }
     if permutations_count and k >= 2:
         result.update(permutation_aggregates(correct, sizes, permutations_count, seed))
-    return result
+    return MultiQAMetrics(**result)
 
 
 def kr20(correct: np.ndarray) -> float | None:
@@ -297,7 +303,7 @@ def performance_drop_rate(p_original: float, p_perturbed: float) -> float | None
 
 
 def noise_group_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,
-                        resamples: int = 2000) -> dict:
+                        resamples: int = 2000) -> NoiseGroupMetrics:
     """The noise paper's group scores (see the module docstring).
 
     ``original``: (N,) 0/1 score of each original question; ``perturbed``: (N × m) 0/1
@@ -318,7 +324,7 @@ def noise_group_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int =
                     "groups_incomplete": int((~complete).sum()),
                     "pdr_undefined_groups": int((~defined).sum())}
     if not complete.any():
-        return result
+        return NoiseGroupMetrics(**result)
     result.update(accuracy_original=float(p_o.mean()), accuracy_perturbed=float(p_p.mean()))
     for name, values in (("pdr", pdr[defined]), ("cohens_h", h), ("h_over_pi", h / math.pi),
                          ("abs_h", np.abs(h))):
@@ -327,7 +333,7 @@ def noise_group_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int =
         result.update({f"{name}_ci_low": low, f"{name}_ci_high": high,
                        f"{name}_ci_method": method})
     result["effect"] = effect_size_label(result["cohens_h"])
-    return result
+    return NoiseGroupMetrics(**result)
 
 
 def bootstrap_mean(values: np.ndarray, seed: int = 0, resamples: int = 2000
@@ -354,7 +360,7 @@ def bootstrap_mean(values: np.ndarray, seed: int = 0, resamples: int = 2000
 
 
 def noise_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,
-                  resamples: int = 2000) -> dict:
+                  resamples: int = 2000) -> NoiseMetrics:
     """Paired correctness (one value per question) before and after one kind of noise."""
     original = np.asarray(original, dtype=np.float64)
     perturbed = np.asarray(perturbed, dtype=np.float64)
@@ -367,7 +373,7 @@ def noise_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,
     if len(original) >= 2:
         low, high, method = _paired_bootstrap_h(original, perturbed, seed, resamples)
         result.update(h_ci_low=low, h_ci_high=high, ci_method=method)
-    return result
+    return NoiseMetrics(**result)
 
 
 def _paired_bootstrap_h(original, perturbed, seed, resamples):
@@ -397,15 +403,16 @@ def _paired_bootstrap_h(original, perturbed, seed, resamples):
 # ------------------------------------------------------------------ answer order
 
 
-def retest_metrics(original: np.ndarray, shuffled: np.ndarray) -> dict:
+def retest_metrics(original: np.ndarray, shuffled: np.ndarray) -> RetestMetrics:
     """``original``: (N,) correctness; ``shuffled``: (N × K) correctness per shuffle."""
     original = np.asarray(original, dtype=bool)
     shuffled = np.asarray(shuffled, dtype=bool)
     accuracy = float(original.mean())
     retest = float((original[:, None] & shuffled).mean(axis=0).mean())
-    return {"questions": len(original), "shuffles": shuffled.shape[1], "accuracy": accuracy,
-            "test_retest_accuracy": retest,
-            "percent_drop": None if accuracy == 0 else 100 * (accuracy - retest) / accuracy}
+    return RetestMetrics(
+        questions=len(original), shuffles=shuffled.shape[1], accuracy=accuracy,
+        test_retest_accuracy=retest,
+        percent_drop=None if accuracy == 0 else 100 * (accuracy - retest) / accuracy)
 
 
 # ------------------------------------------------------------------ MAQA

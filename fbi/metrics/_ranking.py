@@ -24,6 +24,7 @@ import numpy as np
 
 from fbi.metrics._compare import Side, readable_by_side
 from fbi.metrics._outcomes import InstanceOutcome
+from fbi.metrics._results import RankingRow
 from fbi.taxonomy import strategy_order
 
 #: Fewer than the rates' 2,000: 1,000 resamples give a 95% percentile interval of τ to
@@ -51,7 +52,7 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def ranking_stability(outcomes: Iterable[InstanceOutcome],
-                      resamples: int = RANKING_RESAMPLES, seed: int = 0) -> list[dict]:
+                      resamples: int = RANKING_RESAMPLES, seed: int = 0) -> list[RankingRow]:
     """One row per pair of sides: ``kind`` ("judges": two judges under one strategy;
     "strategies": one judge's two strategies), both sides, ``categories`` ranked (those
     both judged), ``instances`` both judged readably in them, ``tau`` (None with fewer
@@ -77,7 +78,7 @@ def ranking_stability(outcomes: Iterable[InstanceOutcome],
     pairs = [("judges", a, b) for group in by_strategy.values() for a, b in combinations(group, 2)]
     pairs += [("strategies", a, b) for group in by_judge.values()
               for a, b in combinations(group, 2)]
-    rows = []
+    rows: list[RankingRow] = []
     for kind, a, b in pairs:
         ranked = ~np.isnan(rates[a]) & ~np.isnan(rates[b])
         row = {"kind": kind, "judge_a": a[0], "strategy_a": a[1], "judge_b": b[0],
@@ -95,7 +96,7 @@ def ranking_stability(outcomes: Iterable[InstanceOutcome],
             if taus.size and row["fewest_per_category"] >= MIN_PER_CATEGORY:
                 row["ci_low"], row["ci_high"] = (float(v) for v in np.percentile(
                     taus, [2.5, 97.5]))
-        rows.append(row)
+        rows.append(RankingRow(**row))
     return rows
 
 

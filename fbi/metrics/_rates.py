@@ -34,7 +34,12 @@ from functools import lru_cache
 import numpy as np
 
 from fbi.metrics._outcomes import InstanceOutcome
-from fbi.metrics._results import GroupRate, PairwiseBreakdown, ReferenceHistogram
+from fbi.metrics._results import (
+    GroupRate,
+    JudgeStabilityRow,
+    PairwiseBreakdown,
+    ReferenceHistogram,
+)
 from fbi.records import Judgment
 from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
 
@@ -220,7 +225,7 @@ def reference_histograms(outcomes: Iterable[InstanceOutcome]) -> list[ReferenceH
             for k, c in sorted(buckets.items())]
 
 
-def judge_stability(judgments: list[Judgment]) -> list[dict]:
+def judge_stability(judgments: list[Judgment]) -> list[JudgeStabilityRow]:
     """A judge's own stability, per judge × strategy.
 
     Single-answer strategies: Cohen's h between the judge's acceptance of gold answers
@@ -231,7 +236,7 @@ def judge_stability(judgments: list[Judgment]) -> list[dict]:
     """
     from fbi.metrics._qa import cohens_h, effect_size_label, retest_metrics
 
-    rows = []
+    rows: list[JudgeStabilityRow] = []
     by_run: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
     for j in judgments:
         if j.status == "ok":
@@ -245,10 +250,10 @@ def judge_stability(judgments: list[Judgment]) -> list[dict]:
             if gold and invariant:
                 p_gold, p_si = float(np.mean(gold)), float(np.mean(invariant))
                 h = cohens_h(p_gold, p_si)
-                rows.append({"judge": judge, "strategy": strategy, "paradigm": paradigm,
-                             "gold_accepted": p_gold, "si_accepted": p_si,
-                             "n_gold": len(gold), "n_si": len(invariant), "cohens_h": h,
-                             "effect": effect_size_label(h)})
+                rows.append(JudgeStabilityRow(
+                    judge=judge, strategy=strategy, paradigm=paradigm, gold_accepted=p_gold,
+                    si_accepted=p_si, n_gold=len(gold), n_si=len(invariant), cohens_h=h,
+                    effect=effect_size_label(h)))
         elif paradigm == "pairwise":
             orders: dict[str, dict[str, bool]] = defaultdict(dict)
             for j in items:
@@ -259,11 +264,11 @@ def judge_stability(judgments: list[Judgment]) -> list[dict]:
                 first = np.array([a for a, _ in both])
                 second = np.array([[b] for _, b in both])
                 retest = retest_metrics(first, second)
-                rows.append({"judge": judge, "strategy": strategy, "paradigm": paradigm,
-                             "pairs": len(both),
-                             "gold_chosen_gold_first": retest["accuracy"],
-                             "gold_chosen_both_orders": retest["test_retest_accuracy"],
-                             "percent_drop": retest["percent_drop"]})
+                rows.append(JudgeStabilityRow(
+                    judge=judge, strategy=strategy, paradigm=paradigm, pairs=len(both),
+                    gold_chosen_gold_first=retest.accuracy,
+                    gold_chosen_both_orders=retest.test_retest_accuracy,
+                    percent_drop=retest.percent_drop))
     return rows
 
 

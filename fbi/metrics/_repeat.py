@@ -20,13 +20,14 @@ import numpy as np
 
 from fbi.metrics._agreement import fleiss_kappa
 from fbi.metrics._outcomes import instance_outcomes
+from fbi.metrics._results import RepeatabilityRow
 from fbi.records import Judgment
 from fbi.taxonomy import get_category
 
 _BAD = ("detected", "penalised")  # the judge saw the change as a flaw
 
 
-def repeatability(judgments: Iterable[Judgment]) -> list[dict]:
+def repeatability(judgments: Iterable[Judgment]) -> list[RepeatabilityRow]:
     """One row per judge × strategy that has more than one sample."""
     by_sample: dict[int, list[Judgment]] = defaultdict(list)
     for judgment in judgments:
@@ -41,7 +42,7 @@ def repeatability(judgments: Iterable[Judgment]) -> list[dict]:
                 continue
             outcomes[(outcome.judge, outcome.strategy)][outcome.instance_id][sample] = \
                 outcome.outcome
-    rows = []
+    rows: list[RepeatabilityRow] = []
     samples = sorted(by_sample)
     for (judge, strategy), per_instance in sorted(outcomes.items()):
         complete = {i: s for i, s in per_instance.items()
@@ -56,12 +57,11 @@ def repeatability(judgments: Iterable[Judgment]) -> list[dict]:
             rates.append(sum(o == "undetected" for o in errors) / len(errors)
                          if errors else None)
         known = [r for r in rates if r is not None]
-        rows.append({
-            "judge": judge, "strategy": strategy, "samples": len(samples),
-            "instances": len(complete),
-            "changed_share": sum(len(set(f)) > 1 for f in flaws) / len(flaws),
-            "fleiss_kappa": fleiss_kappa(table), "sample_rates": rates,
-            "rate_mean": sum(known) / len(known) if known else None,
-            "rate_min": min(known) if known else None,
-            "rate_max": max(known) if known else None})
+        rows.append(RepeatabilityRow(
+            judge=judge, strategy=strategy, samples=len(samples), instances=len(complete),
+            changed_share=sum(len(set(f)) > 1 for f in flaws) / len(flaws),
+            fleiss_kappa=fleiss_kappa(table), sample_rates=rates,
+            rate_mean=sum(known) / len(known) if known else None,
+            rate_min=min(known) if known else None,
+            rate_max=max(known) if known else None))
     return rows

@@ -1,5 +1,5 @@
-"""The typed rows metric functions return, each field documented: the same models make
-up the report's ``summary.json`` (:mod:`fbi.report._schema`)."""
+"""The typed rows the metric functions return, each field documented. The same models make
+up the report's ``summary.json`` (``fbi.report.Summary``), so a field is described once."""
 
 from __future__ import annotations
 
@@ -7,16 +7,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Rate = float | None  # a share; None where nothing could be counted
+Share = float | None  # a share; None where nothing could be counted
+Statistic = float | None  # a test statistic or p-value; None where it cannot be computed
 
 
 class Row(BaseModel):
     """A row of one summary table: immutable, and nothing but its fields."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    def as_dict(self) -> dict:
-        return self.model_dump()
 
 
 class JudgeStrategy(Row):
@@ -49,17 +47,17 @@ class GroupRate(JudgeStrategy):
     """With an unreadable or failed verdict."""
     missing: int
     """Without a judgment."""
-    rate: Rate
+    rate: Share
     """fbi's rate: undetected (SI: retained) over the readable verdicts."""
-    ci_low: Rate
+    ci_low: Share
     """The rate's 95% interval, low end."""
-    ci_high: Rate
+    ci_high: Share
     """The rate's 95% interval, high end."""
     ci_method: str | None
     """``wilson``, ``bootstrap`` or ``wilson-pooled``."""
-    worst_case_rate: Rate
+    worst_case_rate: Share
     """Unreadable verdicts counted as undetected (SI: as penalised)."""
-    paper_rate: Rate
+    paper_rate: Share
     """The paper's convention (§5, Tables 3–17)."""
 
 
@@ -81,15 +79,15 @@ class PairwiseBreakdown(JudgeStrategy):
     """Anything else."""
     unparseable: int
     """An order unreadable."""
-    flip_rate: Rate
+    flip_rate: Share
     """Share of pairs whose mapped verdict changes with the order."""
-    first_slot_share: Rate
+    first_slot_share: Share
     """Share of A among A/B verdicts (0.5: no position preference)."""
     slot_choices: int
     """The A/B verdicts it is over."""
-    first_slot_ci_low: Rate
+    first_slot_ci_low: Share
     """Its Wilson 95% interval, low end."""
-    first_slot_ci_high: Rate
+    first_slot_ci_high: Share
     """Its Wilson 95% interval, high end."""
 
 
@@ -108,3 +106,306 @@ class ReferenceHistogram(JudgeStrategy):
     """Given less."""
     unparseable: int
     """Unreadable."""
+
+
+class ComparisonRow(Row):
+    """Two sides' paired test on one group (:func:`fbi.metrics.paired_comparisons`)."""
+
+    judge_a: str
+    """Side A's run label."""
+    judge_b: str
+    """Side B's run label."""
+    strategy: str
+    """Side A's strategy."""
+    strategy_b: str
+    """Side B's strategy (the same unless the pair was named)."""
+    named: bool
+    """Named with ``--compare``."""
+    level: str
+    """``category``, ``ability`` or ``overall``."""
+    group: str
+    """The category, ability or ``all``."""
+    n: int
+    """Instances both sides judged readably."""
+    missed_a: int
+    """Errors A missed."""
+    missed_b: int
+    """Errors B missed."""
+    rate_a: Share
+    """A's undetected rate over the shared instances."""
+    rate_b: Share
+    """B's undetected rate over the shared instances."""
+    missed_by_a_only: int
+    """Discordant pairs: missed by A alone."""
+    missed_by_b_only: int
+    """Discordant pairs: missed by B alone."""
+    p: Statistic
+    """Exact McNemar p."""
+    p_adjusted: Statistic
+    """Holm-adjusted across the pair's groups."""
+    significant: bool
+    """Adjusted p below 0.05."""
+
+
+class RankingRow(Row):
+    """Whether two sides rank the categories alike (:func:`fbi.metrics.ranking_stability`)."""
+
+    kind: Literal["judges", "strategies"]
+    """Two judges under one strategy, or one judge's two strategies."""
+    judge_a: str
+    """Side A's run label."""
+    strategy_a: str
+    """Side A's strategy."""
+    judge_b: str
+    """Side B's run label."""
+    strategy_b: str
+    """Side B's strategy."""
+    categories: int
+    """Categories ranked (both sides judged them)."""
+    instances: int
+    """Instances both judged readably in them."""
+    fewest_per_category: int
+    """The fewest such instances in a category (below 5: no interval)."""
+    tau: Statistic
+    """Kendall's τ-b between the two rankings by undetected rate."""
+    ci_low: Statistic
+    """95% bootstrap interval, low end."""
+    ci_high: Statistic
+    """95% bootstrap interval, high end."""
+
+
+class ManipulationRow(JudgeStrategy):
+    """One manipulation's effect against its twins (:func:`fbi.metrics.manipulation_effects`)."""
+
+    manipulation: str
+    """The manipulation kind."""
+    pairs: int
+    """Manipulated instances paired with their twin, both judged readably."""
+    caught_before: int
+    """Errors caught in the twins."""
+    missed_after: int
+    """Of those, missed once manipulated."""
+    caught_after_only: int
+    """Caught only once manipulated."""
+    missed_before_rate: Share
+    """% undetected in the twins."""
+    missed_after_rate: Share
+    """% undetected once manipulated."""
+    p: Statistic
+    """Exact McNemar p on the two discordant counts."""
+
+
+class Agreement(Row):
+    """Agreement of verdicts on one group (MT-Bench §4.2's with and without ties)."""
+
+    level: str
+    """``overall``, ``ability`` or ``category``."""
+    group: str
+    """``all``, the ability or the category."""
+    n_with_ties: int
+    """Votes compared, ties included."""
+    agreement_with_ties: Share
+    """Share of votes agreeing, ties included."""
+    agreement_with_ties_ci_low: Share
+    """95% bootstrap interval, low end."""
+    agreement_with_ties_ci_high: Share
+    """95% bootstrap interval, high end."""
+    n_without_ties: int
+    """Votes compared where neither side said tie."""
+    agreement_without_ties: Share
+    """Share agreeing among those."""
+    agreement_without_ties_ci_low: Share
+    """95% bootstrap interval, low end."""
+    agreement_without_ties_ci_high: Share
+    """95% bootstrap interval, high end."""
+
+
+class JudgeAgreement(Agreement):
+    """A judge × strategy against people's labels on one group
+    (:func:`fbi.metrics.human_agreement`)."""
+
+    judge: str
+    """The run label."""
+    strategy: str
+    """The strategy."""
+    kappa: Statistic
+    """Cohen's κ over the same votes."""
+    kappa_ci_low: Statistic
+    """95% bootstrap interval, low end."""
+    kappa_ci_high: Statistic
+    """95% bootstrap interval, high end."""
+    n_scores: int
+    """Answers with a judge score and a human score."""
+    spearman: Statistic
+    """Spearman's ρ against the mean human score."""
+    spearman_ci_low: Statistic
+    """95% bootstrap interval, low end."""
+    spearman_ci_high: Statistic
+    """95% bootstrap interval, high end."""
+    kendall: Statistic
+    """Kendall's τ-b against the mean human score."""
+    kendall_ci_low: Statistic
+    """95% bootstrap interval, low end."""
+    kendall_ci_high: Statistic
+    """95% bootstrap interval, high end."""
+    interval_note: str | None
+    """Why an interval is missing, when one is."""
+
+
+class HumanAgreement(Row):
+    """The judges against people, and the people against each other."""
+
+    judge: list[JudgeAgreement]
+    """Each judge × strategy against the people, per group."""
+    humans: list[Agreement]
+    """The people against each other (the ceiling), per group."""
+
+
+class LeaderboardRow(JudgeStrategy):
+    """A judge × strategy on the leaderboard (:func:`fbi.metrics.leaderboard`)."""
+
+    paradigm: str
+    """``single``, ``pairwise`` or ``reference``."""
+    rank: int | None
+    """Standard competition rank by overall rate (None: no readable verdict)."""
+    rate: Share
+    """Overall undetected rate."""
+    ci_low: Share
+    """Its 95% interval, low end."""
+    ci_high: Share
+    """Its 95% interval, high end."""
+    instances: int | None
+    """Instances in the overall group."""
+    LF: Share = None
+    """Long-form rate."""
+    F: Share = None
+    """Factual rate."""
+    IF: Share = None
+    """Instruction-following rate."""
+    R: Share = None
+    """Reasoning rate."""
+    Pref: Share = None
+    """Preference-set error rate."""
+    SI_retained: Share = None
+    """Score-invariant edits retained."""
+    unparseable_share: Share
+    """Share of unreadable verdicts."""
+    flip_rate: Share = None
+    """Pairwise: share of pairs whose verdict changes with the order."""
+    judgments: int
+    """Judgments that reached the judge."""
+    cost_per_1000: Share
+    """USD per 1,000 judgments (None: a price is unknown)."""
+    seconds_per_1000: Share
+    """Model seconds per 1,000 judgments (cached replies count as free)."""
+
+
+class RepeatabilityRow(JudgeStrategy):
+    """How a judge's outcomes move between samples (:func:`fbi.metrics.repeatability`)."""
+
+    samples: int
+    """``--samples K``."""
+    instances: int
+    """Instances readable in every sample."""
+    changed_share: Share
+    """Share whose outcome differs between samples."""
+    fleiss_kappa: Statistic
+    """Fleiss' κ with the samples as raters."""
+    sample_rates: list[Share]
+    """Each sample's undetected rate."""
+    rate_mean: Share
+    """Their mean."""
+    rate_min: Share
+    """Their lowest."""
+    rate_max: Share
+    """Their highest."""
+
+
+class WeightedRow(JudgeStrategy):
+    """Sampled against probability-weighted scores (:func:`fbi.metrics.weighted_rates`)."""
+
+    instances: int
+    """Error instances with both scores."""
+    si_instances: int
+    """Score-invariant instances with both scores."""
+    without_weights: int
+    """Instances with no expected score."""
+    sampled_rate: Share
+    """Undetected rate under the sampled score."""
+    sampled_ci_low: Share
+    """Its Wilson interval, low end."""
+    sampled_ci_high: Share
+    """Its Wilson interval, high end."""
+    sampled_ties: int
+    """Ties under the sampled score."""
+    sampled_si_retained: Share
+    """SI retained under the sampled score."""
+    expected_rate: Share
+    """Undetected rate under the expected (G-Eval) score."""
+    expected_ci_low: Share
+    """Its Wilson interval, low end."""
+    expected_ci_high: Share
+    """Its Wilson interval, high end."""
+    expected_ties: int
+    """Ties under the expected score."""
+    expected_si_retained: Share
+    """SI retained under the expected score."""
+
+
+class BandRate(JudgeStrategy):
+    """An undetected rate over one slice of the readable error instances."""
+
+    n: int
+    """Readable error instances."""
+    undetected: int
+    """Of them, missed."""
+    rate: Share
+    """Undetected rate."""
+    ci_low: Share
+    """Wilson 95% interval, low end."""
+    ci_high: Share
+    """Wilson 95% interval, high end."""
+
+
+class LengthBiasRow(BandRate):
+    """By length against the gold answer (:func:`fbi.metrics.length_bias`)."""
+
+    band: str
+    """``shorter`` (< 0.9×), ``about equal`` or ``longer`` (> 1.1×) than the gold."""
+
+
+class SelfPreferenceRow(BandRate):
+    """By the gold answer's model family (:func:`fbi.metrics.self_preference`)."""
+
+    same_family: bool
+    """Gold answers written by the judge's own model family."""
+    judge_family: str
+    """The judge's family, read from its model name."""
+
+
+class JudgeStabilityRow(JudgeStrategy):
+    """A judge's own stability (:func:`fbi.metrics.judge_stability`): the single-answer
+    fields or the pairwise ones."""
+
+    paradigm: str
+    """``single`` or ``pairwise``."""
+    gold_accepted: Share = None
+    """Single: share of gold answers scored at or above the middle."""
+    si_accepted: Share = None
+    """Single: share of score-invariant rewrites so scored."""
+    n_gold: int | None = None
+    """Single: gold answers scored."""
+    n_si: int | None = None
+    """Single: rewrites scored."""
+    cohens_h: Statistic = None
+    """Single: Cohen's h between the two acceptance rates."""
+    effect: str | None = None
+    """Single: h in words."""
+    pairs: int | None = None
+    """Pairwise: pairs judged in both orders."""
+    gold_chosen_gold_first: Share = None
+    """Pairwise: gold chosen when shown first."""
+    gold_chosen_both_orders: Share = None
+    """Pairwise: gold chosen in both orders (test-retest)."""
+    percent_drop: Statistic = None
+    """Pairwise: the drop from the one to the other, %."""

@@ -26,13 +26,14 @@ from collections.abc import Iterable
 
 from fbi.metrics._outcomes import penalised
 from fbi.metrics._rates import wilson_interval
+from fbi.metrics._results import WeightedRow
 from fbi.records import Judgment
 from fbi.taxonomy import SCORE_INVARIANT, get_category, strategy_order
 
 _NEEDED = {"single": ("gold", "perturbed"), "reference": ("perturbed",)}
 
 
-def weighted_rates(judgments: Iterable[Judgment]) -> list[dict]:
+def weighted_rates(judgments: Iterable[Judgment]) -> list[WeightedRow]:
     """Per judge × strategy with any expected score: the sampled and the expected-score
     undetected rates (with Wilson intervals), ties under each, and SI retained."""
     calls: dict[tuple[str, str, str], dict[str, Judgment]] = defaultdict(dict)
@@ -74,7 +75,7 @@ def weighted_rates(judgments: Iterable[Judgment]) -> list[dict]:
             row[f"{kind}_ties"] = tally[f"errors_{kind}_ties"] + tally[f"si_{kind}_ties"]
             row[f"{kind}_si_retained"] = (tally[f"si_{kind}_kept"] / tally["si"]
                                           if tally["si"] else None)
-        rows.append(row)
+        rows.append(WeightedRow(**row))
     return rows
 
 

@@ -26,9 +26,6 @@ from fbi.report._robustness import (
 )
 from fbi.report._schema import (
     SUMMARY_SCHEMA_VERSION,
-    ComparisonRow,
-    LeaderboardRow,
-    RankingRow,
     RateRow,
     RobustnessEntry,
     Summary,
@@ -87,9 +84,6 @@ __all__ = [
     "SUMMARY_SCHEMA_VERSION",
     "VERDICT_LEGEND",
     "WEIGHTED_NOTE",
-    "ComparisonRow",
-    "LeaderboardRow",
-    "RankingRow",
     "RateRow",
     "RobustnessEntry",
     "Summary",

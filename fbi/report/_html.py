@@ -183,9 +183,9 @@ def noise_charts(summary: Summary) -> list[dict]:
     chart around zero; h lies in [−π, π])."""
     charts = []
     for run in summary.robustness:
-        noise = run.suites.get("noise", {})
-        bars = [{"label": kind, "h": m["cohens_h"], "low": m.get("h_ci_low"),
-                 "high": m.get("h_ci_high")} for kind, m in noise.get("by_noise", {}).items()]
+        by_noise = run.suites.noise.by_noise if run.suites.noise is not None else {}
+        bars = [{"label": kind, "h": m.cohens_h, "low": m.h_ci_low, "high": m.h_ci_high}
+                for kind, m in by_noise.items()]
         if bars:
             charts.append({"title": f"{run.model} · {run.dataset}", "bars": bars})
     return charts

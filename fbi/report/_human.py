@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fbi.errors import DatasetError, InputError, Problem
-from fbi.metrics import HumanLabel
-from fbi.report._schema import Agreement, Summary
+from fbi.metrics import Agreement, HumanLabel
+from fbi.report._schema import Summary
 
 _VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie"}
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fbi.errors import InputError
+from pydantic import ValidationError
+
+from fbi.errors import InputError, validation_summary
 from fbi.escaping import markdown_text as md
+from fbi.metrics import Metrics, RobustnessResults
 from fbi.report._cells import markdown_table, percent, plain
 from fbi.report._schema import RobustnessEntry, Summary
 from fbi.taxonomy import strategy_order
@@ -33,38 +36,39 @@ def suite_tables(runs: list[RobustnessEntry]) -> list[Table]:
 
 
 def _multiqa_table(runs: list[RobustnessEntry]) -> list[Table]:
-    multiqa = [(r, r.suites["multiqa"]) for r in runs if "multiqa" in r.suites]
+    multiqa = [(r, r.suites.multiqa) for r in runs if r.suites.multiqa is not None]
     if not multiqa:
         return []
     return [("MultiQ&A: rephrasings (Fleiss' κ and Cronbach's α over 1,000 variant "
              "permutations)",
              ["model", "dataset", "questions", *[c[1] for c in MULTIQA_COLUMNS]],
-             [[r.model, r.dataset, plain(m.get("questions")),
-               *[plain(m.get(k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa])]
+             [[r.model, r.dataset, plain(m.questions),
+               *[plain(getattr(m, k)) for k, _ in MULTIQA_COLUMNS]] for r, m in multiqa])]
 
 
-def _interval(metrics: dict, name: str) -> str:
-    low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
+def _interval(metrics: Metrics, name: str) -> str:
+    low, high = getattr(metrics, f"{name}_ci_low"), getattr(metrics, f"{name}_ci_high")
     return "–" if low is None else f"[{low:.2f}, {high:.2f}]"
 
 
 def _noise_tables(runs: list[RobustnessEntry]) -> list[Table]:
     group_rows, noise_rows = [], []
     for r in runs:
-        noise = r.suites.get("noise", {})
-        g = noise.get("groups")
-        if g and g.get("groups"):
-            group_rows.append([r.model, r.dataset, str(g["groups"]),
-                               plain(g.get("accuracy_original")),
-                               plain(g.get("accuracy_perturbed")),
-                               plain(g.get("pdr")) + " " + _interval(g, "pdr"),
-                               str(g["pdr_undefined_groups"]),
-                               plain(g.get("cohens_h")) + " " + _interval(g, "cohens_h"),
-                               plain(g.get("h_over_pi")), g.get("effect", "–")])
-        for kind, m in noise.get("by_noise", {}).items():
-            noise_rows.append([r.model, r.dataset, kind, plain(m["accuracy_original"]),
-                               plain(m["accuracy_perturbed"]), plain(m["pdr"]),
-                               plain(m["cohens_h"]), _interval(m, "h"), m["effect"]])
+        noise = r.suites.noise
+        if noise is None:
+            continue
+        g = noise.groups
+        if g.groups:
+            group_rows.append([r.model, r.dataset, str(g.groups), plain(g.accuracy_original),
+                               plain(g.accuracy_perturbed),
+                               plain(g.pdr) + " " + _interval(g, "pdr"),
+                               str(g.pdr_undefined_groups),
+                               plain(g.cohens_h) + " " + _interval(g, "cohens_h"),
+                               plain(g.h_over_pi), g.effect or "–"])
+        for kind, m in noise.by_noise.items():
+            noise_rows.append([r.model, r.dataset, kind, plain(m.accuracy_original),
+                               plain(m.accuracy_perturbed), plain(m.pdr),
+                               plain(m.cohens_h), _interval(m, "h"), m.effect])
     tables = []
     if group_rows:
         tables.append(("Natural noise: PDR and Cohen's h per question group (an original "
@@ -82,21 +86,21 @@ def _noise_tables(runs: list[RobustnessEntry]) -> list[Table]:
 
 def _shuffle_and_maqa_tables(runs: list[RobustnessEntry]) -> list[Table]:
     tables = []
-    shuffle = [(r, r.suites["shuffle"]) for r in runs if "shuffle" in r.suites]
+    shuffle = [(r, r.suites.shuffle) for r in runs if r.suites.shuffle is not None]
     if shuffle:
         keys = ["questions", "shuffles", "accuracy", "test_retest_accuracy", "percent_drop"]
         tables.append(("Answer order: accuracy, test-retest and % drop",
                        ["model", "dataset", "questions", "shuffles", "accuracy",
                         "test-retest", "% drop"],
-                       [[r.model, r.dataset, *[plain(m.get(k)) for k in keys]]
+                       [[r.model, r.dataset, *[plain(getattr(m, k)) for k in keys]]
                         for r, m in shuffle]))
-    maqa = [(r, r.suites["maqa"]) for r in runs if "maqa" in r.suites]
+    maqa = [(r, r.suites.maqa) for r in runs if r.suites.maqa is not None]
     if maqa:
         keys = ["questions", "samples", "accuracy", "consistency", "precision", "recall",
                 "f1", "verbalised_confidence", "auroc_verbalised", "auroc_max_softmax"]
         tables.append(("MAQA: consistency, confidence and multi-answer scores",
                        ["model", "dataset", *keys],
-                       [[r.model, r.dataset, *[plain(m.get(k)) for k in keys]]
+                       [[r.model, r.dataset, *[plain(getattr(m, k)) for k in keys]]
                         for r, m in maqa]))
     return tables
 
@@ -136,7 +140,7 @@ def robustness_markdown(summary: Summary) -> list[str]:
     return parts
 
 
-def load_robustness(folder: str | Path) -> dict | None:
+def load_robustness(folder: str | Path) -> RobustnessEntry | None:
     """A robustness run's metrics, or None when the folder holds a judge run."""
     folder = Path(folder)
     spec_path = folder / "run.json"
@@ -152,4 +156,11 @@ def load_robustness(folder: str | Path) -> dict | None:
     if not metrics.exists():
         raise InputError(f"{folder}: a robustness run without robustness.json. Fix: run "
                          "`fbi robustness run` into it again to finish it")
-    return {"folder": str(folder), **json.loads(metrics.read_text(encoding="utf-8"))}
+    try:
+        results = RobustnessResults.model_validate_json(metrics.read_bytes())
+    except ValidationError as error:
+        raise InputError(f"{metrics}: not a robustness.json of this fbi "
+                         f"({validation_summary(error)}). Fix: run `fbi robustness run` "
+                         "into the folder again: its answers are kept and the metrics "
+                         "written anew") from None
+    return RobustnessEntry(folder=str(folder), **dict(results))

@@ -18,7 +18,9 @@ from fbi.errors import InputError
 from fbi.escaping import csv_cell
 from fbi.escaping import markdown_text as md
 from fbi.metrics import (
+    BandRate,
     InstanceOutcome,
+    WeightedRow,
     aggregate,
     human_agreement,
     instance_outcomes,
@@ -44,11 +46,13 @@ from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import robustness_markdown
 from fbi.report._schema import (
     SUMMARY_SCHEMA_VERSION,
-    BandRate,
+    Bias,
     CoverageRow,
+    ExplanationCheckRow,
     RateRow,
+    RobustnessEntry,
+    RunEntry,
     Summary,
-    WeightedRow,
 )
 from fbi.report._verdict import (
     DIFFERS_MARK,
@@ -75,11 +79,11 @@ RATE_KEY = {"fbi": "rate", "paper": "paper_rate"}
 
 
 def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
-        list[InstanceOutcome], list[dict]]:
+        list[InstanceOutcome], list[CoverageRow]]:
     """Outcomes ``missing`` for instances of each run's dataset without a judgment, and
     one coverage row per run × strategy that lacks any (with the first call ids)."""
     missing_all: list[InstanceOutcome] = []
-    rows = []
+    rows: list[CoverageRow] = []
     for run in runs:
         strategies = sorted({(j.strategy, j.paradigm) for j in run.judgments})
         missing = missing_outcomes(outcomes, run.instances.values(), run.label, strategies)
@@ -89,14 +93,15 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
             by_strategy[outcome.strategy].append(outcome)
         for strategy, items in sorted(by_strategy.items()):
             roles = {"single": "gold", "pairwise": "gold-first", "reference": "perturbed"}
-            rows.append({"folder": str(run.folder), "label": run.label, "strategy": strategy,
-                         "instances": len(run.instances), "missing": len(items),
-                         "first_call_ids": [f"{o.instance_id}|{strategy}|"
-                                            f"{roles[o.paradigm]}" for o in items[:3]]})
+            rows.append(CoverageRow(
+                folder=str(run.folder), label=run.label, strategy=strategy,
+                instances=len(run.instances), missing=len(items),
+                first_call_ids=[f"{o.instance_id}|{strategy}|{roles[o.paradigm]}"
+                                for o in items[:3]]))
     return missing_all, rows
 
 
-def build_summary(runs: list[Run], robustness: list[dict] | None = None,
+def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = None,
                   convention: str = "fbi", compare: tuple[str, ...] = (),
                   human: str | Path | None = None) -> Summary:
     """The machine-readable summary (docs/reference/report-files.md). ``compare``: pairs of
@@ -112,43 +117,42 @@ def build_summary(runs: list[Run], robustness: list[dict] | None = None,
     named = named_pairs(compare, {(j.judge, j.strategy) for j in judgments})
     outcomes = instance_outcomes(judgments)
     missing, coverage_rows = coverage(runs, outcomes)
-    rates = [row.as_dict() for row in aggregate(outcomes + missing)]
+    rates = aggregate(outcomes + missing)
     instances = {i: instance for run in runs for i, instance in run.instances.items()}
     labels, human_warnings = read_human_labels(human, instances) if human else ([], [])
-    pairwise = [row.as_dict() for row in pairwise_breakdowns(outcomes, judgments)]
-    return Summary.model_validate({
-        "convention": convention,
-        "coverage": coverage_rows,
-        "robustness": robustness or [],
-        "judge_stability": judge_stability(judgments),
-        "schema_version": SUMMARY_SCHEMA_VERSION,
-        "fbi_version": __version__,
-        "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "problems": [p for run in runs for p in run.problems] + human_warnings,
-        "runs": [{"folder": str(run.folder), "label": run.label, "judge": run.spec.model,
-                  "strategies": run.spec.strategies, "dataset": run.spec.dataset,
-                  "protocol": run.spec.parameters.get("protocol") or "fbi",
-                  "judgments": len(run.judgments)} for run in runs],
-        "rates": rates,
-        "comparisons": paired_comparisons(outcomes, named),
-        "ranking_stability": ranking_stability(outcomes),
-        "manipulation": manipulation_effects(outcomes, {
+    pairwise = pairwise_breakdowns(outcomes, judgments)
+    return Summary(
+        convention=convention,  # type: ignore[arg-type]
+        coverage=coverage_rows,
+        robustness=robustness or [],
+        judge_stability=judge_stability(judgments),
+        schema_version=SUMMARY_SCHEMA_VERSION,
+        fbi_version=__version__,
+        generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        problems=[p for run in runs for p in run.problems] + human_warnings,
+        runs=[RunEntry(folder=str(run.folder), label=run.label, judge=run.spec.model,
+                       strategies=run.spec.strategies, dataset=run.spec.dataset,
+                       protocol=run.spec.parameters.get("protocol") or "fbi",
+                       judgments=len(run.judgments)) for run in runs],
+        rates=rates,
+        comparisons=paired_comparisons(outcomes, named),
+        ranking_stability=ranking_stability(outcomes),
+        manipulation=manipulation_effects(outcomes, {
             i: instance.provenance.original_id for i, instance in instances.items()
             if get_category(instance.category).family == "manipulation"}),
-        "human_agreement": human_agreement(judgments, labels) if labels else None,
-        "leaderboard": leaderboard(rates, pairwise, judgments),
-        "repeatability": repeatability(
-            [*judgments, *(j for run in runs for j in run.repeats)]),
-        "weighted_scores": weighted_rates(judgments),
-        "bias": {"length": length_bias(outcomes, instances),
-                 "self_preference": self_preference(
-                     outcomes, instances, {run.label: run.spec.model for run in runs})},
-        "pairwise": pairwise,
-        "reference": [row.as_dict() for row in reference_histograms(outcomes)],
-        "explanation_check": explanation_check_rows(outcomes,
-                                                    [c for r in runs for c in r.checks]),
-        "display_names": _display_names(runs),
-    })
+        human_agreement=human_agreement(judgments, labels) if labels else None,
+        leaderboard=leaderboard(rates, pairwise, judgments),
+        repeatability=repeatability([*judgments, *(j for run in runs for j in run.repeats)]),
+        weighted_scores=weighted_rates(judgments),
+        bias=Bias(length=length_bias(outcomes, instances),
+                  self_preference=self_preference(
+                      outcomes, instances, {run.label: run.spec.model for run in runs})),
+        pairwise=pairwise,
+        reference=reference_histograms(outcomes),
+        explanation_check=explanation_check_rows(outcomes,
+                                                 [c for r in runs for c in r.checks]),
+        display_names=_display_names(runs),
+    )
 
 
 def _display_names(runs: list[Run]) -> dict[str, str]:
@@ -157,7 +161,7 @@ def _display_names(runs: list[Run]) -> dict[str, str]:
 
 
 def explanation_check_rows(outcomes: list[InstanceOutcome],
-                           checks: list[ExplanationCheck]) -> list[dict]:
+                           checks: list[ExplanationCheck]) -> list[ExplanationCheckRow]:
     """Per judge × strategy × category: undetected instances whose explanation named the
     error anyway ("detected in the explanation only", paper §5.3)."""
     if not checks:
@@ -173,9 +177,9 @@ def explanation_check_rows(outcomes: list[InstanceOutcome],
             row[0] += 1
             row[1] += check.status == "ok" and bool(check.points_out_error)
             row[2] += check.status != "ok"
-    return [{"judge": k[0], "strategy": k[1], "group": k[2], "undetected_checked": v[0],
-             "detected_in_explanation_only": v[1], "unparseable": v[2],
-             "share": v[1] / (v[0] - v[2]) if v[0] > v[2] else None}
+    return [ExplanationCheckRow(judge=k[0], strategy=k[1], group=k[2], undetected_checked=v[0],
+                                detected_in_explanation_only=v[1], unparseable=v[2],
+                                share=v[1] / (v[0] - v[2]) if v[0] > v[2] else None)
             for k, v in sorted(counts.items())]
 
 

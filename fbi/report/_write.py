@@ -42,7 +42,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
     output = Path(output) if output else Path(run_folders[0])
     theirs = claim_folder(output, [FILE_NAMES[fmt] for fmt in formats], force)
     robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
-    robust_folders = {r["folder"] for r in robustness}
+    robust_folders = {r.folder for r in robustness}
     runs = [load_run(folder, full=False) for folder in run_folders if str(Path(folder)) not in
             robust_folders]
     if jury is not None:

@@ -6,7 +6,6 @@ or any answers table (``fbi robustness score``), with no model call.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,12 @@ import pandas as pd
 from fbi.errors import InputError
 from fbi.logs import read_log
 from fbi.metrics import (
+    MAQAMetrics,
+    MultiQAMetrics,
+    NoiseSuite,
+    RetestMetrics,
+    RobustnessResults,
+    SuiteResults,
     auroc,
     multiqa_metrics,
     noise_group_metrics,
@@ -83,17 +88,31 @@ def answers_frame(answers: list[QAAnswer]) -> pd.DataFrame:
 
 def summarise(answers: list[QAAnswer], seed: int = 0, possible_answers: int | None = None,
               requested: tuple[str, ...] | None = None,
-              planned: set[str] | None = None) -> dict:
+              planned: set[str] | None = None) -> RobustnessResults:
     """Every robustness metric of a run's answers, per suite, with failed and skipped suites
     and why."""
     frame = answers_frame(answers) if answers else pd.DataFrame()
     return summarise_frame(frame, seed, possible_answers, requested, planned)
 
 
+class _Incomplete(Exception):
+    """A suite's answers are usable, but no question has every variant it needs."""
+
+
+#: Why a suite gave no metric though some of its answers are usable.
+_INCOMPLETE = {
+    "multiqa": "no question has its original and a rephrasing both answered "
+               "({unusable} of {rows} answers unusable; check rewrites.jsonl)",
+    "shuffle": "no question answered in every order ({unusable} of {rows} unusable)",
+}
+_NOTHING_OF_ITS_KIND = {"shuffle": "no multiple-choice question",
+                        "maqa": "no multi-answer question"}
+
+
 def summarise_frame(frame: pd.DataFrame, seed: int = 0,
                     possible_answers: int | None = None,
                     requested: tuple[str, ...] | None = None,
-                    planned: set[str] | None = None) -> dict:
+                    planned: set[str] | None = None) -> RobustnessResults:
     """Every suite's metrics from an answers table (the columns of ``answers.jsonl``).
 
     A requested suite whose answers give no metric (no usable answers, or MultiQ&A with
@@ -101,45 +120,32 @@ def summarise_frame(frame: pd.DataFrame, seed: int = 0,
     dropped; one with no question of its kind (``shuffle`` needs multiple choice,
     ``maqa`` multi-answer questions) is listed in ``skipped_suites``.
     """
-    result: dict[str, Any] = {"schema_version": 1, "answers": len(frame),
-                              "unusable_answers": 0, "suites": {}, "failed_suites": {},
-                              "skipped_suites": {}}
     present = set(frame["suite"]) if "suite" in frame else set()
     planned = present if planned is None else planned
     requested = tuple(requested) if requested else tuple(s for s in SUITES if s in present)
     usable = frame[frame["status"] == "ok"] if "status" in frame else frame
-    result["unusable_answers"] = int(len(frame) - len(usable))
     scorers = {"multiqa": lambda g: _multiqa(g, seed, possible_answers),
                "noise": lambda g: _noise(g, seed), "shuffle": _shuffle, "maqa": _maqa}
+    suites, failed, skipped = {}, {}, {}
     for suite in requested:
         if suite not in planned:
-            result["skipped_suites"][suite] = {
-                "shuffle": "no multiple-choice question", "maqa": "no multi-answer question",
-            }.get(suite, "no question for this suite")
+            skipped[suite] = _NOTHING_OF_ITS_KIND.get(suite, "no question for this suite")
             continue
         group = usable[usable["suite"] == suite] if len(usable) else usable
-        metrics = scorers[suite](group) if len(group) else {}
-        failure = _failure(suite, metrics, frame)
-        if failure:
-            result["failed_suites"][suite] = failure
+        rows = frame[frame["suite"] == suite] if "suite" in frame else frame
+        unusable = int((rows["status"] != "ok").sum()) if "status" in rows else 0
+        try:
+            metrics = scorers[suite](group) if len(group) else None
+        except _Incomplete:
+            failed[suite] = _INCOMPLETE[suite].format(unusable=unusable, rows=len(rows))
+            continue
+        if metrics is None:
+            failed[suite] = f"no usable answers ({unusable} of {len(rows)} unusable)"
         else:
-            result["suites"][suite] = metrics
-    return result
-
-
-def _failure(suite: str, metrics: dict, frame: pd.DataFrame) -> str | None:
-    """Why a suite's metrics cannot stand, or None when they can."""
-    rows = frame[frame["suite"] == suite] if "suite" in frame else frame
-    unusable = int((rows["status"] != "ok").sum()) if "status" in rows else 0
-    if not metrics:
-        return f"no usable answers ({unusable} of {len(rows)} unusable)"
-    if suite == "multiqa" and (metrics.get("questions", 0) == 0
-                               or (metrics.get("variants") or 0) < 2):
-        return ("no question has its original and a rephrasing both answered "
-                f"({unusable} of {len(rows)} answers unusable; check rewrites.jsonl)")
-    if suite == "shuffle" and metrics.get("questions", 0) == 0:
-        return f"no question answered in every order ({unusable} of {len(rows)} unusable)"
-    return None
+            suites[suite] = metrics
+    return RobustnessResults(answers=len(frame), unusable_answers=len(frame) - len(usable),
+                             suites=SuiteResults(**suites), failed_suites=failed,
+                             skipped_suites=skipped)
 
 
 def _matrix(group: pd.DataFrame, variants: list[str], column: str) -> tuple[pd.DataFrame, int]:
@@ -149,52 +155,55 @@ def _matrix(group: pd.DataFrame, variants: list[str], column: str) -> tuple[pd.D
     return complete, len(table) - len(complete)
 
 
-def _multiqa(group: pd.DataFrame, seed: int, possible_answers: int | None) -> dict:
+def _multiqa(group: pd.DataFrame, seed: int, possible_answers: int | None) -> MultiQAMetrics:
     variants = ["original", *sorted(v for v in group["variant"].unique() if v != "original")]
     correct, dropped = _matrix(group.assign(correct=group["correct"].astype(float)),
                                variants, "correct")
     normalised, _ = _matrix(group, variants, "answer_normalised")
     common = correct.index.intersection(normalised.index)
-    if len(common) == 0:
-        return {"questions": 0, "dropped_incomplete": dropped}
+    if len(common) == 0 or len(variants) < 2:
+        raise _Incomplete
     metrics = multiqa_metrics(correct.loc[common].to_numpy(),
                               normalised.loc[common].astype(str).to_numpy(),
                               k_possible=possible_answers, seed=seed)
-    metrics["dropped_incomplete"] = dropped + len(correct) - len(common)
-    return _clean(metrics)
+    return metrics.model_copy(update={
+        "dropped_incomplete": dropped + len(correct) - len(common)})
 
 
-def _noise(group: pd.DataFrame, seed: int) -> dict:
+def _noise(group: pd.DataFrame, seed: int) -> NoiseSuite | None:
     table = group.assign(correct=group["correct"].astype(float)).pivot_table(
         index="item_id", columns="variant", values="correct", aggfunc="first")
     if "original" not in table:
-        return {}
+        return None
     noises = sorted(c for c in table.columns if c != "original")
     by_noise = {}
     for variant in noises:
         pair = table[["original", variant]].dropna()
         if len(pair):
-            by_noise[variant] = _clean(noise_metrics(pair["original"].to_numpy(),
-                                                     pair[variant].to_numpy(), seed=seed))
+            by_noise[variant] = noise_metrics(pair["original"].to_numpy(),
+                                              pair[variant].to_numpy(), seed=seed)
     if not by_noise:
-        return {}
+        return None
     groups = noise_group_metrics(table["original"].to_numpy(), table[noises].to_numpy(),
                                  seed=seed)
-    return {"groups": _clean(groups), "by_noise": by_noise}
+    return NoiseSuite(groups=groups, by_noise=by_noise)
 
 
-def _shuffle(group: pd.DataFrame) -> dict:
+def _shuffle(group: pd.DataFrame) -> RetestMetrics:
     variants = ["original", *sorted(v for v in group["variant"].unique() if v != "original")]
     correct, dropped = _matrix(group.assign(correct=group["correct"].astype(float)),
                                variants, "correct")
     if correct.empty or len(variants) < 2:
-        return {"questions": 0, "dropped_incomplete": dropped}
+        raise _Incomplete
     metrics = retest_metrics(correct["original"].to_numpy(), correct[variants[1:]].to_numpy())
-    metrics["dropped_incomplete"] = dropped
-    return _clean(metrics)
+    return metrics.model_copy(update={"dropped_incomplete": dropped})
 
 
-def _maqa(group: pd.DataFrame) -> dict:
+#: The token-confidence figures MAQA reports an AUROC of (:func:`token_confidence`).
+TOKEN_CONFIDENCES = ("max_softmax", "margin", "neg_entropy")
+
+
+def _maqa(group: pd.DataFrame) -> MAQAMetrics:
     consistency = response_consistency(group.groupby("item_id")["answer_normalised"]
                                        .apply(list))
     correct = group["correct"].astype(bool).to_numpy()
@@ -209,22 +218,12 @@ def _maqa(group: pd.DataFrame) -> dict:
         result["verbalised_confidence"] = float(group["confidence"].mean())
         result["auroc_verbalised"] = auroc(group["confidence"].to_numpy(dtype=float), correct)
     if "token_confidence" in group and group["token_confidence"].notna().any():
-        tokens = pd.DataFrame([t or {} for t in group["token_confidence"]])
-        for column in tokens:
-            result[f"auroc_{column}"] = auroc(tokens[column].to_numpy(dtype=float), correct)
-    return _clean(result)
-
-
-def _clean(values: dict) -> dict:
-    """JSON-friendly: numpy numbers to Python, NaN to None."""
-    cleaned = {}
-    for key, value in values.items():
-        if isinstance(value, np.generic):
-            value = value.item()
-        if isinstance(value, float) and math.isnan(value):
-            value = None
-        cleaned[key] = value
-    return cleaned
+        tokens = pd.DataFrame([t if isinstance(t, dict) else {}
+                               for t in group["token_confidence"]])
+        for name in TOKEN_CONFIDENCES:
+            if name in tokens:
+                result[f"auroc_{name}"] = auroc(tokens[name].to_numpy(dtype=float), correct)
+    return MAQAMetrics(**result)
 
 
 SCORE_COLUMNS = {"question_id": "item_id", "id": "item_id", "shuffle": "variant",
@@ -232,7 +231,7 @@ SCORE_COLUMNS = {"question_id": "item_id", "id": "item_id", "shuffle": "variant"
 
 
 def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
-                  possible_answers: int | None = None) -> dict:
+                  possible_answers: int | None = None) -> RobustnessResults:
     """Metrics from an answers table (JSONL, CSV or Parquet); no model is called.
 
     A run's own ``answers.jsonl`` is read exactly as the run read it (the last record of
@@ -253,11 +252,9 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
                 answers, parameters.get("seed", 0) if seed is None else seed,
                 possible_answers or parameters.get("possible_answers"),
                 tuple(run.selection.get("suites", ())) if run else None)
-            summary["source"] = str(path)
-            if run is not None:  # named as the run named them (the tables' titles)
-                summary.setdefault("model", run.model)
-                summary.setdefault("dataset", run.dataset.get("spec", path.parent.name))
-            return summary
+            named = {} if run is None else {  # as the run named them (the tables' titles)
+                "model": run.model, "dataset": run.dataset.get("spec", path.parent.name)}
+            return summary.model_copy(update={"source": str(path), **named})
     readers = {".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv,
                ".parquet": pd.read_parquet}
     if path.suffix.lower() not in readers:
@@ -297,13 +294,11 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
     frame["correct"] = frame["correct"].astype(bool)
     if "sample" not in frame:
         frame["sample"] = 0
-    summary = summarise_frame(frame, seed or 0, possible_answers)
-    summary["source"] = str(path)
     models = frame["model"].dropna().astype(str).unique() if "model" in frame else []
-    summary["model"] = models[0] if len(models) == 1 else \
-        f"{len(models)} models" if len(models) else "(not in the table)"
-    summary["dataset"] = path.name
-    return summary
+    return summarise_frame(frame, seed or 0, possible_answers).model_copy(update={
+        "source": str(path), "dataset": path.name,
+        "model": models[0] if len(models) == 1 else
+        f"{len(models)} models" if len(models) else "(not in the table)"})
 
 
 def _run_answers(path: Path) -> tuple[list[QAAnswer], RunSpec | None] | None:

@@ -19,7 +19,6 @@ metrics with no model call.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import sys
 from dataclasses import dataclass
@@ -301,13 +300,13 @@ class RobustnessRun:
                 answers = [a for k, a in records.items() if k in wanted]
                 summary = summarise(answers, self.config.seed, self.config.possible_answers,
                                     self.config.suites, planned_suites(jobs))
-                summary["model"] = self.config.model
-                summary["dataset"] = self.dataset_spec
-                summary["rewrites"] = {"asked": len(self.items) if rewrites or
-                                       self.needs_rewrites() else 0,
-                                       "usable": sum(bool(r) for r in rewrites.values())}
+                summary = summary.model_copy(update={
+                    "model": self.config.model, "dataset": self.dataset_spec,
+                    "rewrites": {"asked": len(self.items) if rewrites or
+                                 self.needs_rewrites() else 0,
+                                 "usable": sum(bool(r) for r in rewrites.values())}})
                 write_atomically(self.output_dir / "robustness.json",
-                                 json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+                                 summary.model_dump_json(indent=2) + "\n")
         return totals
 
     def _finished_rewrites(self, records: dict[str, RewriteCall]) -> dict[str, list[str]]:
