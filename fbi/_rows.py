@@ -6,7 +6,7 @@ bad row, never a silent drop. The readers that produce the rows are in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,12 +52,15 @@ class RawRow:
 
 
 
-def unreadable_row(row: RawRow) -> Problem | None:
-    """The problem a reader found in a row it could not parse (a bad JSON line), if any."""
-    if "__error__" not in row.data:
-        return None
-    message, fix = row.data["__error__"]
-    return Problem(row.file, row.location, message, fix)
+def readable_rows(rows: Iterable[RawRow], problems: list[Problem]) -> Iterator[RawRow]:
+    """The rows a reader could parse; each it could not (a bad JSON line) is added to
+    ``problems`` with its file and line instead."""
+    for row in rows:
+        if "__error__" in row.data:
+            message, fix = row.data["__error__"]
+            problems.append(Problem(row.file, row.location, message, fix))
+        else:
+            yield row
 
 
 def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem]]:
@@ -66,11 +69,7 @@ def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem
     problems: list[Problem] = []
     first_seen: dict[str, tuple[str, str]] = {}  # id → (file, location): not the row
     missing_reported: set[tuple[str, str]] = set()
-    for row in rows:
-        unreadable = unreadable_row(row)
-        if unreadable is not None:
-            problems.append(unreadable)
-            continue
+    for row in readable_rows(rows, problems):
         try:
             values = _normalise(row)
         except RowProblem as problem:

@@ -50,7 +50,7 @@ from fbi._rows import (
     build_instances,
 )
 from fbi._rows import parse_columns as parse_columns  # the CLI's and tests' names for them
-from fbi._rows import unreadable_row as unreadable_row
+from fbi._rows import readable_rows as readable_rows
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.escaping import has_control_characters
 from fbi.outputs import write_atomically

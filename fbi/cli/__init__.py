@@ -121,19 +121,10 @@ def _register() -> None:
         show,
     )
 
-    main.add_command(datasets.datasets)
-    main.add_command(evaluate.evaluate)
-    main.add_command(catalog.strategies)
-    main.add_command(catalog.categories)
-    main.add_command(report.report)
-    main.add_command(report.explain_check)
-    main.add_command(perturb.perturb)
-    main.add_command(annotate.annotate)
-    main.add_command(publish.publish)
-    main.add_command(robustness.robustness)
-    main.add_command(cache.cache)
-    main.add_command(batch.batch)
-    main.add_command(show.show)
-
+    for command in (datasets.datasets, evaluate.evaluate, catalog.strategies,
+                    catalog.categories, report.report, report.explain_check, perturb.perturb,
+                    annotate.annotate, publish.publish, robustness.robustness, cache.cache,
+                    batch.batch, show.show):  # the order of `fbi --help`
+        main.add_command(command)
 
 _register()

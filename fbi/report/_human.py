@@ -38,7 +38,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     """The labels of ``path`` and the warnings about them (labels of instances no run
     holds). ``instances``: id → instance of the runs reported. A bad row is an InputError
     naming its file and line or row."""
-    from fbi.sources import read_rows, unreadable_row
+    from fbi.sources import read_rows, readable_rows
 
     by_text = {(i.instruction, i.perturbed_answer): i.id for i in instances.values()}
     problems: list[Problem] = []
@@ -47,11 +47,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
         rows = list(read_rows(str(path), [], problems, "fbi"))
     except DatasetError as error:
         raise InputError(f"--human: {error}") from None
-    for row in rows:
-        unreadable = unreadable_row(row)
-        if unreadable is not None:
-            problems.append(unreadable)
-            continue
+    for row in readable_rows(rows, problems):
         try:
             label = _label(row.data, by_text)
         except ValueError as error:
