@@ -79,17 +79,32 @@ def test_wilson_edges():
     assert high == pytest.approx(1.0) and 0.65 < low < 0.75
 
 
-def test_bootstrap_agrees_with_scipy():
+def test_bootstrap_interval_is_the_percentile_bootstrap_computed_exactly():
+    """The ability/overall interval is the percentile bootstrap's limit: the 2.5% and
+    97.5% quantiles of Binomial(n, k/n)/n, worked here from the binomial's probabilities
+    by hand, and what scipy's resampling bootstrap gives within its Monte Carlo error."""
+    import math
+
+    import numpy as np
     from scipy.stats import bootstrap
 
-    values = [1] * 30 + [0] * 70
-    ours = bootstrap_interval(values, resamples=5000)
-    theirs = bootstrap((values,), lambda x, axis: x.mean(axis=axis), n_resamples=5000,
-                       method="percentile", random_state=1).confidence_interval
-    assert ours[0] == pytest.approx(theirs.low, abs=0.02)
-    assert ours[1] == pytest.approx(theirs.high, abs=0.02)
-    assert bootstrap_interval([]) is None
-    assert bootstrap_interval([1, 1, 1]) == (1.0, 1.0)
+    def quantile(q: float, k: int, n: int) -> float:
+        p, total = k / n, 0.0
+        for j in range(n + 1):  # the smallest j whose cumulative probability reaches q
+            total += math.comb(n, j) * p ** j * (1 - p) ** (n - j)
+            if total >= q - 1e-12:
+                return j / n
+        return 1.0
+
+    for k, n in ((30, 100), (1, 12), (117, 400), (399, 400)):
+        assert bootstrap_interval(k, n) == pytest.approx(
+            (quantile(0.025, k, n), quantile(0.975, k, n)))
+    values = np.array([1] * 30 + [0] * 70)
+    theirs = bootstrap((values,), np.mean, n_resamples=20_000, method="percentile",
+                       random_state=1).confidence_interval
+    assert bootstrap_interval(30, 100) == pytest.approx((theirs.low, theirs.high), abs=0.011)
+    assert bootstrap_interval(0, 0) is None
+    assert bootstrap_interval(3, 3) == (1.0, 1.0)
 
 
 def test_markdown_html_and_csv(tmp_path):

@@ -12,6 +12,7 @@ from fbi.metrics._agreement import (
     percent_agreement,
 )
 from fbi.metrics._bias import length_bias, model_family, self_preference
+from fbi.metrics._bootstrap import bca_interval, bootstrap_distribution, bootstrap_interval
 from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
 from fbi.metrics._human import HumanLabel, human_agreement, judge_verdict
 from fbi.metrics._leaderboard import leaderboard
@@ -63,10 +64,8 @@ from fbi.metrics._qa_results import (
 )
 from fbi.metrics._ranking import kendall_tau_b, ranking_stability
 from fbi.metrics._rates import (
-    BOOTSTRAP_RESAMPLES,
     Z_95,
     aggregate,
-    bootstrap_interval,
     group_rate,
     judge_stability,
     pairwise_breakdowns,
@@ -99,7 +98,6 @@ from fbi.metrics._results import (
 from fbi.metrics._weighted import weighted_rates
 
 __all__ = [
-    "BOOTSTRAP_RESAMPLES",
     "EFFECT_SIZE_LABELS",
     "ROBUSTNESS_SCHEMA_VERSION",
     "SIGNIFICANCE",
@@ -142,6 +140,8 @@ __all__ = [
     "agreement_report",
     "agreement_summary",
     "auroc",
+    "bca_interval",
+    "bootstrap_distribution",
     "bootstrap_interval",
     "bootstrap_mean",
     "cluster_sizes",

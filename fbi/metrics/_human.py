@@ -22,8 +22,10 @@ between the judge's score of an answer and the people's (their mean when several
 it), as ``scipy.stats.spearmanr`` and ``kendalltau``.
 
 Intervals: a percentile bootstrap over instances (an instance's votes stay together),
-:data:`HUMAN_RESAMPLES` resamples, seeded. Each resample is a row of instance weights (how
-often each instance was drawn), so every statistic is a weighted sum over instances,
+:data:`HUMAN_RESAMPLES` resamples drawn by ``scipy.stats.bootstrap``, seeded; a resample
+whose statistic is undefined (no tie-free vote drawn) is left out of the percentiles. Each
+resample is handed to the statistics as a row of instance weights (how often each
+instance was drawn), so every statistic is a weighted sum over instances,
 computed for a block of resamples at once (memory grows with the instances, not with
 resamples × instances): the agreement shares and κ from weighted counts, ρ and
 τ-b from the weighted table of score pairs (midranks, and concordant and discordant pairs
@@ -41,6 +43,7 @@ from typing import Literal
 
 import numpy as np
 
+from fbi.metrics._bootstrap import bootstrap_distribution
 from fbi.metrics._outcomes import judgments_by_instance, pairwise_class
 from fbi.metrics._results import Agreement, HumanAgreement, JudgeAgreement
 from fbi.taxonomy import strategy_order
@@ -196,9 +199,10 @@ def _count(item: _Item, first: Verdict, second: Verdict) -> None:
 
 
 class _Resamples:
-    """The bootstrap's resamples of n instances, as rows of weights (how often each
-    instance was drawn), made a block at a time: the same draws for every statistic of a
-    row, in memory that does not grow with resamples × instances."""
+    """The bootstrap's resamples of n instances, drawn by ``scipy.stats.bootstrap`` (seeded,
+    a block at a time) and handed to each statistic as rows of weights (how often each
+    instance was drawn): the same draws for every statistic of a row, in memory that does
+    not grow with resamples × instances."""
 
     BLOCK = 50
 
@@ -207,17 +211,19 @@ class _Resamples:
         self.seed = int(rng.integers(2 ** 62))
 
     def map(self, statistic: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """``statistic(weights)`` (block × n → block values) over every resample."""
-        rng = np.random.default_rng(self.seed)
-        parts = []
-        for start in range(0, self.count, self.BLOCK):
-            block = min(self.BLOCK, self.count - start)
-            drawn = rng.integers(0, self.n, size=(block, self.n)) + \
-                self.n * np.arange(block)[:, None]
-            weights = np.bincount(drawn.ravel(), minlength=block * self.n).reshape(
-                block, self.n)
-            parts.append(statistic(weights))
-        return np.concatenate(parts)
+        """``statistic(weights)`` (block × n → block values, or block × k) over every
+        resample: resamples values (or resamples × k)."""
+        if self.n < 2:  # every resample of one instance is that instance
+            return statistic(np.ones((self.count, self.n)))
+
+        def of_draws(drawn: np.ndarray, axis: int = -1) -> np.ndarray:
+            block = len(drawn)  # block × n instance numbers
+            weights = np.bincount((drawn + self.n * np.arange(block)[:, None]).ravel(),
+                                  minlength=block * self.n).reshape(block, self.n)
+            return np.moveaxis(statistic(weights), 0, -1)  # resamples last, as scipy keeps
+
+        return np.moveaxis(bootstrap_distribution(
+            [np.arange(self.n)], of_draws, self.count, self.seed, self.BLOCK), -1, 0)
 
 
 def _share(hits: np.ndarray, totals: np.ndarray, weights: _Resamples):

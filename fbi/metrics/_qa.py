@@ -74,6 +74,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fbi.metrics._agreement import fleiss_kappa
+from fbi.metrics._bootstrap import bca_interval
 from fbi.metrics._qa_results import (
     MultiQAMetrics,
     NoiseGroupMetrics,
@@ -340,23 +341,12 @@ def bootstrap_mean(values: np.ndarray, seed: int = 0, resamples: int = 2000
                    ) -> tuple[float | None, float | None, str | None]:
     """95% BCa bootstrap interval of the mean of group scores; percentile when BCa is
     degenerate; the value itself, marked "degenerate", when every score is equal."""
-    from scipy.stats import bootstrap
-
     values = np.asarray(values, dtype=np.float64)
     if values.size < 2:
         return None, None, None
     if np.all(values == values[0]):
         return float(values[0]), float(values[0]), "degenerate"
-    import warnings
-
-    for method in ("BCa", "percentile"):
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            interval = bootstrap((values,), np.mean, vectorized=True, n_resamples=resamples,
-                                 method=method, random_state=seed).confidence_interval
-        if np.isfinite(interval.low) and np.isfinite(interval.high):
-            return float(interval.low), float(interval.high), method
-    return None, None, None
+    return bca_interval((values,), np.mean, resamples, seed)
 
 
 def noise_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,
@@ -377,8 +367,6 @@ def noise_metrics(original: np.ndarray, perturbed: np.ndarray, seed: int = 0,
 
 
 def _paired_bootstrap_h(original, perturbed, seed, resamples):
-    from scipy.stats import bootstrap
-
     def statistic(o, p, axis=-1):
         po = np.clip(o.mean(axis=axis), 0, 1)
         pp = np.clip(p.mean(axis=axis), 0, 1)
@@ -387,17 +375,7 @@ def _paired_bootstrap_h(original, perturbed, seed, resamples):
     if np.all(original == original[0]) and np.all(perturbed == perturbed[0]):
         value = float(statistic(original, perturbed))
         return value, value, "degenerate"  # every resample gives the same h
-    import warnings
-
-    for method in ("BCa", "percentile"):
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a degenerate BCa is handled just below
-            interval = bootstrap((original, perturbed), statistic, paired=True,
-                                 vectorized=True, n_resamples=resamples, method=method,
-                                 random_state=seed).confidence_interval
-        if np.isfinite(interval.low) and np.isfinite(interval.high):
-            return float(interval.low), float(interval.high), method
-    return None, None, None
+    return bca_interval((original, perturbed), statistic, resamples, seed, paired=True)
 
 
 # ------------------------------------------------------------------ answer order

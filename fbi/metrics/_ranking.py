@@ -8,8 +8,9 @@ two rankings (ties counted as Kendall's b does, as ``scipy.stats.kendalltau`` co
 it), over the categories both sides judged.
 
 The interval is a paired bootstrap over instances, stratified by category: each resample
-draws every category's instances with replacement, the same draw for every side, and
-each side's rates are worked out again on it. The draws are made once for all sides, so
+draws every category's instances with replacement (``scipy.stats.bootstrap``, each
+category an unpaired sample of its own), the same draw for every side, and each side's
+rates are worked out again on it. The draws are made once for all sides, so
 a report of 20 judges × 11 strategies (3,190 pairs) costs seconds. Percentile interval,
 seeded, :data:`RANKING_RESAMPLES` resamples.
 """
@@ -22,6 +23,7 @@ from itertools import combinations
 
 import numpy as np
 
+from fbi.metrics._bootstrap import bootstrap_distribution
 from fbi.metrics._compare import Side, readable_by_side
 from fbi.metrics._outcomes import InstanceOutcome
 from fbi.metrics._results import RankingRow
@@ -133,18 +135,33 @@ class _Universe:
 
     def resampled_rates(self, judged: dict[Side, np.ndarray], missed: dict[Side, np.ndarray],
                         resamples: int, seed: int) -> dict[Side, np.ndarray]:
-        """Per side, resamples × categories rates over the same stratified draws."""
-        rng = np.random.default_rng(seed)
-        out = {side: np.empty((resamples, len(self.categories))) for side in judged}
-        for start in range(0, resamples, _BLOCK):
-            block = min(_BLOCK, resamples - start)
-            # in each category, positions drawn with replacement among its own
-            draw = np.concatenate([first + rng.integers(0, size, (block, size))
-                                   for first, size in zip(self.starts, self.sizes,
-                                                          strict=True)], axis=1)
-            for side in judged:
-                counts = np.add.reduceat(judged[side][draw], self.starts, axis=1)
-                misses = np.add.reduceat(missed[side][draw], self.starts, axis=1)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    out[side][start:start + block] = misses / counts
-        return out
+        """Per side, resamples × categories rates over the same stratified draws:
+        ``scipy.stats.bootstrap`` resamples each category's positions on its own (its
+        samples unpaired), a block at a time; a category of one instance is the same in
+        every resample, so it is held as it is rather than drawn."""
+        sides = list(judged)
+        judged_all = np.stack([judged[side] for side in sides])  # sides × positions
+        missed_all = np.stack([missed[side] for side in sides])
+        strata = [np.arange(first, first + size) for first, size in
+                  zip(self.starts, self.sizes, strict=True)]
+        drawn_at = [k for k, positions in enumerate(strata) if len(positions) > 1]
+
+        def rates(*drawn: np.ndarray, axis: int = -1) -> np.ndarray:
+            # every category's positions, drawn or held: block × positions
+            block = drawn[0].shape[0] if drawn else 1
+            columns = list(strata)
+            for k, positions in zip(drawn_at, drawn, strict=True):
+                columns[k] = positions
+            draw = np.concatenate([np.broadcast_to(c, (block, c.shape[-1]))
+                                   for c in columns], axis=1)
+            counts = np.add.reduceat(judged_all[:, draw], self.starts, axis=2)
+            misses = np.add.reduceat(missed_all[:, draw], self.starts, axis=2)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.moveaxis(misses / counts, 1, -1)  # sides × categories × block
+
+        if not drawn_at:  # nothing to draw: every resample is the data
+            distribution = np.repeat(rates(), resamples, axis=-1)
+        else:
+            distribution = bootstrap_distribution([strata[k] for k in drawn_at], rates,
+                                                  resamples, seed, _BLOCK)
+        return {side: distribution[n].T for n, side in enumerate(sides)}

@@ -3,9 +3,9 @@
 * Per category: the undetected rate over parseable instances with a 95% Wilson score
   interval (good at small n and at rates near 0 or 1, where FBI's categories of 50–150
   items often sit).
-* Per ability and overall: the same rate with a 95% percentile bootstrap over instances
-  (categories differ in size and difficulty, so no single binomial describes the pool).
-  Where every instance has the same outcome (0% or 100%) the bootstrap collapses to a
+* Per ability and overall: the same rate with the 95% percentile bootstrap over the
+  pooled instances, computed exactly (:func:`bootstrap_interval`). Where every instance
+  has the same outcome (0% or 100%) the bootstrap collapses to a
   point that reads as certainty; there the interval is Wilson's on the pooled count
   (``ci_method`` ``wilson-pooled``), which keeps its width: 18/18 gives [82%, 100%].
 * Score-invariant groups report the retained rate the same way (higher is better).
@@ -20,9 +20,8 @@
   those with a usable judgment (``n`` those with any judgment). An instance without a
   judgment (its calls never made, or a log line unreadable) is ``missing``: it is in no
   rate, and the report says so.
-* Bootstrap resamples run over the outcomes in a canonical order (sorted by instance
-  id) with a fixed seed, so the same judgments give the same intervals whatever the
-  order of the log.
+* Every interval is a function of the counts alone: the same judgments give the same
+  intervals whatever the order of the log.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from fbi.metrics._bootstrap import bootstrap_interval
 from fbi.metrics._outcomes import InstanceOutcome
 from fbi.metrics._results import (
     GroupRate,
@@ -44,7 +44,6 @@ from fbi.records import Judgment
 from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
 
 Z_95 = 1.959963984540054
-BOOTSTRAP_RESAMPLES = 2000
 
 
 @lru_cache(maxsize=8192)  # a report asks for the same counts in many groups
@@ -59,30 +58,6 @@ def wilson_interval(hits: int, n: int, z: float = Z_95) -> tuple[float, float] |
     interval = binomtest(hits, n).proportion_ci(confidence_level=2 * norm.cdf(z) - 1,
                                                method="wilson")
     return max(0.0, float(interval.low)), min(1.0, float(interval.high))
-
-
-def bootstrap_interval(values: Sequence[int] | np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
-                       seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean of 0/1 values; None when empty.
-
-    A resample of the n values drawn with replacement, k of them ones, holds
-    Binomial(n, k/n) ones; each resample's mean is drawn as that one count, the same
-    distribution as drawing n indices, in time that does not grow with n (a report over
-    20 judges draws hundreds of these). Seeded, so a report renders the same numbers
-    every time.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if values.size == 0:
-        return None
-    if not np.isin(values, (0.0, 1.0)).all():
-        raise ValueError("bootstrap_interval takes 0/1 values")
-    rng = np.random.default_rng(seed)
-    means = rng.binomial(values.size, values.mean(), size=resamples) / values.size
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
-
-
 
 
 def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
@@ -101,7 +76,7 @@ def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
         interval, method = wilson_interval(hits, parseable), "wilson"
     else:
         if 0 < hits < parseable:
-            interval, method = bootstrap_interval([1] * hits + [0] * misses), "bootstrap"
+            interval, method = bootstrap_interval(hits, parseable), "bootstrap"
         else:  # all alike: a degenerate bootstrap; Wilson keeps the interval honest
             interval, method = wilson_interval(hits, parseable), "wilson-pooled"
     # Worst case: unreadable verdicts count against the judge.
