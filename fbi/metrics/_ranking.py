@@ -154,10 +154,13 @@ class _Universe:
                 columns[k] = positions
             draw = np.concatenate([np.broadcast_to(c, (block, c.shape[-1]))
                                    for c in columns], axis=1)
-            counts = np.add.reduceat(judged_all[:, draw], self.starts, axis=2)
-            misses = np.add.reduceat(missed_all[:, draw], self.starts, axis=2)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.moveaxis(misses / counts, 1, -1)  # sides × categories × block
+            out = np.empty((len(sides), len(self.categories), block))
+            for n in range(len(sides)):  # a side at a time: memory of one block × positions
+                counts = np.add.reduceat(judged_all[n][draw], self.starts, axis=1)
+                misses = np.add.reduceat(missed_all[n][draw], self.starts, axis=1)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[n] = (misses / counts).T
+            return out  # sides × categories × block
 
         if not drawn_at:  # nothing to draw: every resample is the data
             distribution = np.repeat(rates(), resamples, axis=-1)
