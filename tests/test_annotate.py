@@ -167,7 +167,7 @@ def test_agreement_matches_statsmodels_and_krippendorff():
     import numpy as np
     from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
-    from fbi.metrics import cohen_kappa, fleiss_table, krippendorff_alpha
+    from fbi.metrics import agreement_report, cohen_kappa, fleiss_table, krippendorff_alpha
     from fbi.metrics import fleiss_kappa as our_fleiss
 
     values = ["valid", "invalid", "not-sure"]
@@ -182,6 +182,16 @@ def test_agreement_matches_statsmodels_and_krippendorff():
     assert cohen_kappa(a, b) == pytest.approx(cohens_kappa(confusion).kappa)
     counts = fleiss_table(table)
     assert our_fleiss(counts) == pytest.approx(fleiss_kappa(counts, method="fleiss"))
+    # the report `fbi annotate agreement` and the dataset card read: a typed model
+    report = agreement_report(table, {f"i{n}": "entity" if n < 4 else "grammar"
+                                      for n in range(8)})
+    assert report.overall.items == 8
+    assert report.overall.fleiss_kappa == pytest.approx(fleiss_kappa(counts, method="fleiss"))
+    pair = next(p for p in report.pairs if (p.a, p.b) == ("a", "b"))
+    assert pair.cohen_kappa == pytest.approx(cohens_kappa(confusion).kappa)
+    assert pair.confusion == [[int(confusion[values.index(row), values.index(column)])
+                               for column in pair.labels] for row in pair.labels]
+    assert set(report.categories) == {"entity", "grammar"}
     # Krippendorff's alpha with a missing label
     del table["c"]["i3"]
     matrix = [[values.index(table[r][f"i{n}"]) if f"i{n}" in table[r] else np.nan

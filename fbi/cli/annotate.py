@@ -69,10 +69,10 @@ def agreement(queue) -> None:
     resolutions = resolve(queue)
     report = agreement_report(labels_table(resolutions),
                               {r.instance.id: r.instance.category for r in resolutions})
-    if not report["pairs"] and report["overall"]["items"] == 0:
+    if not report.pairs and report.overall.items == 0:
         console.print("No item has labels from two annotators yet.")
         return
-    overall = report["overall"]
+    overall = report.overall
     table = Table(title=f"Agreement on {queue}")
     for column in ("scope", "items", "% agreement", "Fleiss' κ", "Krippendorff's α"):
         table.add_column(column, justify="left" if column == "scope" else "right")
@@ -84,20 +84,19 @@ def agreement(queue) -> None:
     def percent(value) -> str:
         return "–" if value is None else f"{100 * value:.1f}"
 
-    for scope, row in [("all", overall), *sorted(report["categories"].items())]:
-        table.add_row(scope, str(row["items"]), percent(row["percent_agreement"]),
-                      fmt(row["fleiss_kappa"], row["items"]),
-                      fmt(row["krippendorff_alpha"], row["items"]))
+    for scope, row in [("all", overall), *sorted(report.categories.items())]:
+        table.add_row(scope, str(row.items), percent(row.percent_agreement),
+                      fmt(row.fleiss_kappa, row.items), fmt(row.krippendorff_alpha, row.items))
     table.caption = "n/a: a coefficient over fewer than two items says nothing"
     console.print(table)
-    for pair in report["pairs"]:
-        console.print(f"Cohen's κ {pair['a']} × {pair['b']}: "
-                      f"{fmt(pair['cohen_kappa'], pair['items'])} over {pair['items']} items")
-        matrix = Table(title=f"confusion: rows {pair['a']}, columns {pair['b']}")
+    for pair in report.pairs:
+        console.print(f"Cohen's κ {pair.a} × {pair.b}: "
+                      f"{fmt(pair.cohen_kappa, pair.items)} over {pair.items} items")
+        matrix = Table(title=f"confusion: rows {pair.a}, columns {pair.b}")
         matrix.add_column("")
-        for label in pair["labels"]:
+        for label in pair.labels:
             matrix.add_column(label, justify="right")
-        for label, counts in zip(pair["labels"], pair["confusion"], strict=True):
+        for label, counts in zip(pair.labels, pair.confusion, strict=True):
             matrix.add_row(label, *(str(n) for n in counts))
         console.print(matrix)
 

@@ -75,6 +75,8 @@ from fbi.metrics._rates import (
 from fbi.metrics._repeat import repeatability
 from fbi.metrics._results import (
     Agreement,
+    AnnotatorAgreement,
+    AnnotatorPair,
     BandRate,
     ComparisonRow,
     GroupRate,
@@ -93,6 +95,7 @@ from fbi.metrics._results import (
     SelfPreferenceRow,
     Share,
     Statistic,
+    VettingAgreement,
     WeightedRow,
 )
 from fbi.metrics._weighted import weighted_rates
@@ -103,6 +106,8 @@ __all__ = [
     "SIGNIFICANCE",
     "Z_95",
     "Agreement",
+    "AnnotatorAgreement",
+    "AnnotatorPair",
     "BandRate",
     "ComparisonRow",
     "GroupRate",
@@ -135,6 +140,7 @@ __all__ = [
     "Share",
     "Statistic",
     "SuiteResults",
+    "VettingAgreement",
     "WeightedRow",
     "aggregate",
     "agreement_report",

@@ -22,6 +22,8 @@ from itertools import combinations
 
 import numpy as np
 
+from fbi.metrics._results import AnnotatorAgreement, AnnotatorPair, VettingAgreement
+
 
 def _items_with(labels: dict[str, dict[str, str]], minimum: int) -> dict[str, list[str]]:
     per_item: dict[str, list[str]] = {}
@@ -109,16 +111,17 @@ def fleiss_table(labels: dict[str, dict[str, str]]) -> np.ndarray:
     return np.array(rows, dtype=float).reshape(len(rows), len(values))
 
 
-def agreement_summary(labels: dict[str, dict[str, str]]) -> dict:
+def agreement_summary(labels: dict[str, dict[str, str]]) -> AnnotatorAgreement:
     """Items labelled by two or more annotators, and their percent agreement, Fleiss' κ and
     Krippendorff's α."""
-    return {"items": len(_items_with(labels, 2)),
-            "percent_agreement": percent_agreement(labels),
-            "fleiss_kappa": fleiss_kappa(fleiss_table(labels)) if len(labels) >= 2 else None,
-            "krippendorff_alpha": krippendorff_alpha(labels)}
+    return AnnotatorAgreement(
+        items=len(_items_with(labels, 2)), percent_agreement=percent_agreement(labels),
+        fleiss_kappa=fleiss_kappa(fleiss_table(labels)) if len(labels) >= 2 else None,
+        krippendorff_alpha=krippendorff_alpha(labels))
 
 
-def agreement_report(labels: dict[str, dict[str, str]], categories: dict[str, str]) -> dict:
+def agreement_report(labels: dict[str, dict[str, str]],
+                     categories: dict[str, str]) -> VettingAgreement:
     """Overall and per-category figures, and Cohen's κ and a confusion matrix per pair."""
     pairs = []
     for a, b in combinations(sorted(labels), 2):
@@ -130,14 +133,14 @@ def agreement_report(labels: dict[str, dict[str, str]], categories: dict[str, st
         values = sorted(set(first) | set(second))
         confusion = [[sum(x == row and y == col for x, y in zip(first, second, strict=True))
                       for col in values] for row in values]
-        pairs.append({"a": a, "b": b, "items": len(shared),
-                      "cohen_kappa": cohen_kappa(first, second), "labels": values,
-                      "confusion": confusion})
+        pairs.append(AnnotatorPair(a=a, b=b, items=len(shared),
+                                   cohen_kappa=cohen_kappa(first, second), labels=values,
+                                   confusion=confusion))
     by_category: dict[str, dict[str, dict[str, str]]] = {}
     for annotator, by_item in labels.items():
         for item, label in by_item.items():
             by_category.setdefault(categories.get(item, "?"), {}).setdefault(
                 annotator, {})[item] = label
-    return {"overall": agreement_summary(labels), "pairs": pairs,
-            "categories": {c: agreement_summary(t) for c, t in by_category.items()
-                           if agreement_summary(t)["items"]}}
+    per_category = {c: agreement_summary(t) for c, t in by_category.items()}
+    return VettingAgreement(overall=agreement_summary(labels), pairs=pairs,
+                            categories={c: a for c, a in per_category.items() if a.items})

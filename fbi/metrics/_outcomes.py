@@ -33,17 +33,29 @@ PairwiseClass = Literal["G", "P", "both-good", "both-bad", "inconsistent"]
 class InstanceOutcome:
     """One instance's outcome under one judge and strategy (paper §5): detected, undetected,
     retained, penalised, unparseable or missing, with the scores or pairwise class
-    behind it."""
+    behind it. A slotted dataclass, not a model: a report over 20 runs makes a million,
+    and the summary's rows (:mod:`fbi.metrics._results`) are what is written."""
+
     instance_id: str
+    """The instance."""
     judge: str
+    """The run's label."""
     strategy: str
+    """The strategy."""
     paradigm: str
+    """``single``, ``pairwise`` or ``reference``."""
     ability: Ability
+    """The category's ability."""
     category: str
+    """The perturbation category."""
     outcome: Outcome
+    """What the judge did with the planted error (or the score-invariant edit)."""
     pairwise_class: PairwiseClass | None = None
-    perturbed_score: int | None = None  # reference-guided: for the top / top-1 / ... histogram
+    """Pairwise: G, P, both good, both bad or inconsistent over the two orders."""
+    perturbed_score: int | None = None
+    """Reference-guided: the perturbed answer's score (the top / top−1 / … histogram)."""
     score_top: int | None = None
+    """Reference-guided: the top of the score range."""
 
     @property
     def is_score_invariant(self) -> bool:
@@ -140,9 +152,13 @@ class Rate:
     """Undetected (or, for score-invariant, retained) share of the parseable instances."""
 
     n: int
-    hits: int  # undetected, or retained for score-invariant
+    """Instances counted."""
+    hits: int
+    """Undetected (for score-invariant: retained)."""
     parseable: int
+    """With a readable verdict: the rate's denominator."""
     unparseable: int
+    """With an unreadable verdict."""
 
     @property
     def rate(self) -> float | None:

@@ -409,3 +409,46 @@ class JudgeStabilityRow(JudgeStrategy):
     """Pairwise: gold chosen in both orders (test-retest)."""
     percent_drop: Statistic = None
     """Pairwise: the drop from the one to the other, %."""
+
+
+class AnnotatorAgreement(Row):
+    """Agreement between annotators over the items two or more of them labelled
+    (:func:`fbi.metrics.agreement_summary`)."""
+
+    items: int
+    """Items labelled by two or more annotators."""
+    percent_agreement: Share
+    """Share of agreeing pairs of labels on an item, averaged over the items."""
+    fleiss_kappa: Statistic
+    """Fleiss' κ over the items every annotator labelled (None: fewer than two annotators)."""
+    krippendorff_alpha: Statistic
+    """Krippendorff's α, nominal, over every item with two or more labels."""
+
+
+class AnnotatorPair(Row):
+    """Two annotators on the items both labelled."""
+
+    a: str
+    """The first annotator."""
+    b: str
+    """The second annotator."""
+    items: int
+    """Items both labelled."""
+    cohen_kappa: Statistic
+    """Cohen's κ between them."""
+    labels: list[str]
+    """The labels either gave, in the confusion matrix's order."""
+    confusion: list[list[int]]
+    """Counts: rows the first annotator's label, columns the second's."""
+
+
+class VettingAgreement(Row):
+    """``fbi annotate agreement`` and the dataset card: overall, per pair, per category
+    (:func:`fbi.metrics.agreement_report`)."""
+
+    overall: AnnotatorAgreement
+    """Over every item."""
+    pairs: list[AnnotatorPair]
+    """Each pair of annotators with an item in common."""
+    categories: dict[str, AnnotatorAgreement]
+    """Per category with an item labelled twice."""

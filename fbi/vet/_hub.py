@@ -12,12 +12,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fbi.errors import ConfigError, InputError, ModelError
 from fbi.outputs import claim_folder, files_written, mark_written, write_atomically
 from fbi.records import Instance
 from fbi.sources import source_name, write_dataset
 from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
+
+if TYPE_CHECKING:
+    from fbi.metrics import VettingAgreement
 
 COLUMN_DOCS = [
     ("id", "unique id of the instance"),
@@ -72,7 +76,7 @@ def check_license(license_id: str) -> str:
 
 
 def write_hub_folder(instances: list[Instance], folder: str | Path, repo_id: str,
-                     license_id: str = "cc-by-4.0", agreement: dict | None = None,
+                     license_id: str = "cc-by-4.0", agreement: VettingAgreement | None = None,
                      vetting: dict | None = None, force: bool = False) -> list[Path]:
     """Write the Parquet files and the dataset card; returns the files written. Every
     check passes before anything is written: a folder holding files fbi did not write is
@@ -115,7 +119,7 @@ def _size_category(n: int) -> str:
 
 
 def dataset_card(instances: list[Instance], groups: dict[tuple[str, str], list[Instance]],
-                 repo_id: str, license_id: str, agreement: dict | None,
+                 repo_id: str, license_id: str, agreement: VettingAgreement | None,
                  vetting: dict | None) -> str:
     """The dataset card (`README.md`): YAML metadata, the taxonomy and counts, how the set was
     made and vetted, and every column."""
@@ -187,21 +191,20 @@ def _card_provenance(instances: list[Instance]) -> list[str]:
             "pre-screened automatically (flags kept in the `flags` column)."]
 
 
-def _card_agreement(agreement: dict | None) -> list[str]:
-    if not agreement:
+def _card_agreement(agreement: VettingAgreement | None) -> list[str]:
+    if agreement is None:
         return []
-    overall = agreement["overall"]
+    overall = agreement.overall
 
     def fmt(value) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
     return ["", "| agreement | value |", "|---|---|",
-            f"| items labelled by two or more annotators | {overall['items']} |",
-            f"| percent agreement | {fmt(overall['percent_agreement'])} |",
-            f"| Fleiss' κ | {fmt(overall['fleiss_kappa'])} |",
-            f"| Krippendorff's α (nominal) | {fmt(overall['krippendorff_alpha'])} |",
-            *(f"| Cohen's κ {p['a']} × {p['b']} | {fmt(p['cohen_kappa'])} |"
-              for p in agreement["pairs"])]
+            f"| items labelled by two or more annotators | {overall.items} |",
+            f"| percent agreement | {fmt(overall.percent_agreement)} |",
+            f"| Fleiss' κ | {fmt(overall.fleiss_kappa)} |",
+            f"| Krippendorff's α (nominal) | {fmt(overall.krippendorff_alpha)} |",
+            *(f"| Cohen's κ {p.a} × {p.b} | {fmt(p.cohen_kappa)} |" for p in agreement.pairs)]
 
 
 def vetting_paragraph(labels: Counter, vetting: dict | None) -> str:
