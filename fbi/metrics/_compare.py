@@ -131,20 +131,6 @@ class MissTable:
                                              else first[i].ability.short) for i in ids],
                                dtype=np.int64) for level, names in self.groups]
 
-    def category_cells(self, side_a: Side, side_b: Side):
-        """Per category (in ``self.groups[0]``'s order), over the instances both sides
-        judged readably: counts missed by both, by A only, by B only, by neither."""
-        import numpy as np
-
-        a, b = self.column[side_a], self.column[side_b]
-        common = self.judged[:, a] & self.judged[:, b]
-        missed_a, missed_b = self.missed[:, a] & common, self.missed[:, b] & common
-        cells = (missed_a & missed_b, missed_a & ~missed_b, missed_b & ~missed_a,
-                 common & ~missed_a & ~missed_b)
-        size = len(self.groups[0][1])
-        return np.stack([np.bincount(self.codes[0], weights=c, minlength=size)
-                         for c in cells], axis=1).astype(np.int64)
-
     def tests(self, side_a: Side, side_b: Side) -> list[dict]:
         """The family of one pair: each category, each ability, then overall, over the
         instances both judged readably (groups without such an instance are left out)."""
