@@ -11,6 +11,7 @@ Used by the tests and by benchmarks/; run it alone with
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -316,6 +317,10 @@ class ChatServer:
     ):
         self.script = script
         self.on_answer = on_answer  # called after each chat reply is sent
+        # with on_answer, replies are sent one at a time, each followed by its call: a
+        # server that ends itself in on_answer (--die-after) then never gets a reply out
+        # that it has not counted (one sent by another thread meanwhile)
+        self.reply_lock = threading.Lock() if on_answer else contextlib.nullcontext()
         self.fault_rate = fault_rate
         self.faults = faults
         self.latency_s = latency_s
@@ -396,9 +401,11 @@ class ChatServer:
                     return self._send(500, {"error": {"message": "boom", "type": "server"}})
                 if fault == "garbage":
                     return self._send_raw(200, b"<html>not json at all", "text/html")
-                self._send(200, chat_completion(server.script(request), request))
-                if server.on_answer is not None:
-                    server.on_answer(request)
+                reply = chat_completion(server.script(request), request)
+                with server.reply_lock:
+                    self._send(200, reply)
+                    if server.on_answer is not None:
+                        server.on_answer(request)
 
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 self._send_raw(status, json.dumps(payload).encode(), "application/json",
