@@ -71,9 +71,9 @@ def claim_file(path: str | Path, replace: bool = False, option: str = "--output"
     if path.is_dir():
         raise InputError(f"{path}: a folder. Fix: give a file name as {option}")
     if path.exists() and not replace:
-        raise InputError(f"{path}: the file exists, and fbi never replaces a file it did "
-                         f"not write. Fix: choose a new {option}, or pass --replace if it "
-                         "may go")
+        raise InputError(f"{path}: the file exists, and a lone file carries no mark of "
+                         "who wrote it, so fbi does not replace it unasked. Fix: choose a "
+                         f"new {option}, or pass --replace if it may go")
 
 
 def _refuse_clashes(folder: Path, clashes: list[str], option: str) -> None:
