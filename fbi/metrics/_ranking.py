@@ -29,7 +29,7 @@ from fbi.metrics._outcomes import InstanceOutcome
 from fbi.metrics._results import RankingRow
 from fbi.taxonomy import strategy_order
 
-#: Fewer than the rates' 2,000: 1,000 resamples give a 95% percentile interval of τ to
+#: Fewer than the noise metrics' 2,000: 1,000 resamples give a 95% percentile interval of τ to
 #: about ±0.01, and the cost grows with resamples × instances × judges.
 RANKING_RESAMPLES = 1000
 #: Below this many readable instances in a ranked category (either side) no interval is
