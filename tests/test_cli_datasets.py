@@ -180,8 +180,9 @@ def test_the_licence_pyproject_names_is_the_one_in_license():
     import tomllib
 
     root = Path(__file__).resolve().parents[1]
-    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["license"]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     text = (root / "LICENSE").read_text()
-    assert declared == {"text": "Apache-2.0"}
+    assert project["license"] == "Apache-2.0"  # an SPDX expression
+    assert project["license-files"] == ["LICENSE"]
     assert "Apache License" in text and "Version 2.0, January 2004" in text
     assert "END OF TERMS AND CONDITIONS" in text
