@@ -23,7 +23,17 @@ def run_fbi(*args: str) -> subprocess.CompletedProcess:
 def test_version_and_help():
     result = run_fbi("--version")
     assert result.returncode == 0 and importlib.metadata.version("fbi") in result.stdout
-    assert "datasets" in run_fbi("--help").stdout
+    listed = run_fbi("--help").stdout
+    from fbi.cli import COMMANDS
+
+    assert all(f"  {name} " in listed for name in COMMANDS), listed
+
+
+def test_a_mistyped_command_is_named_with_the_closest_one():
+    result = run_fbi("evalute", "--judge", "x")
+    assert result.returncode == 2
+    assert "No such command 'evalute'. Did you mean 'evaluate'?" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_show_sample_counts_every_category():

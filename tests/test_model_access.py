@@ -215,6 +215,8 @@ def test_a_cached_rerun_never_imports_litellm(tmp_path):
         " ".join(result.stdout.split())
     imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()]
     assert "litellm" not in imported and "fbi.cli" in imported
+    # each command loads only its own module: not the report's HTML, not the TUI's
+    assert "fbi.report" not in imported and "fbi.cli.annotate" not in imported
 
 
 def test_a_check_left_for_the_first_uncached_call_stops_the_run_cleanly(tmp_path):

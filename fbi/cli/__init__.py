@@ -6,6 +6,7 @@ and configuration errors); nothing prints a traceback to a user.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -20,7 +21,25 @@ from fbi.errors import ConfigError, FbiError, FbiWarning, InputError, Terminated
 
 
 class FbiGroup(click.Group):
-    """A click group that turns fbi's errors into a message and an exit code."""
+    """A click group that turns fbi's errors into a message and an exit code, and loads
+    each command from :data:`COMMANDS` when it is first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS and name not in self.commands:
+            module, attribute = COMMANDS[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from fbi.taxonomy import did_you_mean
+
+            ctx.fail(f"No such command {name!r}.{did_you_mean(name, self.list_commands(ctx))}")
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context):
         _handle_sigterm()
@@ -106,25 +125,21 @@ def main() -> None:
     """Find the blind spots of LLM judges (the FBI method and beyond)."""
 
 
-def _register() -> None:
-    from fbi.cli import (
-        annotate,
-        batch,
-        cache,
-        catalog,
-        datasets,
-        evaluate,
-        perturb,
-        publish,
-        report,
-        robustness,
-        show,
-    )
-
-    for command in (datasets.datasets, evaluate.evaluate, catalog.strategies,
-                    catalog.categories, report.report, report.explain_check, perturb.perturb,
-                    annotate.annotate, publish.publish, robustness.robustness, cache.cache,
-                    batch.batch, show.show):  # the order of `fbi --help`
-        main.add_command(command)
-
-_register()
+#: Each command and where it is defined. A command's module is imported only when that
+#: command runs (or ``fbi --help`` lists them all), so starting one does not pay for every
+#: other's imports: ``fbi evaluate`` never loads the report's HTML and statistics.
+COMMANDS = {
+    "annotate": "fbi.cli.annotate:annotate",
+    "batch": "fbi.cli.batch:batch",
+    "cache": "fbi.cli.cache:cache",
+    "categories": "fbi.cli.catalog:categories",
+    "datasets": "fbi.cli.datasets:datasets",
+    "evaluate": "fbi.cli.evaluate:evaluate",
+    "explain-check": "fbi.cli.report:explain_check",
+    "perturb": "fbi.cli.perturb:perturb",
+    "publish": "fbi.cli.publish:publish",
+    "report": "fbi.cli.report:report",
+    "robustness": "fbi.cli.robustness:robustness",
+    "show": "fbi.cli.show:show",
+    "strategies": "fbi.cli.catalog:strategies",
+}
