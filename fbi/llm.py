@@ -33,7 +33,7 @@ from fbi.provider_errors import (
     error_kind,
     retry_after,
 )
-from fbi.redaction import keep_secret, redact_known_secrets
+from fbi.redaction import keep_secret, known_secrets_redactor
 
 #: The embedded offline judge, registered as a litellm custom provider "local".
 LOCAL_JUDGE = "local/smollm2-135m"
@@ -182,6 +182,8 @@ class ModelClient:
         self.api_key = api_key  # held in memory only: never in a request, record or cache
         if api_key:
             keep_secret(api_key)
+        # the secrets a reply may echo (this key, the environment's), as they are now
+        self._redact = known_secrets_redactor()
         self._limiter = RequestRateLimiter(rpm) if rpm else None
         self.breaker = breaker
         self.probe_first = probe_first  # see preflight
@@ -196,6 +198,9 @@ class ModelClient:
         # answered.
         self.api_pool = tuple(dict.fromkeys(api_pool))
         self._routers: dict[str, Any] = {}
+        # (model, api_base) → the stand-in key it needs, or None: litellm's check of the
+        # environment is too slow to make for every call
+        self._placeholder_keys: dict[tuple[str, str | None], str | None] = {}
 
     def pooled(self, api_base: str | None) -> bool:
         """Whether calls to ``api_base`` are spread over a pool of servers."""
@@ -318,7 +323,12 @@ class ModelClient:
     def api_key_for(self, model: str, api_base: str | None) -> str | None:
         """The key to send: --api-key, else a stand-in for a keyless compatible server,
         else None (litellm reads the provider's variable)."""
-        return self.api_key or _placeholder_key(model, api_base)
+        if self.api_key:
+            return self.api_key
+        where = (model, api_base)
+        if where not in self._placeholder_keys:
+            self._placeholder_keys[where] = _placeholder_key(model, api_base)
+        return self._placeholder_keys[where]
 
     def batch_body(self, request: ModelRequest, model_name: str) -> dict[str, Any]:
         """The body of ``request`` in an OpenAI-format batch file: what a live call would
@@ -372,7 +382,7 @@ class ModelClient:
         choice = reply.choices[0]
         usage = getattr(reply, "usage", None)
         return ModelResponse(
-            text=redact_known_secrets(choice.message.content or ""),
+            text=self._redact(choice.message.content or ""),
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             cost=_cost(litellm, reply),

@@ -140,9 +140,10 @@ class AppendLog(Generic[Record]):
         if problem:
             raise InputError(problem)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self._open()
-        if self._size() > contents.valid_bytes:
+        self._open()
+        if self._end > contents.valid_bytes:
             self._file.truncate(contents.valid_bytes)
+            self._end = contents.valid_bytes
         self.records: dict[str, Record] = contents.latest()
         self._outcomes = contents.outcomes
         self._finished = {call_id for call_id, (status, _) in self._outcomes.items()
@@ -151,22 +152,23 @@ class AppendLog(Generic[Record]):
                 and not data_ends_with_newline(self.path):
             self._write(b"\n")
 
-    def _open(self):
+    def _open(self) -> None:
         # Unbuffered: a record is in the OS's hands when append returns (it survives the
         # process being killed), and a failed write leaves no bytes in a buffer.
-        return open(self.path, "ab", buffering=0)  # closed by close()
-
-    def _size(self) -> int:
-        return os.fstat(self._file.fileno()).st_size
+        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
+        # Where the next record starts, kept here rather than asked of the OS for every
+        # record: the run's lock keeps every other writer out.
+        self._end = os.fstat(self._file.fileno()).st_size
 
     def _write(self, data: bytes) -> None:
         """Write all of ``data`` or nothing: a failed write (a full disk) is cut back off,
         so the log never ends in a torn line that the next record would glue onto."""
-        before = self._size()
+        before = self._end
         try:
             view = memoryview(data)
             while view:
                 view = view[self._file.write(view):]
+            self._end = before + len(data)
         except OSError as error:
             with contextlib.suppress(OSError):  # the reader drops a torn tail anyway
                 self._file.truncate(before)
@@ -210,7 +212,7 @@ class AppendLog(Generic[Record]):
             for record in records:
                 out.write(dumps(record) + b"\n")
                 self._note(record)
-        self._file = self._open()
+        self._open()
 
     def close(self) -> None:
         self._file.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Callable
 
 _SECRET_PATTERNS = (
     (re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{6,}"), r"\1 [redacted]"),
@@ -62,8 +63,17 @@ def _secrets_pattern(values: frozenset[str]) -> re.Pattern | None:
 def redact_known_secrets(text: str) -> str:
     """``text`` without the secrets fbi was given or finds in the environment, in any of
     their echoed forms (:func:`_secrets_pattern`). For replies: nothing else is touched."""
+    return known_secrets_redactor()(text)
+
+
+def known_secrets_redactor() -> Callable[[str], str]:
+    """:func:`redact_known_secrets` for the secrets known now, looked up once: for a model
+    client, which redacts every reply (scanning the environment for each of thousands of
+    replies cost more than the rest of a reply's handling)."""
     pattern = _secrets_pattern(_secret_values())
-    return pattern.sub("[redacted]", text) if pattern is not None and text else text
+    if pattern is None:
+        return lambda text: text
+    return lambda text: pattern.sub("[redacted]", text) if text else text
 
 
 def redact(text: str) -> str:
