@@ -475,3 +475,59 @@ def test_a_key_without_a_known_prefix_is_redacted_in_every_echoed_form(tmp_path,
             assert not [form for form in forms if form in data], path
     for result in results:
         assert not [form for form in forms if form in result.stdout + result.stderr]
+
+
+# ----------------------------------------------------------------- 9. the heap during a run
+
+
+class FreezeCounts:
+    """A progress display that notes how much of the heap is frozen as each call ends."""
+
+    def __init__(self) -> None:
+        self.during: list[int] = []
+
+    def start(self, total: int, already_done: int) -> None:
+        pass
+
+    def advance(self, record) -> None:
+        import gc
+
+        self.during.append(gc.get_freeze_count())
+
+    def finish(self) -> None:
+        pass
+
+
+def _judge_sample(tmp_path: Path, server: ChatServer, name: str) -> tuple[int, FreezeCounts]:
+    from fbi import load_dataset
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.llm import ModelClient
+
+    dataset = load_dataset("sample").select((), ("entity",), False, None)
+    config = EvaluationConfig(judge=JUDGE, strategies=("vanilla",), api_base=server.url)
+    counts = FreezeCounts()
+    totals = Evaluation(dataset, config, tmp_path / name).run(
+        ModelClient(api_key="sk-freeze-test", probe_first=False), counts)
+    return totals.completed, counts
+
+
+def test_the_start_up_heap_is_frozen_only_while_the_calls_run(tmp_path):
+    """Full collections skip what was alive before the calls (see heap_frozen); after the
+    run the collector sees everything again, and a heap the caller froze stays frozen."""
+    import gc
+
+    with ChatServer() as server:
+        completed, counts = _judge_sample(tmp_path, server, "first")
+        assert completed == 6 and len(counts.during) == 6
+        assert all(count > 10_000 for count in counts.during)  # litellm, fbi, the dataset
+        assert gc.get_freeze_count() == 0
+
+        gc.freeze()  # the caller's own choice, e.g. before forking workers
+        try:
+            frozen = gc.get_freeze_count()
+            completed, counts = _judge_sample(tmp_path, server, "second")
+            # neither frozen further nor thawed (frozen objects freed meanwhile leave it)
+            assert completed == 6 and all(0 < c <= frozen for c in counts.during)
+            assert 0 < gc.get_freeze_count() <= frozen
+        finally:
+            gc.unfreeze()
