@@ -36,9 +36,10 @@ def site(tmp_path_factory) -> Path:
 def commands(command: click.Command, path: tuple[str, ...] = ("fbi",)):
     """Every command under `fbi`, with its path: ("fbi", "datasets", "show"), ..."""
     yield path, command
-    if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
-            yield from commands(sub, (*path, name))
+    if isinstance(command, click.Group):  # (fbi's loads each command when asked for it)
+        context = click.Context(command)
+        for name in command.list_commands(context):
+            yield from commands(command.get_command(context, name), (*path, name))
 
 
 def sections(html: str) -> dict[str, str]:
