@@ -531,3 +531,29 @@ def test_the_start_up_heap_is_frozen_only_while_the_calls_run(tmp_path):
             assert 0 < gc.get_freeze_count() <= frozen
         finally:
             gc.unfreeze()
+
+
+def test_a_resumed_run_renders_only_the_prompts_of_the_calls_it_makes(tmp_path, monkeypatch):
+    """Calls are planned by id and rendered when first needed: resuming a run with 2 of
+    its 6 calls left renders 2 prompts for the cache check before the run and the same 2
+    for the run, never the 4 finished ones (a finished 50,400-call folder took 7.2 s to
+    re-run when every prompt was rendered to be skipped; benchmarks/RESULTS.md)."""
+    from fbi.judge import StrategyRegistry
+
+    with ChatServer() as server:
+        completed, _ = _judge_sample(tmp_path, server, "run")
+        assert completed == 6
+        log = tmp_path / "run" / "judgments.jsonl"
+        kept = log.read_bytes().splitlines(keepends=True)[:4]
+        log.write_bytes(b"".join(kept))
+        rendered = []
+        render = StrategyRegistry.render
+
+        def counted(self, strategy, **variables):
+            rendered.append(strategy.name)
+            return render(self, strategy, **variables)
+
+        monkeypatch.setattr(StrategyRegistry, "render", counted)
+        completed, _ = _judge_sample(tmp_path, server, "run")
+    assert completed == 2 and len(rendered) == 2 * 2
+    assert len(log.read_bytes().splitlines()) == 6

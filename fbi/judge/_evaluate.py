@@ -12,6 +12,7 @@ records what was asked. Running the same evaluation again resumes it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import random
 import sys
@@ -212,19 +213,9 @@ def plan_calls(
                     strategy.response_schema(score_range, config.explanation_limit)
             for role, variables, sample in _sampled(_roles(strategy, instance),
                                                     config.samples):
-                if score_range is not None:
-                    variables.update(score_min=score_range[0], score_max=score_range[1])
-                text = registry.render(strategy, instruction=instance.instruction,
-                                       axis=instance.ability.axis,
-                                       ability=instance.ability.value,
-                                       protocol=config.protocol, **variables)
-                system = (("system", config.system_message),) if config.system_message else ()
-                request = ModelRequest(
-                    model=config.judge, messages=(*system, ("user", text)),
-                    temperature=config.temperature, max_tokens=config.reply_tokens,
-                    response_schema=schemas[score_range], api_base=config.api_base,
-                    seed=config.seed, model_args=config.model_args, sample=sample,
-                    top_logprobs=config.logprobs if score_range is not None else 0)
+                request = functools.partial(_judge_request, registry, strategy, instance,
+                                            variables, sample, score_range,
+                                            schemas[score_range], config)
                 fields = {
                     "instance_id": instance.id, "ability": instance.ability,
                     "category": instance.category, "strategy": strategy.name,
@@ -236,9 +227,28 @@ def plan_calls(
                     request, Judgment, fields,
                     # (every judge prompt, under either protocol, asks for a JSON object)
                     judge_parser(strategy.paradigm, role, score_range, echoes_of(instance)),
-                    repair=_repair(registry, strategy, request, score_range),
+                    repair=_repair(registry, strategy, score_range),
                     repairs=config.repair,
                     expected_reply_tokens=EXPECTED_REPLY_TOKENS[strategy.meta.explanation])
+
+
+def _judge_request(registry: StrategyRegistry, strategy: Strategy, instance: Instance,
+                   variables: dict[str, Any], sample: int,
+                   score_range: tuple[int, int] | None, schema: dict | None,
+                   config: EvaluationConfig) -> ModelRequest:
+    """The request of one planned call, its prompt rendered (when the call is made)."""
+    if score_range is not None:
+        variables = {**variables, "score_min": score_range[0], "score_max": score_range[1]}
+    text = registry.render(strategy, instruction=instance.instruction,
+                           axis=instance.ability.axis, ability=instance.ability.value,
+                           protocol=config.protocol, **variables)
+    system = (("system", config.system_message),) if config.system_message else ()
+    return ModelRequest(
+        model=config.judge, messages=(*system, ("user", text)),
+        temperature=config.temperature, max_tokens=config.reply_tokens,
+        response_schema=schema, api_base=config.api_base, seed=config.seed,
+        model_args=config.model_args, sample=sample,
+        top_logprobs=config.logprobs if score_range is not None else 0)
 
 
 def calls_per_instance(strategy: Strategy, samples: int = 1) -> int:
@@ -267,12 +277,13 @@ def _roles(strategy: Strategy, instance: Instance):
         yield "perturbed", {"answer": perturbed, "reference": gold}
 
 
-def _repair(registry: StrategyRegistry, strategy: Strategy, request: ModelRequest,
+def _repair(registry: StrategyRegistry, strategy: Strategy,
             score_range: tuple[int, int] | None):
-    """A follow-up that asks for just the verdict, given the unreadable reply."""
+    """A follow-up that asks for just the verdict, given the request and its unreadable
+    reply."""
     field_name = strategy.verdict_field
 
-    def follow_up(reply: str) -> ModelRequest:
+    def follow_up(request: ModelRequest, reply: str) -> ModelRequest:
         low, high = score_range or (0, 0)
         ask = registry.render_template("_repair.jinja", field=field_name, score_min=low,
                                        score_max=high)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import os
 import signal
@@ -58,19 +59,27 @@ class Parsed:
 class Call:
     """One planned model call and how to turn its replies into a record.
 
-    ``parse`` receives every reply of the call (the first, then follow-ups); ``repair``,
-    when given, builds a follow-up request from the first reply, asked up to ``repairs``
-    times while the parse stays unparseable.
+    ``planned`` is the request, or a function that renders it: :attr:`request` renders
+    it when first asked for, so a resumed run never renders the prompts of the calls it
+    skips. ``parse`` receives every reply of the call (the first, then follow-ups);
+    ``repair``, when given, builds a follow-up request from the request and its first
+    reply, asked up to ``repairs`` times while the parse stays unparseable.
     """
 
     call_id: str
-    request: ModelRequest
+    planned: ModelRequest | Callable[[], ModelRequest]
     record_type: type[CallRecord]
     fields: dict[str, Any]
     parse: Callable[[list[ModelResponse]], Parsed]
-    repair: Callable[[str], ModelRequest] | None = None
+    repair: Callable[[ModelRequest, str], ModelRequest] | None = None
     repairs: int = 0
     expected_reply_tokens: int | None = None  # for --dry-run estimates
+
+    @functools.cached_property
+    def request(self) -> ModelRequest:
+        """The call's request, rendered on first use."""
+        planned = self.planned
+        return planned if isinstance(planned, ModelRequest) else planned()
 
 
 def record_of(call: Call, responses: list[ModelResponse],
@@ -104,7 +113,8 @@ async def perform(call: Call, client: ModelClient) -> CallRecord:
             if call.parse(responses).status == "ok":
                 break
             try:
-                responses.append(await client.complete(call.repair(responses[0].text)))
+                responses.append(await client.complete(call.repair(call.request,
+                                                                     responses[0].text)))
             except ModelError:
                 break  # the first reply stands
     return record_of(call, responses)
