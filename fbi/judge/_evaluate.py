@@ -213,9 +213,9 @@ def plan_calls(
                     strategy.response_schema(score_range, config.explanation_limit)
             for role, variables, sample in _sampled(_roles(strategy, instance),
                                                     config.samples):
-                request = functools.partial(_judge_request, registry, strategy, instance,
-                                            variables, sample, score_range,
-                                            schemas[score_range], config)
+                render = functools.partial(_judge_request, registry, strategy, instance,
+                                           variables, sample, score_range,
+                                           schemas[score_range], config)
                 fields = {
                     "instance_id": instance.id, "ability": instance.ability,
                     "category": instance.category, "strategy": strategy.name,
@@ -224,7 +224,7 @@ def plan_calls(
                     "parser_version": PARSER_VERSION, "sample": sample}
                 yield Call(
                     f"{instance.id}|{strategy.name}|{role}" + (f"|s{sample}" if sample else ""),
-                    request, Judgment, fields,
+                    render, Judgment, fields,
                     # (every judge prompt, under either protocol, asks for a JSON object)
                     judge_parser(strategy.paradigm, role, score_range, echoes_of(instance)),
                     repair=_repair(registry, strategy, score_range),
