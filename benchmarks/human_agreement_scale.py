@@ -8,9 +8,10 @@ benchmarks/RESULTS.md with machine and date.
 """
 
 import random
-import resource
 import sys
 import time
+
+from peak_rss import peak_rss_mb
 
 from fbi.judge._evaluate import JudgmentVerdict
 from fbi.metrics import HumanLabel, human_agreement
@@ -32,7 +33,7 @@ def main() -> None:
         labels.append(HumanLabel(f"i{i}", "ann", rng.choice("ab"), rng.randint(1, 10)))
     start = time.perf_counter()
     human_agreement(judgments, labels)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    peak = round(peak_rss_mb())
     print(f"{n} instances: {time.perf_counter() - start:.2f} s, peak RSS {peak} MB")
 
 

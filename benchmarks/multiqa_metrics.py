@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -26,16 +25,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peak_rss import IMPORTABLE_IN_CHILD, peak_rss_mb
 
 #: Runs `fbi robustness score` in this process and prints its peak RSS (MB) last.
-_MEASURED_CLI = """
-import resource, sys
+_MEASURED_CLI = IMPORTABLE_IN_CHILD + """
 from fbi.cli import main
+from peak_rss import peak_rss_mb
 try:
     main(["robustness", "score", sys.argv[1]], standalone_mode=False)
 finally:
-    print("peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-          file=sys.stderr)
+    print("peak_rss_mb", peak_rss_mb(), file=sys.stderr)
 """
 
 
@@ -55,7 +54,7 @@ def in_process(n: int, k: int) -> dict:
     started = time.perf_counter()
     result = multiqa_metrics(right, answers, permutations_count=1000)
     seconds = time.perf_counter() - started
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mb()
     return {"answers": n * k, "seconds": round(seconds, 2), "peak_rss_mb": round(peak_mb),
             **{key: round(v, 4) if isinstance(v, float) else v
                for key, v in result.model_dump().items()}}

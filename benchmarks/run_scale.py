@@ -17,9 +17,9 @@ release (`../shared/data/fbi-original`) × all 11 strategies:
 DIR and ``--reuse`` measures the report alone (a cached re-run needs the server the
 cache was filled from: its address is part of every cache key).
 
-Each run is a child process that reports its own peak RSS (``ru_maxrss``) as it exits;
-times are measured from outside, start-up included. Results go to stdout as JSON; copy
-them to benchmarks/RESULTS.md with machine and date.
+Each run is a child process that reports its own peak RSS (``VmHWM``, see
+``peak_rss.py``) as it exits; times are measured from outside, start-up included.
+Results go to stdout as JSON; copy them to benchmarks/RESULTS.md with machine and date.
 """
 
 from __future__ import annotations
@@ -35,18 +35,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from peak_rss import IMPORTABLE_IN_CHILD
+
 ROOT = Path(__file__).resolve().parents[1]
 FBI_ORIGINAL = ROOT.parent / "shared" / "data" / "fbi-original"
 
 #: Runs the fbi CLI in this process with argv[1:] and prints its peak RSS (MB) last.
-MEASURED_FBI = """
-import resource, sys
+MEASURED_FBI = IMPORTABLE_IN_CHILD + """
 from fbi.cli import main
+from peak_rss import peak_rss_mb
 try:
     main(sys.argv[1:], prog_name="fbi")
 finally:
-    print("peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-          file=sys.stderr)
+    print("peak_rss_mb", peak_rss_mb(), file=sys.stderr)
 """
 
 
