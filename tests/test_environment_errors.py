@@ -118,6 +118,18 @@ def test_deeply_nested_json_is_a_row_problem(tmp_path):
     one_message(fbi("datasets", "show", str(deep), tmp_path=tmp_path), "line 1")
 
 
+def test_a_line_that_is_not_json_is_named_and_nothing_else_is_printed(tmp_path):
+    # datasets' JSON reader logs its own error (with arrow's "row 1", counted from 0)
+    # before it raises; fbi's message names the line, so that log would be a second one.
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "a", "category": "spelling", "instruction": "Q?",
+                                "gold_answer": "A.", "perturbed_answer": "B."})
+                    + "\nnot json\n")
+    result = fbi("datasets", "show", str(data), tmp_path=tmp_path)
+    one_message(result, str(data), "line 2")
+    assert result.stderr.lstrip().startswith("error:"), result.stderr
+
+
 def test_an_invalid_run_json_is_named_in_evaluate(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
