@@ -1,10 +1,10 @@
 """The peak resident memory of this process, as every benchmark here reports it.
 
-Not ``resource.getrusage(RUSAGE_SELF).ru_maxrss``: Linux carries the peak of the
-process that spawned a child over into the child across ``exec`` (it is kept per
-process group of threads, not per address space), so a child started by a benchmark
-that had just written a 3 GB dataset reported 3 GB however little it used itself. The
-kernel's ``VmHWM`` belongs to the address space, which ``exec`` replaces.
+Not ``resource.getrusage(RUSAGE_SELF).ru_maxrss``: Linux keeps that figure per thread
+group and folds the spawning process's peak into the child's at ``exec``, so a dry run
+started by a benchmark that had just built a 963 MB dataset (3 GB resident) reported
+3 GB, though it peaked at 857 MB. The kernel's ``VmHWM`` belongs to the address space,
+which ``exec`` replaces.
 """
 
 from __future__ import annotations
