@@ -53,10 +53,9 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
     """The embedded engine (grammar asked about the chosen token only, the shared prompt
     opening kept between calls) replies exactly as llama-cpp-python's own chat completion
     with a fresh context per call, for greedy decoding."""
-    from llama_cpp import Llama
-
     from fbi.judge import Evaluation, EvaluationConfig
     from fbi.local import CONTEXT_TOKENS, generate, gguf_path
+    from fbi.local._engine import load_llama
     from fbi.sources import load_dataset
 
     calls = Evaluation(load_dataset("sample").select(categories=("entity",), limit=2),
@@ -67,8 +66,9 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
     long_answer = " ".join(f"Fact {n}: the river is {n} metres deep." for n in range(120))
     asks.append(([{"role": "user", "content": f"Rate this from 1 to 10 as JSON: "
                    f"{long_answer}"}], calls[0].request.response_schema))
-    reference = Llama(model_path=gguf_path("smollm2-135m"), n_ctx=CONTEXT_TOKENS,
-                      verbose=False, seed=0)
+    # (loaded as fbi loads it, weights in plain CPU buffers: the AMX ones crash, see
+    # test_the_model_loads_without_the_cpus_extra_buffer_types)
+    reference = load_llama(gguf_path("smollm2-135m"), CONTEXT_TOKENS, 2)
     for messages, schema in asks:
         reference.reset()
         expected = reference.create_chat_completion(
@@ -81,6 +81,25 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
             expected["choices"][0]["message"]["content"]
         assert ours["usage"] == expected["usage"]
     assert expected["usage"]["prompt_tokens"] > 512  # the long prompt came last
+
+
+def test_the_model_loads_without_the_cpus_extra_buffer_types():
+    """On CPUs with AMX a native llama.cpp build repacks the weights for AMX kernels that
+    crash on this model; fbi loads them into plain buffers, and leaves llama-cpp-python's
+    own defaults as they were."""
+    import llama_cpp.llama_cpp as low_level
+
+    from fbi.local import CONTEXT_TOKENS, gguf_path
+    from fbi.local._engine import load_llama
+
+    defaults = low_level.llama_model_default_params
+    model = load_llama(gguf_path("smollm2-135m"), CONTEXT_TOKENS, 1)
+    assert model.model_params.use_extra_bufts is False
+    assert low_level.llama_model_default_params is defaults
+    assert low_level.llama_model_default_params().use_extra_bufts is True
+    reply = model.create_chat_completion(messages=[{"role": "user", "content": "Hi"}],
+                                         max_tokens=3, temperature=0.0)
+    assert reply["usage"]["completion_tokens"] > 0
 
 
 def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch, tmp_path):

@@ -75,6 +75,40 @@ def missing_low_level_names() -> list[str]:
     return missing
 
 
+_LOADING = threading.Lock()
+
+
+def load_llama(model_path: str, context_tokens: int, threads: int):
+    """llama-cpp-python's ``Llama`` over the GGUF file, its weights in plain CPU buffers.
+
+    llama.cpp otherwise moves weights into "extra" buffer types it repacks for the CPU.
+    On Intel CPUs with AMX (Sapphire Rapids and later) a native build picks the AMX one,
+    whose kernels crash the process on SmolLM2's Q4_1 weights under some hypervisors
+    (a segmentation fault in ``ggml_backend_amx_mul_mat``, seen on a 2-core VM with
+    amx_tile; a build without it, or this switch, runs). fbi's Q4_1 model gains nothing
+    from the other repacked layouts (they are for Q4_0, IQ4_NL and Q4_K), so it loads
+    without them. ``Llama`` takes no such option: its default-parameters function is
+    swapped for the duration of the load, under a lock."""
+    import llama_cpp.llama_cpp as low_level
+    from llama_cpp import Llama
+
+    defaults = low_level.llama_model_default_params
+
+    def without_extra_buffers():
+        params = defaults()
+        if hasattr(params, "use_extra_bufts"):  # llama.cpp since mid-2025
+            params.use_extra_bufts = False
+        return params
+
+    with _LOADING:
+        low_level.llama_model_default_params = without_extra_buffers
+        try:
+            return Llama(model_path=model_path, n_ctx=context_tokens, n_batch=BATCH_TOKENS,
+                         verbose=False, seed=0, n_threads=threads, n_threads_batch=threads)
+        finally:
+            low_level.llama_model_default_params = defaults
+
+
 class LoopUnavailable(RuntimeError):
     """A private field the loop reads is not where this llama-cpp-python keeps it."""
 
@@ -89,13 +123,10 @@ class LlamaEngine:
 
     def __init__(self, model_path: str, context_tokens: int, threads: int):
         import llama_cpp
-        from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self._llama_cpp = llama_cpp
-        self._llama = Llama(model_path=model_path, n_ctx=context_tokens, n_batch=BATCH_TOKENS,
-                            verbose=False, seed=0, n_threads=threads,
-                            n_threads_batch=threads)
+        self._llama = load_llama(model_path, context_tokens, threads)
         try:  # private fields of llama-cpp-python, as of 0.3.x
             self._ctx = self._llama._ctx.ctx
             model = self._llama._model.model

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 
 from fbi.errors import ConfigError
-from fbi.local._engine import BATCH_TOKENS, Generation
+from fbi.local._engine import Generation, load_llama
 
 
 class ChatCompletionEngine:
@@ -23,11 +23,7 @@ class ChatCompletionEngine:
     context per call, one call at a time."""
 
     def __init__(self, model_path: str, context_tokens: int, threads: int):
-        from llama_cpp import Llama
-
-        self._llama = Llama(model_path=model_path, n_ctx=context_tokens, n_batch=BATCH_TOKENS,
-                            verbose=False, seed=0, n_threads=threads,
-                            n_threads_batch=threads)
+        self._llama = load_llama(model_path, context_tokens, threads)
         self._lock = threading.Lock()
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int,
