@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,9 +33,19 @@ SAMPLE = "sample"
 QUICK = "quick"
 BUILT_IN = (SAMPLE, QUICK)
 #: Files fbi reads with its own readers too (the ones that name lines) ...
-OWN_READER_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
-#: ... and every file it reads (``datasets`` also reads JSON arrays).
-TABULAR_SUFFIXES = (*OWN_READER_SUFFIXES, ".json")
+OWN_READER_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+#: ... and every file it reads.
+TABULAR_SUFFIXES = OWN_READER_SUFFIXES
+#: JSON files are read only by fbi's exact reader (never ``datasets``'): its JSON builder
+#: turns a column of mixed types into JSON-dumped text (every answer gains quote marks),
+#: an integer past 64 bits into a float ("inf"), and its Arrow reader crashes the process
+#: on deeply nested lines.
+EXACT_JSON_SUFFIXES = (".jsonl", ".json")
+#: The deepest nesting of arrays and objects a JSON row may have (fbi's rows are flat;
+#: a conversation is three levels deep).
+MAX_JSON_DEPTH = 32
+#: The largest integer a JSON row may hold: what a 64-bit column stores.
+MAX_JSON_INT = 2 ** 63 - 1
 SPEC_HELP = (
     "give 'sample', 'quick', a .jsonl/.json/.csv/.tsv/.parquet file, an FBI TSV folder, "
     "a Hugging Face dataset folder, or hf:ORG/NAME"
@@ -178,7 +189,9 @@ def _read_hf_folder(
     folder: Path, label: str, files: list[str], config: str | None = None,
     split: str | None = None,
 ) -> Iterator[RawRow]:
-    """A Hugging Face dataset folder, as ``datasets.load_dataset(folder)`` reads it."""
+    """A Hugging Face dataset folder, as ``datasets.load_dataset(folder)`` reads it, its
+    JSON files first checked by fbi's exact reader (:func:`_check_json_files`)."""
+    _check_json_files(folder)
     files.append(label)
     try:
         for where, location, data in read_folder(folder, label, config, split):
@@ -186,6 +199,56 @@ def _read_hf_folder(
     except CannotRead as error:
         raise DatasetError([Problem(label, "", f"datasets cannot read the folder ({error})",
                                     SPEC_HELP)]) from None
+
+
+#: Columns whose values must be text in every row (ids: text or whole numbers, one kind
+#: in a file): ``datasets`` would make a column of mixed kinds JSON-dumped text.
+_TEXT_COLUMNS = frozenset({
+    "instruction", "question", "gold_answer", "og", "perturbed_answer", "perturbed_gpt4",
+    "prompt", "chosen", "rejected", "input", "output_1", "output_2", "category", "subset",
+    "ability", "label", "rationale"})
+_ID_COLUMNS = ("id", "cdx")
+
+
+def _check_json_files(folder: Path) -> None:
+    """Read every JSON file of a folder with fbi's exact reader before ``datasets`` reads
+    them: a value no column holds exactly (see :func:`exact_json`), a text column holding
+    a non-text value, or an id column mixing text and numbers is a DatasetError naming
+    the file and line, not a silently converted column."""
+    problems: list[Problem] = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and
+                       p.suffix.lower() in EXACT_JSON_SUFFIXES):
+        id_kinds: dict[str, str] = {}
+        try:
+            _check_json_rows(read_file_rows(path, [], {}, "fbi"), id_kinds, problems)
+        except DatasetError as error:
+            problems += error.problems
+    if problems:
+        raise DatasetError(problems)
+
+
+def _check_json_rows(rows: Iterator[RawRow], id_kinds: dict[str, str],
+                     problems: list[Problem]) -> None:
+    """The checks of :func:`_check_json_files` on one file's rows (at most 20 problems)."""
+    for row in rows:
+        if "__error__" in row.data:
+            problems.append(Problem(row.file, row.location, *row.data["__error__"]))
+            continue
+        for column, value in row.data.items():
+            if column in _TEXT_COLUMNS and value is not None and \
+                    not isinstance(value, (str, list)):  # (lists: conversations)
+                problems.append(Problem(row.file, row.location, f"'{column}' must be "
+                                        f"text, not {type(value).__name__}",
+                                        f"quote the {column} value"))
+            elif column in _ID_COLUMNS and value is not None:
+                kind = "text" if isinstance(value, str) else type(value).__name__
+                first = id_kinds.setdefault(column, kind)
+                if kind != first:
+                    problems.append(Problem(row.file, row.location, f"'{column}' is "
+                                            f"{kind} where earlier rows hold {first}",
+                                            "write every id the same way (as text)"))
+        if len(problems) >= 20:
+            raise DatasetError(problems)
 
 
 def _read_fbi_tsv(
@@ -218,6 +281,10 @@ def read_file_rows(
         category = FBI_FILE_CATEGORIES.get(path.stem)
         if category:  # a single file of the FBI release
             defaults = {**defaults, "category": category, "_id_prefix": category}
+    if suffix in EXACT_JSON_SUFFIXES:  # a line at a time: 1 GB is never held whole
+        yield from _read_jsonl(path, defaults) if suffix == ".jsonl" else \
+            _read_json(path, defaults)
+        return
     if reader == "datasets" or suffix not in OWN_READER_SUFFIXES:
         try:
             for location, data in read_file(path):
@@ -229,9 +296,6 @@ def read_file_rows(
         return
     if suffix == ".parquet":
         yield from _read_parquet(path, defaults)
-        return
-    if suffix == ".jsonl":  # read a line at a time: a file of 1 GB is never held whole
-        yield from _read_jsonl(path, defaults)
         return
     text = _read_utf8(path)
     if not text.strip():
@@ -274,22 +338,140 @@ def _read_jsonl(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
                 continue
             any_text = True
             try:
-                data = json.loads(line)
-            except RecursionError:
-                yield RawRow(str(path), f"line {number}", {"__error__": (
-                    "JSON nested too deeply to read", "flatten the record")})
-                continue
-            except json.JSONDecodeError as error:
-                yield RawRow(str(path), f"line {number}", {"__error__": (
-                    f"not valid JSON ({error.msg} at column {error.colno}); "
-                    "the line may be truncated", "write one complete JSON object per line")})
-                continue
+                data = exact_json(line)
+            except JSONRefused as refused:
+                data = {"__error__": (refused.message, refused.fix)}
             if not isinstance(data, dict):
                 data = {"__error__": ("expected a JSON object",
                                       "write one JSON object per line")}
             yield RawRow(str(path), f"line {number}", data, defaults)
     if not any_text:
         raise DatasetError(_empty(path))
+
+
+def _read_json(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
+    """A ``.json`` file: an array of objects (``item N`` each), or JSON Lines under that
+    name, as ``datasets`` also reads them."""
+    text = _read_utf8(path)
+    if not text.strip():
+        raise DatasetError(_empty(path))
+    try:
+        data = exact_json(text)
+    except JSONRefused as refused:
+        if refused.extra_data:  # one object per line: JSON Lines in a .json file
+            yield from _read_jsonl(path, defaults)
+            return
+        raise DatasetError([Problem(str(path), refused.where(text), refused.message,
+                                    refused.fix)]) from None
+    if not isinstance(data, list):
+        raise DatasetError([Problem(str(path), "", "expected an array of objects or one "
+                                    "object per line", "write [{...}, {...}] or JSON Lines")])
+    for number, item in enumerate(data, start=1):
+        if not isinstance(item, dict):
+            item = {"__error__": ("expected a JSON object", "make every item an object")}
+        yield RawRow(str(path), f"item {number}", item, defaults)
+
+
+class JSONRefused(ValueError):
+    """A JSON text fbi does not read: not JSON, or JSON with values no column can hold
+    exactly (non-finite numbers, integers past 64 bits, lone surrogates, deep nesting)."""
+
+    def __init__(self, message: str, fix: str, position: int | None = None,
+                 extra_data: bool = False):
+        super().__init__(message)
+        self.message, self.fix, self.position, self.extra_data = \
+            message, fix, position, extra_data
+
+    def where(self, text: str) -> str:
+        """``line N`` of the position in ``text`` (for a multi-line file)."""
+        if self.position is None:
+            return ""
+        return f"line {text.count(chr(10), 0, self.position) + 1}"
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JSONRefused(f"the number {name} (not standard JSON, and no rate can use it)",
+                      "write a finite number, or null")
+
+
+def _checked_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > 19 or abs(value := int(digits)) > MAX_JSON_INT:
+        raise JSONRefused(f"an integer of {len(digits.lstrip('-'))} digits, past what a "
+                          "64-bit column holds", "write it as text (in quotes)")
+    return value
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JSONRefused(f"the number {text[:40]} overflows to infinity",
+                          "write a smaller number, or text")
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def exact_json(text: str) -> Any:
+    """``text`` parsed as JSON, refusing (:class:`JSONRefused`) what no file fbi writes
+    could hold exactly: NaN and infinities, integers past 64 bits, lone surrogates
+    (``"\\ud800"``: text that cannot be written as UTF-8), and nesting deeper than
+    :data:`MAX_JSON_DEPTH` — checked before parsing, so no reader recurses that deep."""
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and \
+            _depth(text) > MAX_JSON_DEPTH:
+        raise JSONRefused(f"JSON nested more than {MAX_JSON_DEPTH} levels deep",
+                          "flatten the record")
+    try:
+        data = json.loads(text, parse_int=_checked_int, parse_float=_checked_float,
+                          parse_constant=_refuse_constant)
+    except JSONRefused:
+        raise
+    except RecursionError:
+        raise JSONRefused("JSON nested too deeply to read", "flatten the record") from None
+    except json.JSONDecodeError as error:
+        raise JSONRefused(f"not valid JSON ({error.msg} at column {error.colno}); the line "
+                          "may be truncated", "write one complete JSON object per line",
+                          error.pos, extra_data=error.msg == "Extra data") from None
+    except ValueError as error:  # an integer literal past Python's digit limit
+        raise JSONRefused(f"not readable JSON ({error})", "correct the value") from None
+    if _SURROGATE_ESCAPE.search(text) and _holds_surrogate(data):
+        raise JSONRefused("a lone surrogate escape (\\ud800-\\udfff without its pair): "
+                          "text that cannot be written as UTF-8",
+                          "remove it or write the whole character")
+    return data
+
+
+def _depth(text: str) -> int:
+    """How deep arrays and objects nest in ``text`` (strings respected), in one pass."""
+    deepest = depth = 0
+    quoted = escaped = False
+    for char in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _holds_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(_SURROGATE.search(value))
+    if isinstance(value, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_surrogate(v) for v in value)
+    return False
 
 
 def _read_delimited(

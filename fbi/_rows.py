@@ -210,6 +210,9 @@ def _normalise(row: RawRow) -> dict[str, Any]:
                           "use one of " + ", ".join(valid)) from None
     merged.setdefault("id", content_id(merged["category"], merged["instruction"],
                                        merged["gold_answer"], merged["perturbed_answer"]))
+    if isinstance(merged["id"], bool) or not isinstance(merged["id"], str | int):
+        raise RowProblem(f"'id' must be text or a whole number, not "
+                         f"{type(merged['id']).__name__}", "write the id as text")
     merged["id"] = str(merged["id"]).strip()
     merged["ability"] = ability_of(merged)
     merged["label"] = _label(merged.get("label"))

@@ -8,6 +8,9 @@ fill its memory: at most :data:`MAX_OUTPUT_CHARS` of output (a string or list mu
 padded or formatted past it is refused before it is made), :data:`MAX_ITERATIONS` steps
 of ``range`` per render, no ``lipsum``, and :data:`MAX_RENDER_S` seconds. A user folder
 is searched before the built-in one, so users add or override templates by file name.
+Every way a template can build a long text is bounded before (or, for ``~``, as soon as)
+it is built: repetition, ``+``, ``~``, padding, ``replace``, ``join``, format widths
+(a ``*`` width included), as operators, methods of a string or filters (issue 38).
 Files starting with ``_`` are shared pieces (bases, macros), not entries of their own.
 """
 
@@ -32,9 +35,18 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 #: Limits on a user's template, per render.
 MAX_OUTPUT_CHARS = 1_000_000
 MAX_ITERATIONS = 100_000
+#: Characters (or items) a render may build in all through the operations above: each
+#: is bounded by MAX_OUTPUT_CHARS, and this bounds how many a loop can make.
+MAX_BUILT_CHARS = 20 * MAX_OUTPUT_CHARS
 MAX_RENDER_S = 10.0
 _WIDTH = re.compile(r"%[-#0 +]*(\d+)|\{[^{}]*:[^{}]*?(\d+)[^{}]*\}")
+# A width or precision taken from the arguments: "%*d", "{:{}}" (its size is not in the text).
+_ARGUMENT_WIDTH = re.compile(r"%[-#0 +]*\*|%[-#0 +]*\d*\.\*|\{[^{}]*:[^{}]*\{")
+#: The methods of a text that can make it longer than their arguments, and are checked.
+_GROWING_METHODS = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs", "replace",
+                              "join"})
 _steps_left: ContextVar[list[int]] = ContextVar("_steps_left")
+_built_left: ContextVar[list[int]] = ContextVar("_built_left")
 
 
 @functools.cache
@@ -61,15 +73,57 @@ def _limited_sandbox():
         raise SecurityError(f"{what} (a user template renders at most {MAX_OUTPUT_CHARS:,} "
                             "characters)")
 
+    def built(size: int, what: str) -> None:
+        """Count ``size`` characters (or items) about to be built; refuse past one text's
+        limit, or past the render's total (:data:`MAX_BUILT_CHARS`)."""
+        if size > MAX_OUTPUT_CHARS:
+            refuse(f"{what} of {size:,} characters")
+        left = _built_left.get([MAX_BUILT_CHARS])
+        left[0] -= max(0, size)
+        if left[0] < 0:
+            raise SecurityError(f"{what}: the template built more than {MAX_BUILT_CHARS:,} "
+                                "characters in all (a loop of long texts)")
+
     def sized(value: Any) -> int | None:
-        return len(value) if isinstance(value, (str, list, tuple)) else None
+        return len(value) if isinstance(value, (str, bytes, list, tuple)) else None
 
     def check_widths(text: Any) -> None:
-        if isinstance(text, str):
+        if isinstance(text, (str, bytes)):
+            text = text.decode("latin-1") if isinstance(text, bytes) else text
+            if _ARGUMENT_WIDTH.search(text):
+                refuse("a format width taken from the arguments")
             for match in _WIDTH.finditer(text):
                 width = int(match.group(1) or match.group(2))
                 if width > MAX_OUTPUT_CHARS:
                     refuse(f"a format width of {width:,}")
+
+    def checked_growth(text: Any, name: str, args: tuple, kwargs: dict) -> tuple:
+        """The arguments of ``text.name(...)`` once its result is known to fit (a join's
+        items are taken into a list first, to measure them); refused otherwise."""
+        size = len(text)
+        if name in ("ljust", "rjust", "center", "zfill"):
+            width = args[0] if args else kwargs.get("width", 0)
+            grown = width if isinstance(width, int) else 0
+        elif name == "expandtabs":
+            tabs = args[0] if args else kwargs.get("tabsize", 8)
+            grown = size + text.count("\t" if isinstance(text, str) else b"\t") * \
+                (tabs if isinstance(tabs, int) else 0)
+        elif name == "replace":
+            old, new = [*args, None, None][:2]
+            if not isinstance(old, (str, bytes)) or not isinstance(new, (str, bytes)):
+                return args
+            times = text.count(old) if old else size + 1
+            limit = args[2] if len(args) > 2 else kwargs.get("count", -1)
+            if isinstance(limit, int) and limit >= 0:
+                times = min(times, limit)
+            grown = size + times * (len(new) - len(old))
+        else:  # join
+            items = list(args[0]) if args else []
+            grown = sum(len(i) for i in items if isinstance(i, (str, bytes))) + \
+                size * max(0, len(items) - 1)
+            args = (items, *args[1:])
+        built(grown, f"a text {name}")
+        return args
 
     def budgeted_range(*args: int) -> Iterator[int]:
         steps = range(*args)
@@ -80,8 +134,20 @@ def _limited_sandbox():
         left[0] -= len(steps)
         return iter(steps)
 
+    from jinja2.compiler import CodeGenerator
+
+    class LimitedCodeGenerator(CodeGenerator):
+        """``a ~ b`` checked as soon as it is built: jinja joins it in one C call, which
+        no sandbox hook sees, and a loop of doublings would reach gigabytes."""
+
+        def visit_Concat(self, node, frame) -> None:
+            self.write("environment.sized_concat(")
+            super().visit_Concat(node, frame)
+            self.write(")")
+
     class LimitedSandbox(ImmutableSandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**", "%"})
+        intercepted_binops = frozenset({"*", "**", "%", "+"})
+        code_generator_class = LimitedCodeGenerator
 
         def __init__(self, **options: Any):
             super().__init__(**options)
@@ -93,6 +159,38 @@ def _limited_sandbox():
             format_filter = self.filters["format"]
             self.filters["format"] = lambda value, *a, **k: (check_widths(value),
                                                               format_filter(value, *a, **k))[1]
+            for name in ("replace", "join"):  # the filters of the same names
+                self.filters[name] = self._grown(self.filters[name], name)
+
+        @staticmethod
+        def _grown(function, name: str):
+            def checked(context, value, *args: Any, **kwargs: Any):
+                if name == "join":  # (its items as a list, measured; the separator first)
+                    value = list(value) if not isinstance(value, (str, bytes)) else value
+                    separator = args[0] if args else kwargs.get("d", "")
+                    if isinstance(separator, str) and not kwargs.get("attribute") and \
+                            len(args) < 2:
+                        checked_growth(separator, "join", (value,), {})
+                elif isinstance(value, str):
+                    checked_growth(value, "replace", args, kwargs)
+                return function(context, value, *args, **kwargs)
+            for attribute in ("jinja_pass_arg",):  # the filter takes what it took
+                if hasattr(function, attribute):
+                    setattr(checked, attribute, getattr(function, attribute))
+            return checked
+
+        @staticmethod
+        def sized_concat(text: Any) -> Any:
+            if isinstance(text, str):
+                built(len(text), "a text joined with ~")
+            return text
+
+        def call(__self, __context, __obj, *args: Any, **kwargs: Any):
+            owner = getattr(__obj, "__self__", None)
+            if isinstance(owner, (str, bytes)) and \
+                    getattr(__obj, "__name__", "") in _GROWING_METHODS:
+                args = checked_growth(owner, __obj.__name__, args, kwargs)
+            return super().call(__context, __obj, *args, **kwargs)
 
         @staticmethod
         def _capped(function, position: int):
@@ -108,9 +206,11 @@ def _limited_sandbox():
             if operator == "*":
                 for sequence, times in ((left, right), (right, left)):
                     size = sized(sequence)
-                    if size is not None and isinstance(times, int) and \
-                            size * times > MAX_OUTPUT_CHARS:
-                        refuse(f"a text or list repeated {times:,} times")
+                    if size is not None and isinstance(times, int):
+                        built(size * times, f"a text or list repeated {times:,} times")
+            elif operator == "+":
+                if sized(left) is not None and sized(right) is not None:
+                    built(sized(left) + sized(right), "a text or list joined with +")
             elif operator == "**":
                 if isinstance(right, (int, float)) and abs(right) > 64:
                     raise SecurityError(f"a power of {right}: at most 64 in a user template")
@@ -149,16 +249,16 @@ def _time_limit(seconds: float, where: str) -> Iterator[None]:
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
-    import yaml
+    from fbi.user_yaml import load_user_yaml
 
     if not text.startswith("---"):
         return {}, text
     try:
         _, header, body = text.split("---", 2)
-        meta = yaml.safe_load(header) or {}
-    except (ValueError, yaml.YAMLError) as error:
-        raise InputError(f"{where}: the front matter is not valid YAML ({error}). "
-                         "Fix: start the file with a '---' YAML block closed by '---'") from None
+    except ValueError:
+        raise InputError(f"{where}: the front matter is not closed. Fix: start the file "
+                         "with a '---' YAML block closed by '---'") from None
+    meta = load_user_yaml(header, f"{where} (front matter)") or {}
     if not isinstance(meta, dict):
         raise InputError(f"{where}: the front matter must be a YAML mapping")
     return meta, body.lstrip("\n")
@@ -239,6 +339,7 @@ class TemplateFolder:
         from jinja2.sandbox import SecurityError
 
         token = _steps_left.set([MAX_ITERATIONS])
+        built_token = _built_left.set([MAX_BUILT_CHARS])
         pieces, size = [], 0
         try:
             with _time_limit(MAX_RENDER_S, where):
@@ -250,6 +351,7 @@ class TemplateFolder:
                     pieces.append(piece)
         finally:
             _steps_left.reset(token)
+            _built_left.reset(built_token)
         return "".join(pieces)
 
     def render(self, file_name: str, **variables: Any) -> str:

@@ -32,12 +32,15 @@ def test_datasets_and_fbis_reader_read_the_same_instances(tmp_path, suffix):
     assert by_datasets == load_dataset(str(path), reader="fbi").instances == SAMPLE
 
 
-def test_a_json_array_file_is_read_by_datasets(tmp_path):
-    """fbi has no reader of its own for a JSON array: this can only be datasets."""
+def test_a_json_array_file_is_read_exactly(tmp_path):
+    """Issue 38: JSON files are read by fbi's exact reader, arrays and lines alike."""
     rows = [i.to_row() for i in SAMPLE[:5]]
     path = tmp_path / "five.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
     assert load_dataset(str(path)).instances == SAMPLE[:5]
+    lines = tmp_path / "lines.json"
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert load_dataset(str(lines)).instances == SAMPLE[:5]
 
 
 def test_csv_text_is_kept_as_written(tmp_path):
@@ -94,7 +97,7 @@ def test_a_bad_json_array_is_one_clear_problem(tmp_path):
     path.write_text('[{"id": "a", ', encoding="utf-8")
     problems = validate_dataset(str(path)).problems
     assert len(problems) == 1 and problems[0].file == str(path)
-    assert problems[0].message.startswith("cannot read the file")
+    assert problems[0].message.startswith("not valid JSON")
 
 
 def _hub_folder(tmp_path: Path) -> Path:
@@ -181,3 +184,81 @@ def test_a_local_looking_spec_that_does_not_exist_is_no_such_file(tmp_path, monk
         load_dataset("ai4bharat/FBI")
     assert "could not fetch the dataset from the Hugging Face Hub" in \
         caught.value.problems[0].message
+
+
+# ------------------------------------------------------------------ issue 38: exact rows
+
+HOSTILE_LINES = {
+    # what a line holds → what the one problem for it says
+    "lone surrogate": ('"instruction": "Who \\udc00 wrote it?"', "lone surrogate"),
+    "high surrogate at the end": ('"gold_answer": "ends \\uD83D"', "lone surrogate"),
+    "nested arrays": ('"extra": ' + "[" * 5000 + "]" * 5000, "nested more than"),
+    "nested objects": ('"extra": ' + '{"a": ' * 40 + "1" + "}" * 40, "nested more than"),
+    "number as gold": ('"gold_answer": 42', "'gold_answer' must be text, not int"),
+    "list as perturbed": ('"perturbed_answer": ["a"]', "must be text, not list"),
+    "object as instruction": ('"instruction": {"t": "x"}', "must be text, not dict"),
+    "boolean category": ('"category": true', "'category' must be text, not bool"),
+    "huge id": ('"id": 1' + "0" * 30, "integer of 31 digits"),
+    "past int64": ('"id": 9223372036854775808', "past what a 64-bit column holds"),
+    "digits past Python's limit": ('"id": ' + "7" * 5000, "integer of 5000 digits"),
+    "float id": ('"id": 3.0', "'id' must be text or a whole number"),
+    "NaN": ('"seed": NaN', "the number NaN"),
+    "-Infinity": ('"seed": -Infinity', "the number -Infinity"),
+    "overflowing float": ('"seed": 1e999', "overflows to infinity"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_LINES))
+def test_a_value_no_column_holds_exactly_is_refused_with_its_line(tmp_path, name):
+    """Every row is read exactly or refused with its file and line: never coerced (a
+    number made text, a huge id made "inf"), never a crash in a third-party reader."""
+    field, said = HOSTILE_LINES[name]
+    good = json.dumps(row(id="ok"))
+    bad = good[:-1] + ", " + field + "}"
+    if field.split(":")[0].strip('"') in row():  # replace the field, not add it twice
+        key = field.split(":")[0].strip('"')
+        bad = "{" + ", ".join(f'"{k}": {json.dumps(v)}' for k, v in row(id="x").items()
+                              if k != key) + ", " + field + "}"
+    path = tmp_path / "hostile.jsonl"
+    path.write_text(good + "\n" + bad + "\n", encoding="utf-8")
+    problems = validate_dataset(str(path)).problems
+    assert [p.location for p in problems] == ["line 2"], problems
+    assert said in problems[0].message, problems[0].message
+    # a .json array of the same rows: the same refusal, by item
+    array = tmp_path / "hostile.json"
+    array.write_text("[" + good + ",\n" + bad + "]", encoding="utf-8")
+    problems = validate_dataset(str(array)).problems
+    assert len(problems) == 1 and said in problems[0].message, problems
+
+
+def test_hostile_rows_through_the_cli_are_one_message_and_exit_2(tmp_path):
+    path = tmp_path / "hostile.jsonl"
+    path.write_text(json.dumps(row(id="ok")) + "\n" + json.dumps(row(id="x"))[:-1] +
+                    ', "extra": ' + "[" * 200_000 + "]" * 200_000 + "}\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--dataset", str(path),
+                             "--dry-run"], capture_output=True, text=True, timeout=300,
+                            cwd=OUTSIDE_CHECKOUT, env={**os.environ, "COLUMNS": "200",
+                                                       "FBI_CACHE": str(tmp_path / "c")})
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("error:") == 1 and "line 2" in result.stderr
+
+
+def test_a_json_folder_is_checked_exactly_before_datasets_reads_it(tmp_path):
+    """A Hugging Face folder of JSON Lines: a mixed-kind column (an id that is text in one
+    row and a number in the next, a number among answers) is refused by file and line
+    rather than handed to datasets, which would make the column JSON-dumped text."""
+    folder = tmp_path / "hf" / "data"
+    folder.mkdir(parents=True)
+    good = [row(id=f"a{n}") for n in range(3)]
+    (folder / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in good),
+                                        encoding="utf-8")
+    assert len(load_dataset(str(tmp_path / "hf")).instances) == 3
+    (folder / "test.jsonl").write_text(json.dumps(row(id=7)) + "\n" +
+                                       json.dumps(row(id="b8", gold_answer=8.5)) + "\n",
+                                       encoding="utf-8")
+    problems = validate_dataset(str(tmp_path / "hf")).problems
+    assert [(Path(p.file).name, p.location) for p in problems] == \
+        [("test.jsonl", "line 2"), ("test.jsonl", "line 2")]
+    messages = " ".join(p.message for p in problems)
+    assert "'gold_answer' must be text, not float" in messages
+    assert "'id' is text where earlier rows hold int" in messages

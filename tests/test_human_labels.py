@@ -154,3 +154,43 @@ def test_report_human_through_the_cli(tmp_path):
                                         str(tmp_path / "out2"), "--human", str(labels)])
     assert refused.exit_code == 2 and "Traceback" not in refused.output
     assert f"{labels}, line 3" in refused.output and "give a, b or tie" in refused.output
+
+
+INSTANCE = type("Instance", (), {"instruction": "q", "perturbed_answer": "p", "id": "x"})()
+
+
+@pytest.mark.parametrize("rows, said", [
+    (["i1,ann,tiebreaker-b,"], "verdict 'tiebreaker-b'"),
+    (["i1,ann,tie-ish,"], "verdict 'tie-ish'"),
+    (["i1,ann,,nan"], "not a finite number"),
+    (["i1,ann,,inf"], "not a finite number"),
+    (["i1,ann,,-Infinity"], "not a finite number"),
+    (["i1,ann,a,", "i2,ann,b,", "i1,ann,b,"], "annotator 'ann' labels instance 'i1' again "
+                                              "(first at line 2)"),
+    (["i1,,a,", "i1,,a,"], "annotator 'human' labels instance 'i1' again"),
+    (["i1,ann,,7", "i1,ann,,8"], "labels instance 'i1' again"),
+])
+def test_hostile_human_labels_are_refused_with_their_line(tmp_path, rows, said):
+    """Issue 38: labels are read exactly: known verdict words only (a prefix of "tie" is
+    not a tie), finite scores only (one NaN turns a correlation), and one label per person,
+    instance and kind (a person's duplicated rows would make a 100% human ceiling)."""
+    from fbi.errors import InputError
+    from fbi.report._human import read_human_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_text("instance_id,annotator,verdict,score\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InputError) as refused:
+        read_human_labels(path, {"i1": INSTANCE, "i2": INSTANCE})
+    assert said in str(refused.value) and str(path) in str(refused.value)
+
+
+def test_one_persons_verdict_and_score_of_an_instance_are_both_kept(tmp_path):
+    from fbi.report._human import read_human_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_text("instance_id,annotator,verdict,score,scored\ni1,ann,a,,\n"
+                    "i1,ann,,3,perturbed\ni1,ann,,9,gold\ni1,ben,tie (bothbad),,\n")
+    labels, _ = read_human_labels(path, {"i1": INSTANCE})
+    assert [(x.annotator, x.verdict, x.score, x.answer) for x in labels] == [
+        ("ann", "a", None, "perturbed"), ("ann", None, 3.0, "perturbed"),
+        ("ann", None, 9.0, "gold"), ("ben", "tie", None, "perturbed")]

@@ -171,7 +171,8 @@ def test_max_cost_stops_cleanly_before_going_over(tmp_path):
                       "--api-base", server.url, "--output", str(tmp_path / "run"),
                       "--strategy", "vanilla", "--max-cost", str(budget),
                       "--max-tokens", "100"], fbi_env(tmp_path))
-    assert result.returncode == 1 and "stopped before passing --max-cost" in result.stderr
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"stopped before passing --max-cost ${budget:g}:" in result.stderr
     records = judgments(tmp_path / "run")
     spent = sum(r["cost"] for r in records)
     assert 0 < len(records) < 144 and 0 < spent <= budget

@@ -85,6 +85,30 @@ def test_effects_worked_by_hand_and_p_from_statsmodels():
     assert row.p == pytest.approx(mcnemar([[3, 4], [1, 2]], exact=True).pvalue)
 
 
+def test_a_reply_the_manipulation_made_unparseable_is_a_miss():
+    """Issue 38: a judge swayed into an unreadable reply missed the error. 6 pairs: the
+    twins caught 5; once manipulated, 2 readable misses and 2 unparseable replies (one
+    of them on the twin the judge had missed), 1 still caught; a pair whose twin is
+    unparseable stays out. Worked by hand: missed_after 2 + 1 = 3 (of the 5 caught),
+    unparseable 2, undetected after (6 - 5 + 3 - 0) / 6."""
+    before = ["detected"] * 5 + ["undetected"]
+    after = ["undetected", "undetected", "unparseable", "detected", "detected",
+             "unparseable"]
+    outcomes, twin_of = [], {}
+    for n, (b, a) in enumerate(zip(before, after, strict=True)):
+        outcomes += [outcome(f"t{n}", "entity", b),
+                     outcome(f"t{n}~fake-verdict", "manipulation/fake-verdict", a)]
+        twin_of[f"t{n}~fake-verdict"] = f"t{n}"
+    outcomes += [outcome("u", "entity", "unparseable"),
+                 outcome("u~fake-verdict", "manipulation/fake-verdict", "undetected")]
+    twin_of["u~fake-verdict"] = "u"
+    (row,) = manipulation_effects(outcomes, twin_of)
+    assert (row.pairs, row.caught_before, row.missed_after, row.unparseable_after,
+            row.caught_after_only) == (6, 5, 3, 2, 0)
+    assert row.missed_after_rate == pytest.approx(4 / 6)
+    assert row.p == pytest.approx(mcnemar([[2, 3], [0, 1]], exact=True).pvalue)
+
+
 def test_perturb_evaluate_report_end_to_end(tmp_path, twins):
     """A loopback judge that catches every planted error, unless the answer tells the
     grader to give the top score: the report says so, kind by kind."""

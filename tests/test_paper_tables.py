@@ -12,6 +12,7 @@ checks that each of them is indeed off for that reason.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -143,3 +144,13 @@ def test_the_printed_tables_not_the_authors_script_decide_one_sided_failures():
     # the script's arithmetic, each failed pair with one failed call (errors = 3 calls)
     script_undetected = total - 3 / 2 - detected
     assert script_undetected == 35.5 and round(script_undetected / total, 2) == 0.24 != printed
+    # issue 38: --convention authors gives the script's number (one unreadable call each)
+    one_failed = [dataclasses.replace(o, unreadable_calls=1) if o.outcome == "unparseable"
+                  else o for o in outcomes_of("single", "calculations", numbers)]
+    (row,) = [r for r in aggregate(one_failed) if r.group == "calculations"]
+    assert row.authors_rate == pytest.approx(35.5 / 149)
+    # a pair with both calls unreadable is neither detected nor undetected for the script
+    both_failed = [dataclasses.replace(o, unreadable_calls=2) if o.outcome == "unparseable"
+                   else o for o in outcomes_of("single", "calculations", numbers)]
+    (row,) = [r for r in aggregate(both_failed) if r.group == "calculations"]
+    assert row.authors_rate == pytest.approx((149 - 3 - 112) / 149)

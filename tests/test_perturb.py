@@ -232,7 +232,8 @@ def test_llm_engine_stops_before_its_budget(tmp_path):
              "--n-per-item", "6", "--max-cost", "0.0005", "--concurrency", "1",
              "--output", str(queue)],
             env=env, capture_output=True, text=True, cwd=OUTSIDE_CHECKOUT, timeout=300)
-    assert result.returncode == 1 and "stopped before passing --max-cost" in result.stderr
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "stopped before passing --max-cost $0.0005:" in result.stderr
     calls = [json.loads(line) for line in
              (tmp_path / "queue.calls.jsonl").read_text().splitlines()]
     assert 0 < len(calls) < 18 and sum(c["cost"] for c in calls) <= 0.0005

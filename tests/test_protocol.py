@@ -48,9 +48,10 @@ def test_the_two_protocols_differ_exactly_as_documented(tmp_path):
     fbi, paper = bodies["fbi"], bodies["paper"]
     assert len(fbi) == len(paper) == 4  # each protocol its own calls: new cache keys
     for ours, theirs in zip(fbi, paper, strict=True):
-        # the same model and sampling parameters
-        for key in ("model", "temperature", "max_tokens"):
+        # the same model and sampling parameters; the reply limit the authors set (38)
+        for key in ("model", "temperature"):
             assert ours[key] == theirs[key]
+        assert (ours["max_tokens"], theirs["max_tokens"]) == (1024, 1000)
         # fbi: no system message, a JSON schema the provider enforces, tags and a note
         assert [m["role"] for m in ours["messages"]] == ["user"]
         assert ours["response_format"]["type"] == "json_schema"
@@ -64,11 +65,23 @@ def test_the_two_protocols_differ_exactly_as_documented(tmp_path):
         assert "response_format" not in theirs
         prompt = theirs["messages"][1]["content"]
         assert "[User Question]" in prompt and "<question>" not in prompt
-        assert '{"properties": {"justification"' in prompt and '"required"' in prompt
+        assert '{"properties": {"justification": {"title": "Justification", "description": ' \
+            '"Justification for the' in prompt and '"required": ["justification"' in prompt
+        assert "a well-formatted instance of the schema" in prompt  # the example preamble
+        assert '{"foo": ["bar", "baz"]}' in prompt and "```\n{\"properties\"" in prompt
         assert "Treat everything inside the tags" not in prompt
     pairwise = [b["messages"][1]["content"] for b in paper if "Assistant A's" in
                 b["messages"][1]["content"]]
     assert pairwise and all('"[[C]]" for a tie' in p and '"[[D]]"' in p for p in pairwise)
+    # the authors' verdict field: a string, described with the letters to give
+    assert all('"verdict": {"title": "Verdict", "description": "final verdict for the '
+               "comparison. Give 'A' if assistant A is better, 'B' if assistant B is better, "
+               "'C' for a tie, and 'D' if both the answers are unacceptable.\", \"type\": "
+               '"string"}' in p for p in pairwise)
+    single = [b["messages"][1]["content"] for b in paper if "Assistant A's" not in
+              b["messages"][1]["content"]]
+    assert single and all('"description": "Score for the Answer", "type": "integer"' in p
+                          for p in single)
     # both read: the verdicts and the authors' justification as the explanation
     for protocol in ("fbi", "paper"):
         judgments = read_judgments(tmp_path / protocol)
@@ -82,6 +95,7 @@ def test_the_two_protocols_differ_exactly_as_documented(tmp_path):
     assert shown.exit_code == 0 and "prompt hash matches" in shown.output, shown.output
     spec = json.loads((tmp_path / "paper" / "run.json").read_text())
     assert spec["parameters"]["protocol"] == "paper"
+    assert spec["parameters"]["protocol_version"] == 2
     assert "protocol" not in json.loads((tmp_path / "fbi" / "run.json").read_text())[
         "parameters"]  # fbi's: folders written before the option still match
     # reports tell them apart
@@ -109,3 +123,33 @@ def test_the_paper_protocol_keeps_a_users_system_prompt_and_is_resumed_with_it(t
                                             "--system-prompt", str(system), "--no-cache"],
                                      env=ENV)
         assert resumed.exit_code == 0, resumed.output  # the same run: protocol restored
+
+
+def test_the_paper_protocol_sends_the_authors_levels_markers_and_descriptions():
+    """Issue 38: under --protocol paper the Rubric's levels are the authors' 0/1/2, the
+    reference answer sits under "[Reference Answer]", and each schema says what the
+    authors' parser says the score is for (their axis and reference parsers: "the
+    metric"). fbi's protocol keeps 1–3 and its tags."""
+    from fbi import load_dataset
+    from fbi.judge import Evaluation, EvaluationConfig
+
+    instance = load_dataset("sample").select(categories=("entity",), limit=1)
+
+    def prompts(protocol: str) -> dict[str, tuple[str, tuple[int, int] | None]]:
+        config = EvaluationConfig(judge="openai/j", strategies=(
+            "rubric", "reference", "axis", "axis_rubric", "vanilla_star"), protocol=protocol)
+        calls = Evaluation(instance, config, "unused").calls()
+        return {c.fields["strategy"]: (c.request.messages[-1][1], c.fields["score_range"])
+                for c in calls if c.fields["role"] != "gold"}
+
+    paper, ours = prompts("paper"), prompts("fbi")
+    assert paper["rubric"][1] == (0, 2) and ours["rubric"][1] == (1, 3)
+    rubric = paper["rubric"][0]
+    assert all(f"- {level}:" in rubric for level in (0, 1, 2)) and "- 3:" not in rubric
+    assert "[Reference Answer]\n" in paper["reference"][0]
+    assert "[The Start of Reference Answer]" not in paper["reference"][0]
+    for name in ("reference", "axis", "axis_rubric"):
+        assert '"description": "Score for the metric"' in paper[name][0], name
+    assert '"description": "Score for the Answer"' in paper["vanilla_star"][0]
+    assert '"required": ["score"]' in paper["vanilla_star"][0]  # Vanilla*: the score alone
+    assert "<reference_answer>" in ours["reference"][0] and "- 3:" in ours["rubric"][0]

@@ -156,3 +156,47 @@ def test_the_embedded_judge_gets_a_one_sentence_explanation_cap():
     assert EvaluationConfig(explanation_chars=300).explanation_limit == 300
     # run.json of runs made before the option existed: they all used 600
     assert recorded_explanation_chars({"max_tokens": 400}) == 600
+
+
+def _billion_laughs() -> str:
+    """Nine levels of nine aliases each (about 600 bytes; 9⁹ strings once expanded)."""
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+BILLION_LAUGHS = _billion_laughs()
+
+
+@pytest.mark.parametrize("text, said", [
+    ("max-tokens: [1, 2]\n", "max-tokens: [1, 2] is not a single value"),
+    ("strategy: {a: 1}\n", "strategy: {'a': 1} is not a list of single values"),
+    ("strategy: [[vanilla]]\n", "is not a list of single values"),
+    ("temperature: hot\n", "temperature: 'hot' is not a valid finite float"),
+    ("temperature: .nan\n", "temperature"),
+    ("concurrency: 10000000\n", "concurrency"),
+    ("limit: null\n", "limit: None is not a single value"),
+    ("judge: &j openai/x\nlabel: *j\n", "line 2: a YAML alias (*j)"),
+    (BILLION_LAUGHS, "a YAML alias (*a)"),
+    ("- a\n- b\n", "give a mapping of option: value"),
+    ("judge: [unclosed\n", "not valid YAML"),
+])
+def test_a_config_file_is_input_like_the_flags(tmp_path, text, said):
+    """Issue 38: every value of a config file has the shape and type its flag takes, and
+    YAML aliases (a 600-byte "billion laughs" expands to gigabytes) are refused before
+    anything is built: one message, exit 2."""
+    config = tmp_path / "run.yaml"
+    config.write_text(text, encoding="utf-8")
+    refused = fbi(tmp_path, "evaluate", "--config", str(config), "--dry-run")
+    assert refused.exit_code == 2, refused.output
+    assert said in " ".join(refused.output.split()), refused.output
+
+
+def test_a_template_front_matter_alias_is_refused(tmp_path):
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "bomb.jinja").write_text("---\n" + BILLION_LAUGHS + "---\nx\n")
+    refused = fbi(tmp_path, "evaluate", "--prompts", str(folder), "--strategy", "bomb",
+                  "--dry-run")
+    assert refused.exit_code == 2 and "a YAML alias (*a)" in refused.output, refused.output

@@ -367,3 +367,40 @@ def test_a_metric_that_cannot_be_computed_is_none_not_nan():
                            h_ci_low=None, h_ci_high=None, ci_method=None)
     assert metrics.pdr is None and metrics.cohens_h is None
     assert type(metrics.questions) is int and metrics.model_dump_json().count("NaN") == 0
+
+
+@pytest.mark.parametrize("name, text, said", [
+    ("empty-gold.csv", "question_id,variant,answer,gold\nq1,original,Paris,Paris\n"
+     "q1,1,Paris,\n", "row 2: an empty gold and no correct"),
+    ("maybe.csv", "question_id,variant,answer,gold,correct\nq1,original,Paris,Paris,true\n"
+     "q1,1,Paris,Paris,maybe\n", "row 2: correct 'maybe' is neither true nor false"),
+    ("two.csv", "question_id,variant,answer,correct\nq1,original,Paris,2\n",
+     "correct 2 is neither"),
+    ("nothing.jsonl", '{"item_id": "q1", "variant": "original", "answer": "Paris", '
+     '"gold": "Paris"}\n{"item_id": "q1", "variant": "1", "answer": "x", "gold": []}\n',
+     "line 2: an empty gold and no correct"),
+    ("nan.jsonl", '{"item_id": "q1", "variant": "original", "answer": "x", '
+     '"correct": NaN}\n', "line 1: the number NaN"),
+    ("word.jsonl", '{"item_id": "q1", "variant": "original", "answer": "x", '
+     '"correct": "perhaps"}\n', "line 1: correct 'perhaps'"),
+])
+def test_an_answers_table_is_read_exactly_or_refused_with_its_row(tmp_path, name, text,
+                                                                   said):
+    """Issue 38: a `correct` that says neither true nor false is never counted correct,
+    an empty gold is never a gold of "nan", and a bad row is one message, exit 2."""
+    table = tmp_path / name
+    table.write_text(text)
+    result = CliRunner().invoke(main, ["robustness", "score", str(table)], terminal_width=200)
+    assert result.exit_code == 2, result.output
+    assert said in result.output and "Traceback" not in result.output
+
+
+def test_correct_words_and_numbers_are_read_as_written(tmp_path):
+    from fbi.robustness import score_answers
+
+    table = tmp_path / "answers.csv"
+    table.write_text("question_id,variant,answer,gold,correct\n"
+                     "q1,original,a,a,TRUE\nq1,1,b,a,0\nq2,original,c,c,yes\nq2,1,d,c,\n")
+    multiqa = score_answers(str(table)).suites.multiqa
+    # q2's rephrasing has no `correct`: computed from gold ("d" against "c": wrong)
+    assert multiqa.base_accuracy == 1.0 and multiqa.item_difficulty == pytest.approx(2 / 4)

@@ -30,8 +30,12 @@ def _keys(command: click.Command) -> dict[str, str]:
     return keys
 
 
+_SCALARS = (str, int, float, bool)
+
+
 def _defaults(ctx: click.Context, options: dict[str, Any], where: str) -> None:
     keys = _keys(ctx.command)
+    params = {p.name: p for p in ctx.command.params}
     mapped = {}
     for key, value in options.items():
         name = keys.get(str(key).replace("-", "_"))
@@ -40,21 +44,48 @@ def _defaults(ctx: click.Context, options: dict[str, Any], where: str) -> None:
             hint = f" Did you mean {close[0].replace('_', '-')!r}?" if close else ""
             raise click.BadParameter(f"{where}: unknown option {key!r}.{hint}")
         # one value for a repeatable option (api-base: URL) is a list of one
-        mapped[name] = [value] if name in _multiple(ctx.command) and \
-            isinstance(value, str) else value
+        if name in _multiple(ctx.command) and isinstance(value, _SCALARS):
+            value = [value]
+        mapped[name] = _checked(ctx, params[name], key, value, where)
     ctx.default_map = {**(ctx.default_map or {}), **mapped}
+
+
+def _checked(ctx: click.Context, param: click.Parameter, key: Any, value: Any,
+             where: str) -> Any:
+    """``value`` for ``param``, of the shape and type the option takes: one value (a list
+    for a repeatable option, of single values), converted as the flag would be. A config
+    file is input like a flag: a list where a number goes is one message, not a
+    traceback."""
+    repeatable = getattr(param, "multiple", False)
+    values = value if repeatable and isinstance(value, list) else [value]
+    if value is None or not all(isinstance(v, _SCALARS) for v in values) or \
+            (isinstance(value, list) and not repeatable):
+        shape = "a list of single values" if repeatable else "a single value"
+        raise click.BadParameter(f"{where}: {key}: {value!r} is not {shape}. Fix: write "
+                                 f"{key}: VALUE" + (" or a list of them" if repeatable
+                                                    else ""))
+    try:
+        param.type_cast_value(ctx, value)
+    except click.BadParameter as error:
+        raise click.BadParameter(f"{where}: {key}: {error.message}") from None
+    except (TypeError, ValueError) as error:
+        raise click.BadParameter(f"{where}: {key}: {value!r} ({error})") from None
+    return value
 
 
 def load_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """--config FILE.yaml: every option from a file."""
     if value is None:
         return
-    import yaml
+    from fbi.errors import InputError
+    from fbi.user_yaml import load_user_yaml
 
     try:
-        options = yaml.safe_load(value.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        options = load_user_yaml(value.read_text(encoding="utf-8"), str(value)) or {}
+    except (OSError, UnicodeDecodeError) as error:
         raise click.BadParameter(f"{value}: not a readable YAML file ({error})") from None
+    except InputError as error:
+        raise click.BadParameter(str(error)) from None
     if not isinstance(options, dict):
         raise click.BadParameter(f"{value}: give a mapping of option: value")
     _defaults(ctx, options, str(value))

@@ -124,7 +124,8 @@ def exit_for(totals: RunTotals, rerun_hint: str = "run the same command again") 
         sys.exit(1)
     if totals.stopped_by_budget:
         done = totals.already_done + totals.completed
-        err_console.print(f"[yellow]stopped before passing --max-cost ${totals.budget:g}: "
+        budget = f" ${totals.budget:g}" if totals.budget is not None else ""
+        err_console.print(f"[yellow]stopped before passing --max-cost{budget}: "
                           f"{done} of {totals.total} calls are done. {rerun_hint.capitalize()}"
                           " with a higher --max-cost to continue.[/]", soft_wrap=True)
         sys.exit(1)

@@ -328,9 +328,12 @@ def headline_table(judgments, registry, label: str | None = None) -> Table:
         if "LF" in columns else "% error, 1 − accuracy (lower is better)"
     legend = ABILITY_LEGEND if "LF" in columns else \
         "Pref: preference pairs, chosen against rejected"
+    unreadable = any(r.unparseable for rates in rows.values() for r in rates.values())
+    worst = "; worst case: every unparseable verdict counted against the judge" \
+        if unreadable else ""
     table = Table(title=f"{', '.join(named)}: {what}",
                   caption=f"{legend}; (n) instances, or readable verdicts where "
-                          "fewer", box=box.SIMPLE_HEAD, collapse_padding=True,
+                          f"fewer{worst}", box=box.SIMPLE_HEAD, collapse_padding=True,
                   pad_edge=False)
     if len(judges) > 1:
         table.add_column("judge")
@@ -353,6 +356,11 @@ def headline_table(judgments, registry, label: str | None = None) -> Table:
             else:
                 fewer = f" ({rate.parseable})" if rate.parseable < sizes[column] else ""
                 cells.append(f"{100 * rate.rate:.1f}{fewer}")
-        unparseable = str(sum(r.unparseable for r in rates.values()))
-        table.add_row(*([judge] if len(judges) > 1 else []), name, *cells, unparseable)
+        unparseable = sum(r.unparseable for r in rates.values())
+        table.add_row(*([judge] if len(judges) > 1 else []), name, *cells, str(unparseable))
+        if unparseable:  # what no unreadable reply can lower, beside the rate it shrinks
+            worst_cells = ["–" if rates.get(c) is None or rates[c].worst_case_rate is None
+                           else f"{100 * rates[c].worst_case_rate:.1f}" for c in columns]
+            table.add_row(*([""] if len(judges) > 1 else []), " worst case", *worst_cells,
+                          "")
     return table

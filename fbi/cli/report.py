@@ -33,10 +33,12 @@ from fbi.report import FORMATS
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write (default: the first run folder).")
 @force_option
-@click.option("--convention", type=click.Choice(["fbi", "paper"]), default="fbi",
+@click.option("--convention", type=click.Choice(["fbi", "paper", "authors"]), default="fbi",
               show_default=True,
               help="Which rate the tables show: fbi's (over readable verdicts, with "
-                   "intervals) or the paper's (single and reference over all instances).")
+                   "intervals), the paper's printed tables' (single and reference over all "
+                   "instances) or the authors' script's (a single-answer pair with one "
+                   "unreadable call counts as half undetected).")
 @click.option("--strict", is_flag=True,
               help="Exit 1 when an instance lacks a judgment or a log line is unreadable.")
 @click.option("--jury", type=click.Choice(["majority", "mean", "any"]),
@@ -71,7 +73,8 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
         for title, header, rows in verdict_pair_tables(summary):
             console.print(rate_table(title, header, rows))
         console.print(escape(VERDICT_LEGEND))
-    shown = "paper's convention" if convention == "paper" else "[95% interval]"
+    shown = {"paper": "paper's convention", "authors": "authors' script's convention"}.get(
+        convention, "[95% interval]")
     from fbi.report import PREFERENCE_NOTE, ability_columns
 
     columns = ability_columns(summary)

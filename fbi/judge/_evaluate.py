@@ -64,6 +64,13 @@ DEFAULT_STRATEGIES = ("vanilla",)
 #: The request protocols (--protocol) and the system message each sends: fbi's sends
 #: none; the FBI authors sent "You are a helpful assistant." (llm_evaluators/prompts).
 PROTOCOLS: dict[str, str | None] = {"fbi": None, "paper": "You are a helpful assistant."}
+#: What each protocol's requests are, by version: a folder resumed under a later version
+#: of its protocol is refused, since its prompts would differ call by call. Paper 2
+#: (issue 38): the authors' max_tokens (1000), rubric levels 0–2, output-format preamble
+#: and schema titles and descriptions, and "[Reference Answer]".
+PROTOCOL_VERSIONS = {"fbi": 1, "paper": 2}
+#: The reply limit the FBI authors' requests set.
+PAPER_MAX_TOKENS = 1000
 # What a reply usually costs in tokens, for --dry-run estimates.
 EXPECTED_REPLY_TOKENS = {True: 250, False: 12}
 #: The embedded judge's explanation cap. SmolLM2-135M fills whatever room it is given
@@ -122,9 +129,13 @@ class EvaluationConfig:
 
     @property
     def reply_tokens(self) -> int:
+        """--max-tokens, else 400 for the embedded judge, else what the protocol sends:
+        fbi's 1024, or the 1000 the FBI authors' requests set (``llm_evaluators``)."""
         if self.max_tokens:
             return self.max_tokens
-        return 400 if self.judge.startswith("local/") else 1024
+        if self.judge.startswith("local/"):
+            return 400
+        return PAPER_MAX_TOKENS if self.protocol == "paper" else 1024
 
     @property
     def explanation_limit(self) -> int:
@@ -207,7 +218,7 @@ def plan_calls(
             score_range = None
             if strategy.paradigm != "pairwise":
                 score_range = config.score_range or \
-                    strategy.meta.range_for(instance.ability.axis)
+                    strategy.meta.range_for(instance.ability.axis, config.protocol)
             if score_range not in schemas:  # (the paper's protocol sends none)
                 schemas[score_range] = None if config.protocol == "paper" else \
                     strategy.response_schema(score_range, config.explanation_limit)
@@ -391,7 +402,7 @@ class Evaluation:
                 "version": s.version, "display_name": s.meta.display_name,
                 "paradigm": s.paradigm, "origin": s.origin, "template_sha": s.source_sha,
                 "score_range": None if s.paradigm == "pairwise"
-                else list(self.config.score_range or s.meta.score_range),
+                else list(self.config.score_range or s.meta.base_range(self.config.protocol)),
                 "axis_score_ranges": {} if self.config.score_range else
                 {axis: list(r) for axis, r in s.meta.axis_score_ranges.items()}}
                 for s in self.strategies},
@@ -416,7 +427,8 @@ class Evaluation:
                         **({"system_prompt_sha256": hashlib.sha256(
                             self.config.system_prompt.encode()).hexdigest()}
                            if self.config.system_prompt else {}),
-                        **({"protocol": self.config.protocol}
+                        **({"protocol": self.config.protocol,
+                            "protocol_version": PROTOCOL_VERSIONS[self.config.protocol]}
                            if self.config.protocol != "fbi" else {})},
             settings={"timeout_s": self.config.timeout_s, "retries": self.config.retries,
                       "concurrency": self.config.concurrency, "repair": self.config.repair,

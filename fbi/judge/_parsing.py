@@ -1,54 +1,73 @@
-"""Turning a judge's raw reply into a score or a pairwise verdict, so no answer can forge it.
+"""Turning a judge's raw reply into a score or a pairwise verdict: what the judge asserted,
+not what any text in its reply looks like.
 
 The answers under evaluation are written by whoever made the dataset, and the judge may
 repeat them, quote them or paraphrase their ending; a verdict must come from the judge
-alone (issues 12 and 22). How a reply is read depends on what the judge was asked for.
+alone (issues 12, 22 and 38). How a reply is read depends on what the judge was asked for.
 
-**Structured replies** (the request carried a JSON schema, ``structured=True``). The
-judge's reply *is* its first JSON object: a reply that opens with ``{`` (a code fence
-allowed) is read as that object, and a broken one is unparseable; after leading prose,
-the first top-level object outside the judge's quotes of the answers that carries the
-field decides. Text after the object is never read for a verdict, and objects nested
-inside it (an answer quoted in its explanation) are its strings. A field's value may be
-in the bracketed form (``"verdict": "[[A]]"``, ``"score": "[[7]]"``), as judges that mix
-the two formats write it. A reply without any object (the judge ignored the format) is
-read as free text.
+**Structured replies** (the request carried a JSON schema, ``structured=True``). A reply
+that opens with ``{`` (a code fence allowed) *is* the judge's object: it is read, and
+nothing after it; a broken one is unparseable. After leading prose, the first top-level
+object outside the judge's quotes of the answers that carries the field, and that no
+answer holds, decides (an answer's object is found at any depth, after unbalanced braces,
+and in the lenient shapes below). Objects nested inside an object are its strings. A
+field's value may be in the bracketed form (``"verdict": "[[A]]"``, ``"score": "[[7]]"``),
+as judges that mix the two formats write it. Otherwise the reply is read as free text.
+
+**Lenient objects.** The FBI authors' reader (``scripts/analyze_results.py``: langchain's
+partial-JSON parser, then ``ast.literal_eval``) accepts shapes strict JSON refuses, and
+fbi reads them too where the reading is unambiguous: Python-dict quotes (``{'score': 3}``),
+Python literals (``True``, ``None``), trailing commas, a missing final brace (only when the
+reply was not cut off by the token limit: a cut-off ``{"score": 1`` may have been 10),
+line breaks inside strings, and a code fence with any language tag.
 
 **Free text.** Every verdict marker is collected: for scores ``[[N]]``, ``Rating: N``,
 ``Score: N/M``, ``N/M`` or ``N out of M`` (M the top of the range), and JSON objects
 carrying the score; for pairwise verdicts ``[[A]]``/``[[B]]``/``[[C]]``/``[[D]]``,
 verdict statements ("Final verdict: a tie", "my verdict is a win for B") and JSON objects
-carrying the verdict. A marker is dropped when it lies in the judge's quote of an answer
-(quotation marks of any script, code spans, fences, ``>`` lines, parentheses or
-emphasis whose content occurs in an answer) or when its own text occurs in an answer.
-Both comparisons are made on normalised text: Unicode NFKC, case folded, quote marks,
-emphasis and ellipses removed, white space collapsed, surrounding punctuation stripped
-(so a quote with an ellipsis, a period added or full-width digits made ASCII is still a
-quote). Of the score markers left, the most explicit kind present decides (brackets and
-objects, then labels, then fractions). If the markers left disagree the reply is
-unparseable, "conflicting verdicts": never resolved by position, since position is what
-a quoted forgery controls.
+carrying the verdict. Each marker falls in one of three tiers:
+
+* **quoted** — inside the judge's quote of an answer (quotation marks of any script, code
+  spans, fences, ``>`` lines, parentheses or emphasis whose content occurs in an answer),
+  or inside a stretch of the reply copied from an answer that reaches past the marker by
+  at least one word of content (not verdict vocabulary such as "my final verdict is"):
+  never the judge's verdict;
+* **the judge's own** — a marker whose text occurs in no answer;
+* **ambiguous** — a marker whose text an answer also holds, standing on its own (a judge's
+  honest "Rating: [[1]]" when an answer planted the same words).
+
+The judge's own markers decide; failing those, the ambiguous ones — so an answer that
+plants the judge's likely words cannot make its honest verdict vanish. Within a tier the
+most explicit kind present decides (brackets and objects, then labels, then fractions);
+markers that disagree make the reply unparseable ("conflicting verdicts", or "cannot tell
+the judge's verdict from the answers' text" among ambiguous ones): never resolved by
+position, since position is what a quoted forgery controls. Comparisons with the answers
+are made on normalised text: invisible characters removed, Unicode NFKC, case folded,
+quote marks, emphasis and ellipses removed, white space collapsed, surrounding
+punctuation stripped.
 
 A reply with no verdict, a score outside the range, a refusal, a broken JSON object or
 a reply cut off by the token limit is ``unparseable``: its own outcome, never counted
-silently as detected or undetected.
+silently as detected or undetected (the reports show the worst case beside every rate
+that has unparseable replies).
 """
 
 from __future__ import annotations
 
+import ast
 import bisect
 import dataclasses
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-#: 4: a structured reply is its first JSON object; free-text markers that occur in an
-#: answer (after normalisation) are dropped, and disagreeing markers are unparseable; a
-#: field's value may be bracketed ("[[A]]", "[[7]]").
-PARSER_VERSION = "4"
+#: 5 (issue 38): objects an answer holds are found at any depth and after unbalanced
+#: braces; lenient object shapes (the authors'); a marker an answer also holds is the
+#: judge's when it stands on its own, quoted only inside a copied stretch of the answer.
+PARSER_VERSION = "5"
 
 _VERDICT_WORDS = {
     "a": "A", "b": "B", "tie": "tie", "c": "tie", "both_bad": "both_bad",
@@ -96,10 +115,29 @@ _QUOTED_SPANS = [
 # Removed before comparing a reply's text with an answer's: marks a quote adds.
 _QUOTE_MARKS = re.compile("[\"'`´“”„‟‘’‚‛«»‹›「」『』〝〞〟＂＇′″❛❜❝❞*_~]")
 _ELLIPSIS = re.compile(r"…|\.{3,}")
+# Invisible characters an answer can hide inside a planted verdict, which a judge drops
+# when it repeats it: zero-width spaces and joiners, direction marks, soft hyphens, BOMs.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _EDGE_PUNCTUATION = " \t\n.,;:!?-–—"
 _REFUSAL = re.compile(r"\b(I can(?:no|')t|I am unable|I'm unable|I won't|as an AI)\b",
                       re.IGNORECASE)
 _FENCE_START = re.compile(r"^\s*```[a-zA-Z]*\s*")
+# Words a judge puts around its own verdict, which an answer can plant beside a forged
+# one: a copied stretch must reach past them to count as a quote.
+_VERDICT_VOCABULARY = frozenset(
+    "my the a an this its i final overall verdict decision answer choice rating score "
+    "scores is be would give gives giving it therefore thus so hence in conclusion "
+    "summary out of assistant response output better winner wins win for to that and "
+    "as follows here based on evaluation judgement judgment result".split())
+_WORD = re.compile(r"\S+")
+#: The longest span read leniently (a Python dict, a missing brace): bounds the work an
+#: answer with many braces can make the parser do.
+_LENIENT_CHARS = 20_000
+#: Characters of an answer decoded in all to find the objects it holds (beyond them, an
+#: object the judge repeats is still recognised by its text).
+_ANSWER_DECODE_CHARS = 2_000_000
+# Where a verdict field is a key: the objects an answer holds are found from these.
+_FIELD_KEY = re.compile(r"""["']?\b(?:score|verdict)\b["']?\s*:""")
 
 
 @dataclass(frozen=True)
@@ -127,7 +165,9 @@ def parse_reply(
     asked for a JSON object (see the module docstring for both rules)."""
     if not text or not text.strip():
         return ParsedReply("unparseable", reason="empty reply")
-    objects = _objects_with_places(text)
+    answers = _Answers([e for e in echoes if e])
+    objects = _objects_with_places(text, close_unclosed=finish_reason != "length",
+                                   copied=lambda index: answers.copied_brace(text, index))
     opening = _FENCE_START.match(text)
     if structured and text[opening.end() if opening else 0:].lstrip().startswith("{"):
         # The reply is an object: it is the judge's, even where an answer holds the
@@ -135,21 +175,21 @@ def parse_reply(
         if objects and objects[0][0] == text.index("{"):
             return _read_object(objects[0], field, score_range)
         return _broken_json(field, finish_reason)
-    answers = _Answers([e for e in echoes if e])
     quotes = _quoted_spans(text, answers, objects)
-    if not structured:
-        return _free_text(text, field, score_range, answers, objects, quotes, finish_reason)
-    own = [o for o in _outside(objects, quotes)
-           if field in o[2] and not answers.hold_object(o[2])]
-    if own:
-        return _read_object(own[0], field, score_range)
-    # Only objects an answer holds, or none (the judge ignored the format): its words
-    # outside its quotes decide; failing those, its own fenced object equal to an answer's.
+    if structured:
+        own = [o for o in _outside(objects, quotes)
+               if field in o[2] and not answers.hold_object(o[2], text[o[0]:o[1]])]
+        if own:
+            return _read_object(own[0], field, score_range)
     parsed = _free_text(text, field, score_range, answers, objects, quotes, finish_reason)
-    fenced = [o for o in objects if field in o[2] and any(
-        match.start() <= o[0] and o[1] <= match.end() for match in _FENCED_BLOCK.finditer(text))]
-    if parsed.reason == "no verdict found" and fenced:
-        return _read_object(fenced[0], field, score_range)
+    if structured and parsed.reason == "no verdict found":
+        # Nothing outside its quotes: the judge's own fenced object that equals an
+        # answer's (a judge asked for JSON that wraps its reply in a fence).
+        fenced = [o for o in objects if field in o[2] and any(
+            match.start() <= o[0] and o[1] <= match.end()
+            for match in _FENCED_BLOCK.finditer(text))]
+        if fenced:
+            return _read_object(fenced[0], field, score_range)
     return parsed
 
 
@@ -178,11 +218,20 @@ def _outside(objects: list[Placed], spans: list[tuple[int, int]]) -> list[Placed
             if not any(q_start <= start and end <= q_end for q_start, q_end in spans)]
 
 
-def _objects_with_places(text: str) -> list[Placed]:
-    """(start, end, object) of every top-level JSON object in ``text``.
+# ------------------------------------------------------------------ objects
+
+
+def _objects_with_places(text: str, close_unclosed: bool = True,
+                         copied: Callable[[int], bool] = lambda index: False
+                         ) -> list[Placed]:
+    """(start, end, object) of every top-level JSON object in ``text``, strict JSON first
+    and then the lenient shapes (see the module docstring).
 
     An object that starts but never closes swallows the rest of the text: what follows
-    its opening brace is its content, not the judge's next statement.
+    its opening brace is its content, not the judge's next statement. It is read with its
+    missing braces added when ``close_unclosed`` (the reply was not cut off). A brace the
+    judge ``copied`` from an answer (code it repeats) opens nothing of the judge's: the
+    search goes on after it.
     """
     decoder = json.JSONDecoder(strict=False)  # raw line breaks inside strings happen
     objects: list[Placed] = []
@@ -191,38 +240,136 @@ def _objects_with_places(text: str) -> list[Placed]:
         try:
             obj, end = decoder.raw_decode(text, index)
         except (json.JSONDecodeError, RecursionError):
-            end = _matching_brace(text, index)
+            end, depth = _matching_brace(text, index)
+            if end is None and copied(index):
+                index = text.find("{", index + 1)
+                continue
             if end is None:
+                if close_unclosed and depth:
+                    obj = _lenient(text[index:] + "}" * depth)
+                    if isinstance(obj, dict):
+                        objects.append((index, len(text), obj))
                 break
-        else:
-            if isinstance(obj, dict):
-                objects.append((index, end, obj))
+            obj = _lenient(text[index:end])
+        if isinstance(obj, dict):
+            objects.append((index, end, obj))
         index = text.find("{", end)
     return objects
 
 
-def _matching_brace(text: str, start: int) -> int | None:
-    """Where the brace-delimited, JSON-ish span opening at ``start`` ends (strings
-    respected), or None if it never closes."""
-    depth, in_string, escaped = 0, False, False
-    for position in range(start, len(text)):
+def _matching_brace(text: str, start: int) -> tuple[int | None, int]:
+    """Where the brace-delimited span opening at ``start`` ends (strings in either quote
+    respected), or None and the depth left open when it never closes (0: it ends inside
+    a string, which no brace added can mend)."""
+    depth, quote, escaped = 0, "", False
+    for position in range(start, min(len(text), start + 4 * _LENIENT_CHARS)):
         char = text[position]
-        if in_string:
+        if quote:
             if escaped:
                 escaped = False
             elif char == "\\":
                 escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            # an apostrophe inside a word ("it's") opens no string
+            if char == '"' or not (position and text[position - 1].isalnum()):
+                quote = char
         elif char == "{":
             depth += 1
         elif char == "}":
             depth -= 1
             if depth == 0:
-                return position + 1
+                return position + 1, 0
+    return None, 0 if quote else depth
+
+
+_JSON_LITERALS = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')|\b(true|false|null)\b""")
+_TRAILING_COMMA = re.compile(r""",(\s*[}\]])""")
+
+
+def _lenient(span: str) -> object | None:
+    """``span`` read as the FBI authors' reader would: JSON with trailing commas, or a
+    Python literal (single quotes, True/None, JSON's true/null too). None when neither."""
+    if len(span) > _LENIENT_CHARS:
+        return None
+    python = _JSON_LITERALS.sub(
+        lambda m: m.group(1) or {"true": "True", "false": "False", "null": "None"}[m.group(2)],
+        span)
+    attempts: list[Callable[[], object]] = [
+        lambda: json.loads(_TRAILING_COMMA.sub(r"\1", span), strict=False),
+        lambda: ast.literal_eval(span),
+        lambda: ast.literal_eval(python),
+    ]
+    for attempt in attempts:
+        try:
+            return attempt()
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
     return None
+
+
+def _answer_objects(text: str) -> Iterator[dict]:
+    """The objects an answer holds that carry a verdict field at their top level, wherever
+    they start: nested ones, ones after an unbalanced brace, lenient ones, and ones
+    written inside a JSON string (``\\"``). Each is the innermost brace around a field
+    key, decoded once; at most :data:`_ANSWER_DECODE_CHARS` are decoded."""
+    budget = _ANSWER_DECODE_CHARS
+    for variant in dict.fromkeys((text, text.replace('\\"', '"'))):
+        keys = [m.start() for m in _FIELD_KEY.finditer(variant)]
+        if not keys:
+            continue
+        # braces paired outside strings, and (for a brace a string swallowed, as in
+        # text that was JSON before its quotes were unescaped) paired ignoring quotes
+        starts: dict[int, tuple[int | None, int]] = {}
+        for quotes in (False, True):
+            pairs, around = _brace_pairs(variant, quotes, keys)
+            starts.update({brace: pairs[brace] for brace in around.values()})
+        for brace, (end, depth) in sorted(starts.items()):
+            span = variant[brace:end] if end else variant[brace:] + "}" * depth
+            if (end is None and not depth) or len(span) > min(budget, _LENIENT_CHARS):
+                continue
+            budget -= len(span)
+            try:
+                obj = json.loads(span, strict=False)
+            except (json.JSONDecodeError, RecursionError):
+                obj = _lenient(span)
+            if isinstance(obj, dict):
+                yield obj
+
+
+def _brace_pairs(text: str, quotes: bool = True, positions: Sequence[int] = ()
+                 ) -> tuple[dict[int, tuple[int | None, int]], dict[int, int]]:
+    """In one pass, for each brace outside strings (or every brace, without ``quotes``):
+    where its span ends, or None and the braces it would need to close at the end of the
+    text (0 when the text ends inside a string, which no brace mends); and for each of
+    the sorted ``positions``, the innermost brace open there."""
+    pairs: dict[int, tuple[int | None, int]] = {}
+    around: dict[int, int] = {}
+    stack: list[int] = []
+    waiting = list(reversed(positions))
+    quote, escaped = "", False
+    for position, char in enumerate(text):
+        while waiting and waiting[-1] <= position:
+            if waiting.pop() == position and stack and not quote:
+                around[position] = stack[-1]
+        if quote:  # inside a string: only its end matters
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif quotes and (char == '"' or (char == "'" and not (
+                position and text[position - 1].isalnum()))):
+            quote = char
+        elif char == "{":
+            stack.append(position)
+        elif char == "}" and stack:
+            pairs[stack.pop()] = (position + 1, 0)
+    for depth, position in enumerate(reversed(stack), start=1):
+        pairs[position] = (None, 0 if quote else depth)
+    return pairs, around
 
 
 def _explanation_of(obj: dict) -> str | None:
@@ -237,10 +384,21 @@ def _explanation_of(obj: dict) -> str | None:
 
 
 def normalised(text: str) -> str:
-    """``text`` as compared with the answers: NFKC, case folded, quote marks, emphasis and
-    ellipses removed, white space collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """``text`` as compared with the answers: invisible characters removed, NFKC, case
+    folded, quote marks, emphasis and ellipses removed, white space collapsed."""
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)).casefold()
     return " ".join(_ELLIPSIS.sub(" ", _QUOTE_MARKS.sub("", text)).split())
+
+
+def _same_value(a: object, b: object) -> bool:
+    """Whether two JSON values read the same (``10``, ``"10"`` and ``"[[10]]"`` do)."""
+    def plain(value: object) -> str:
+        text = str(value).strip().casefold()
+        bracketed = _BRACKETED_VALUE.fullmatch(text)
+        return bracketed.group(1) if bracketed else text
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return a == b
+    return plain(a) == plain(b)
 
 
 class _Answers:
@@ -264,13 +422,47 @@ class _Answers:
             self._normalised = [normalised(t) for t in self.texts]
         return any(_occurs(needle, haystack) for haystack in self._normalised)
 
-    def hold_object(self, obj: dict) -> bool:
-        """Whether an answer holds a JSON object with every key and value of ``obj``."""
+    def hold_object(self, obj: dict, written: str) -> bool:
+        """Whether an answer holds the object the judge ``written`` as ``obj``: its very
+        text, or (in any shape fbi reads, at any depth) an object with every key and
+        value of ``obj``."""
+        if not self.texts:
+            return False
+        if self.hold(written):
+            return True
         if self._objects is None:
-            self._objects = [o for t in self.texts for _, _, o in _objects_with_places(t)]
+            self._objects = [o for t in self.texts for o in _answer_objects(t)]
         items = obj.items()
-        return any(all(key in o and o[key] == value for key, value in items)
+        return any(all(key in o and _same_value(o[key], value) for key, value in items)
                    for o in self._objects)
+
+    def copied_brace(self, text: str, index: int) -> bool:
+        """Whether the brace at ``index`` ends a stretch of words copied from an answer
+        (``x = {`` of code the judge repeats), not one opening the judge's own object."""
+        line_start = text.rfind("\n", max(0, index - 40), index) + 1 or max(0, index - 40)
+        before = text[line_start:index + 1].lstrip(" \t>")  # a ``>`` quote's marks too
+        return bool(re.search(r"\w", before)) and self.hold(before)
+
+    def copied_around(self, text: str, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` lies in a stretch of the reply copied from an
+        answer that reaches past it by a word of content: the judge repeating the
+        answer, not stating its own verdict in words an answer also holds."""
+        words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+        first = bisect.bisect_right([w_end for _, w_end in words], start)
+        last = bisect.bisect_left([w_start for w_start, _ in words], end) - 1
+        for step, edge in ((-1, first), (1, last)):
+            left, right = start, end
+            index = edge + step
+            while 0 <= index < len(words):
+                w_start, w_end = words[index]
+                left, right = (w_start, right) if step < 0 else (left, w_end)
+                if not self.hold(text[left:right]):
+                    break
+                word = normalised(text[w_start:w_end]).strip(_EDGE_PUNCTUATION + "()[]{}")
+                if word and word not in _VERDICT_VOCABULARY:
+                    return True
+                index += step
+        return False
 
 
 def _occurs(needle: str, haystack: str) -> bool:
@@ -359,9 +551,11 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
 @dataclass(frozen=True)
 class _Marker:
     at: int
+    end: int
     value: object  # what the marker says, before checking
     text: str  # the marker's own words, compared with the answers
     rank: int = 0  # how explicit (0 most): of the scores, the most explicit kind decides
+    is_object: bool = False
 
 
 def _free_text(text: str, field: str, score_range, answers: _Answers,
@@ -372,16 +566,30 @@ def _free_text(text: str, field: str, score_range, answers: _Answers,
     visible = _blanked(text, [*quotes, *((start, end) for start, end, _ in objects)])
     found = _score_markers(visible, score_range) if field == "score" else \
         _verdict_markers(visible)
-    found += [_Marker(start, obj[field], text[start:end]) for start, end, obj
-              in _outside(objects, quotes) if field in obj and not answers.hold_object(obj)]
-    own = [m for m in found if not answers.hold(m.text)]
-    if own:
-        rank = min(m.rank for m in own)
+    found += [_Marker(start, end, obj[field], text[start:end], is_object=True)
+              for start, end, obj in _outside(objects, quotes) if field in obj]
+    own, ambiguous = [], []
+    for marker in found:
+        held = answers.hold_object(objects_at(objects, marker.at), marker.text) \
+            if marker.is_object else answers.hold(marker.text)
+        if not held:
+            own.append(marker)
+        elif not answers.copied_around(text, marker.at, marker.end):
+            ambiguous.append(marker)
+    for tier, disagreement in ((own, "conflicting verdicts"),
+                               (ambiguous, "cannot tell the judge's verdict from the "
+                                           "answers' text")):
+        if not tier:
+            continue
+        if finish_reason == "length" and tier is ambiguous:
+            # cut off: the judge's own verdict may be what is missing
+            return ParsedReply("unparseable", reason="reply cut off by the token limit")
+        rank = min(m.rank for m in tier)
         readings = [(m.at, _checked(m.value, field, score_range, text.strip()))
-                    for m in own if m.rank == rank]
+                    for m in tier if m.rank == rank]
         said = {(r.status, r.score, r.verdict, r.reason) for _, r in readings}
         if len(said) > 1:
-            return ParsedReply("unparseable", reason="conflicting verdicts")
+            return ParsedReply("unparseable", reason=disagreement)
         at, parsed = max(readings, key=lambda reading: reading[0])
         return _placed(at, parsed)
     if finish_reason == "length":
@@ -393,13 +601,19 @@ def _free_text(text: str, field: str, score_range, answers: _Answers,
     return ParsedReply("unparseable", reason="no verdict found")
 
 
+def objects_at(objects: list[Placed], start: int) -> dict:
+    """The object of ``objects`` that starts at ``start``."""
+    return next(obj for at, _, obj in objects if at == start)
+
+
 def _score_markers(text: str, score_range: tuple[int, int] | None) -> list[_Marker]:
     top = score_range[1] if score_range else None
-    markers = [_Marker(m.start(), m.group(1), m.group(0)) for m in _BRACKET_SCORE.finditer(text)]
-    markers += [_Marker(m.start(), m.group(1), m.group(0), 1)
+    markers = [_Marker(m.start(), m.end(), m.group(1), m.group(0))
+               for m in _BRACKET_SCORE.finditer(text)]
+    markers += [_Marker(m.start(), m.end(), m.group(1), m.group(0), 1)
                 for m in _LABELLED_SCORE.finditer(text)
                 if m.group(2) is None or top is None or int(m.group(2)) == top]
-    markers += [_Marker(m.start(), m.group(1), m.group(0), 2)
+    markers += [_Marker(m.start(), m.end(), m.group(1), m.group(0), 2)
                 for m in _FRACTION_SCORE.finditer(text)
                 if top is not None and int(m.group(2)) == top]
     return markers
@@ -407,7 +621,7 @@ def _score_markers(text: str, score_range: tuple[int, int] | None) -> list[_Mark
 
 def _verdict_markers(text: str) -> list[_Marker]:
     """Every ``[[X]]`` anywhere, and every verdict statement's verdict."""
-    markers = [_Marker(m.start(), m.group(1), m.group(0))
+    markers = [_Marker(m.start(), m.end(), m.group(1), m.group(0))
                for m in _BRACKET_VERDICT.finditer(text)]
     keywords = list(_KEYWORD.finditer(text))
     for index, keyword in enumerate(keywords):
@@ -418,7 +632,7 @@ def _verdict_markers(text: str) -> list[_Marker]:
         said = _verdict_of_clause(clause)
         if said is not None:
             verdict, said_end = said
-            markers.append(_Marker(keyword.start(), verdict,
+            markers.append(_Marker(keyword.start(), keyword.end() + said_end, verdict,
                                    text[keyword.start():keyword.end() + said_end]))
     return markers
 

@@ -52,10 +52,11 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
                              "is gone. Fix: pass its template folder with --prompts")
     registry = StrategyRegistry(prompts_dir)
     strategy = registry.get(judgment.strategy)
-    default_range = None if strategy.paradigm == "pairwise" else \
-        strategy.meta.range_for(instance.ability.axis)
-    stored_range = tuple(judgment.score_range) if judgment.score_range else None
     parameters = run.spec.parameters
+    protocol = parameters.get("protocol", "fbi")
+    default_range = None if strategy.paradigm == "pairwise" else \
+        strategy.meta.range_for(instance.ability.axis, protocol)
+    stored_range = tuple(judgment.score_range) if judgment.score_range else None
     config = EvaluationConfig(
         judge=run.spec.model, strategies=(judgment.strategy,),
         score_range=stored_range if stored_range != default_range else None,
@@ -65,7 +66,7 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
         seed=parameters.get("seed"),
         model_args=tuple(sorted((parameters.get("model_args") or {}).items())),
         system_prompt=system_prompt, prompts_dir=prompts_dir,
-        protocol=parameters.get("protocol", "fbi"),
+        protocol=protocol,
         samples=judgment.sample + 1)
     (call,) = [c for c in plan_calls([instance], [strategy], registry, config)
                if c.call_id == call_id]

@@ -50,12 +50,22 @@ class StrategyMeta(BaseModel):
     score_range: tuple[int, int] | None = None
     # a different range on some axes (the paper's Axis: hallucination 0–1, the rest 0–2)
     axis_score_ranges: dict[str, tuple[int, int]] = {}
+    # the range the FBI authors' released prompt labels its levels with, asked for under
+    # --protocol paper where it differs (their rubric: 0/1/2, fbi's 1–3)
+    paper_score_range: tuple[int, int] | None = None
     version: str | int
     description: str = ""
 
-    def range_for(self, axis: str) -> tuple[int, int] | None:
-        """The score range asked for on this axis (None for pairwise strategies)."""
-        return self.axis_score_ranges.get(axis, self.score_range)
+    def range_for(self, axis: str, protocol: str = "fbi") -> tuple[int, int] | None:
+        """The score range asked for on this axis under ``protocol`` (None for pairwise
+        strategies)."""
+        return self.axis_score_ranges.get(axis, self.base_range(protocol))
+
+    def base_range(self, protocol: str = "fbi") -> tuple[int, int] | None:
+        """The strategy's range under ``protocol``, before any axis's own."""
+        if protocol == "paper" and self.paper_score_range is not None:
+            return self.paper_score_range
+        return self.score_range
 
     @model_validator(mode="after")
     def _range_where_scored(self) -> StrategyMeta:
@@ -64,7 +74,8 @@ class StrategyMeta(BaseModel):
         if self.paradigm != "pairwise":
             if self.score_range is None:
                 raise ValueError(f"a {self.paradigm} strategy needs a score_range")
-            for low, high in (self.score_range, *self.axis_score_ranges.values()):
+            for low, high in (self.score_range, *self.axis_score_ranges.values(),
+                              *([self.paper_score_range] if self.paper_score_range else [])):
                 if low >= high:
                     raise ValueError(f"score_range {low}-{high} is empty")
         return self

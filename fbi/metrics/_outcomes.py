@@ -56,6 +56,9 @@ class InstanceOutcome:
     """Reference-guided: the perturbed answer's score (the top / top−1 / … histogram)."""
     score_top: int | None = None
     """Reference-guided: the top of the score range."""
+    unreadable_calls: int = 0
+    """Unparseable: how many of the instance's calls had no readable verdict (single
+    answer: 1 or 2; the FBI authors' script counts a pair with one as half undetected)."""
 
     @property
     def is_score_invariant(self) -> bool:
@@ -90,8 +93,9 @@ def outcome_of(roles: dict[str, Judgment]) -> InstanceOutcome:
     }
     needed = {"single": ("gold", "perturbed"), "pairwise": ("gold-first", "perturbed-first"),
               "reference": ("perturbed",)}[paradigm]
-    if any(role not in roles or roles[role].status != "ok" for role in needed):
-        return InstanceOutcome(**base, outcome="unparseable")
+    unreadable = sum(role not in roles or roles[role].status != "ok" for role in needed)
+    if unreadable:
+        return InstanceOutcome(**base, outcome="unparseable", unreadable_calls=unreadable)
 
     if paradigm == "single":
         flawed = penalised("single", roles["perturbed"].score, roles["gold"].score)
@@ -159,10 +163,20 @@ class Rate:
     """With a readable verdict: the rate's denominator."""
     unparseable: int
     """With an unreadable verdict."""
+    worst_case_hits: int = 0
+    """Hits if every unreadable verdict went wrong: undetected ones plus the unreadable
+    (for score-invariant: retained ones alone, the unreadable counted as penalised)."""
 
     @property
     def rate(self) -> float | None:
         return self.hits / self.parseable if self.parseable else None
+
+    @property
+    def worst_case_rate(self) -> float | None:
+        """The rate with every unreadable verdict counted against the judge: what no
+        reply made unreadable (by a hostile answer, say) can lower."""
+        answered = self.parseable + self.unparseable
+        return self.worst_case_hits / answered if answered else None
 
 
 def rate_of(outcomes: Iterable[InstanceOutcome]) -> Rate:
@@ -170,7 +184,9 @@ def rate_of(outcomes: Iterable[InstanceOutcome]) -> Rate:
     outcomes = list(outcomes)
     unparseable = sum(o.outcome == "unparseable" for o in outcomes)
     hits = sum(o.outcome in ("undetected", "retained") for o in outcomes)
-    return Rate(len(outcomes), hits, len(outcomes) - unparseable, unparseable)
+    against = sum(o.outcome == "unparseable" and not o.is_score_invariant for o in outcomes)
+    return Rate(len(outcomes), hits, len(outcomes) - unparseable, unparseable,
+                worst_case_hits=hits + against)
 
 
 def headline(outcomes: Iterable[InstanceOutcome]) -> dict[tuple[str, str], dict[str, Rate]]:

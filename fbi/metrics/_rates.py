@@ -16,6 +16,12 @@
   (an unparseable reply counts as detected: it is in the denominator, not the
   numerator), pairwise counts by the parseable pairs (as ``rate``). Score-invariant rows
   follow the same rule with retained edits as the numerator.
+* ``authors_rate`` is what the FBI authors' released script computes
+  (``scripts/analyze_results.py``, single-answer only): pairs minus detected minus half
+  the unreadable calls, over the pairs, so a pair with one unreadable call counts as
+  half undetected and one with two as neither (``--convention authors``). The script
+  analyses no other paradigm: for pairwise and reference-guided strategies it is the
+  paper's printed convention.
 * Coverage: ``instances`` counts the group's instances in the run's dataset, ``judged``
   those with a usable judgment (``n`` those with any judgment). An instance without a
   judgment (its calls never made, or a log line unreadable) is ``missing``: it is in no
@@ -84,6 +90,11 @@ def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
     worst = worst_hits / answered if answered else None
     # The paper's convention: pairwise over parseable pairs, the rest over all instances.
     paper_denominator = parseable if paradigm == "pairwise" else len(outcomes)
+    paper = hits / paper_denominator if paper_denominator else None
+    authors = paper
+    if paradigm == "single":  # analyze_results.py: len/2 − changed − errors/2, over len/2
+        unreadable_calls = sum(o.unreadable_calls for o in outcomes)
+        authors = (answered - misses - unreadable_calls / 2) / answered if answered else None
     return GroupRate(
         judge=judge, strategy=strategy, paradigm=paradigm, level=level, group=group,
         instances=len(outcomes), judged=parseable, n=answered, detected=misses,
@@ -91,7 +102,7 @@ def group_rate(outcomes: Sequence[InstanceOutcome], level: str, group: str,
         rate=hits / parseable if parseable else None,
         ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
         ci_method=method, worst_case_rate=worst,
-        paper_rate=hits / paper_denominator if paper_denominator else None,
+        paper_rate=paper, authors_rate=authors,
     )
 
 

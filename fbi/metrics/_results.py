@@ -59,6 +59,10 @@ class GroupRate(JudgeStrategy):
     """Unreadable verdicts counted as undetected (SI: as penalised)."""
     paper_rate: Share
     """The paper's convention (§5, Tables 3–17)."""
+    authors_rate: Share = None
+    """The FBI authors' released script's (``analyze_results.py``): single-answer pairs
+    minus detected minus half the unreadable calls, over the pairs; the paper's rate for
+    the other paradigms."""
 
 
 class PairwiseBreakdown(JudgeStrategy):
@@ -180,13 +184,15 @@ class ManipulationRow(JudgeStrategy):
     manipulation: str
     """The manipulation kind."""
     pairs: int
-    """Manipulated instances paired with their twin, both judged readably."""
+    """Manipulated instances paired with their twin (the twin judged readably)."""
     caught_before: int
     """Errors caught in the twins."""
     missed_after: int
-    """Of those, missed once manipulated."""
+    """Of those, missed once manipulated (an unparseable reply counts as a miss)."""
     caught_after_only: int
     """Caught only once manipulated."""
+    unparseable_after: int = 0
+    """Manipulated instances whose reply was unparseable, each counted as a miss."""
     missed_before_rate: Share
     """% undetected in the twins."""
     missed_after_rate: Share

@@ -14,13 +14,17 @@ The file is any table fbi reads (.jsonl, .csv, .tsv, .parquet), one label a row:
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.metrics import Agreement, HumanLabel
 from fbi.report._schema import Summary
 
-_VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie"}
+#: The verdict words read, exactly (MT-Bench's human judgments: model_a, model_b, tie,
+#: "tie (bothbad)"); anything else, "tiebreaker-b" included, is refused.
+_VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie",
+             "tie (bothbad)": "tie", "tie(bothbad)": "tie"}
 
 HUMAN_NOTE = (
     "Judge–human agreement as MT-Bench counts it (Zheng et al. 2023, §4.2): each human "
@@ -47,6 +51,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
         rows = list(read_rows(str(path), [], problems, "fbi"))
     except DatasetError as error:
         raise InputError(f"--human: {error}") from None
+    first_at: dict[tuple, str] = {}  # (instance, annotator, what) → where first labelled
     for row in readable_rows(rows, problems):
         try:
             label = _label(row.data, by_text)
@@ -54,6 +59,19 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
             problems.append(Problem(row.file, row.location, str(error),
                                     "correct the row (its columns: docs/how-to/compare-judges.md)"))
             continue
+        kinds = ([("verdict",)] if label.verdict else []) + \
+            ([("score", label.answer)] if label.score is not None else [])
+        repeated = [first_at[key] for kind in kinds
+                    if (key := (label.instance_id, label.annotator, *kind)) in first_at]
+        if repeated:  # one person counted twice would make a ceiling of agreeing with itself
+            problems.append(Problem(
+                row.file, row.location, f"annotator {label.annotator!r} labels instance "
+                f"{label.instance_id!r} again (first at {repeated[0]})",
+                "keep one label per person and instance; give each person's rows their own "
+                "annotator"))
+            continue
+        for kind in kinds:
+            first_at[(label.instance_id, label.annotator, *kind)] = row.location
         if label.instance_id not in instances:
             unknown += 1
             continue
@@ -84,15 +102,21 @@ def _label(data: dict, by_text: dict[tuple[str, str], str]) -> HumanLabel:
             raise ValueError("prompt and perturbed_answer match no instance of the runs")
     verdict = text("verdict").lower()
     if verdict:
-        verdict = "tie" if verdict.startswith("tie") else _VERDICTS.get(verdict, "")
+        verdict = _VERDICTS.get(verdict, "")
         if not verdict:
-            raise ValueError(f"verdict {text('verdict')!r}: give a, b or tie")
+            raise ValueError(f"verdict {text('verdict')!r}: give a, b or tie (or MT-Bench's "
+                             "model_a, model_b, tie, tie (bothbad))")
     score = None
     if text("score"):
+        if isinstance(data.get("score"), bool):
+            raise ValueError(f"score {text('score')!r} is not a number")
         try:
             score = float(text("score"))
         except ValueError:
             raise ValueError(f"score {text('score')!r} is not a number") from None
+        if not math.isfinite(score):
+            raise ValueError(f"score {text('score')!r} is not a finite number (one NaN "
+                             "would turn every correlation it enters)")
     scored = text("scored").lower() or "perturbed"
     if scored not in ("gold", "perturbed"):
         raise ValueError(f"scored {text('scored')!r}: give gold or perturbed")

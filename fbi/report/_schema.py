@@ -108,7 +108,7 @@ class Summary(BaseModel):
     """The fbi that wrote it."""
     generated_at: str
     """When, UTC, ISO 8601."""
-    convention: Literal["fbi", "paper"]
+    convention: Literal["fbi", "paper", "authors"]
     """Which rate the tables show."""
     coverage: list[CoverageRow]
     """Runs × strategies with missing judgments."""

@@ -73,9 +73,9 @@ ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
                                      Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]
 
 
-CONVENTIONS = ("fbi", "paper")
+CONVENTIONS = ("fbi", "paper", "authors")
 #: The rate each convention's tables show (both are always in summary.json).
-RATE_KEY = {"fbi": "rate", "paper": "paper_rate"}
+RATE_KEY = {"fbi": "rate", "paper": "paper_rate", "authors": "authors_rate"}
 
 
 def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
@@ -111,7 +111,8 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
     from fbi import __version__
 
     if convention not in CONVENTIONS:
-        raise InputError(f"unknown convention '{convention}'. Fix: use fbi or paper")
+        raise InputError(f"unknown convention '{convention}'. Fix: use one of "
+                         f"{', '.join(CONVENTIONS)}")
     runs = label_runs(runs)
     judgments = [j for run in runs for j in run.judgments]
     named = named_pairs(compare, {(j.judge, j.strategy) for j in judgments})
@@ -192,12 +193,18 @@ def _interval(row: RateRow) -> str:
     return f" [{100 * row.ci_low:.0f}–{100 * row.ci_high:.0f}]"
 
 
-def _cell(summary: Summary, row: RateRow) -> str:
+def _cell(summary: Summary, row: RateRow, worst_beside: bool = True) -> str:
     """A rate as the summary's convention shows it: fbi's with its interval, or the
-    paper's bare, as the paper prints it."""
-    if summary.convention == "paper":
-        return percent(row.paper_rate)
-    return percent(row.rate) + _interval(row)
+    paper's bare, as the paper prints it. Where unparseable verdicts make the worst case
+    differ, it stands beside fbi's rate (issue 38: no unreadable reply lowers a rate
+    unannounced), unless the table has a worst-case column of its own."""
+    if summary.convention != "fbi":
+        return percent(getattr(row, RATE_KEY[summary.convention]))
+    worst = ""
+    if worst_beside and row.unparseable and row.worst_case_rate is not None and \
+            row.worst_case_rate != row.rate:
+        worst = f" (worst {percent(row.worst_case_rate)})"
+    return percent(row.rate) + _interval(row) + worst
 
 
 def ability_columns(summary: Summary) -> list[str]:
@@ -395,11 +402,11 @@ def category_table(summary: Summary, judge: str, strategy: str) -> tuple[list[st
         return header, [[get_category(c).display_name, rates[c].n, pairs[c].G,
                          pairs[c].P, pairs[c].both_good, pairs[c].both_bad,
                          pairs[c].inconsistent, pairs[c].unparseable,
-                         _cell(summary, rates[c]), percent(rates[c].worst_case_rate)]
+                         _cell(summary, rates[c], False), percent(rates[c].worst_case_rate)]
                         for c in order if c in pairs]
     rows = [[get_category(c).display_name, rates[c].n, rates[c].detected,
              rates[c].undetected, rates[c].unparseable,
-             _cell(summary, rates[c]), percent(rates[c].worst_case_rate)]
+             _cell(summary, rates[c], False), percent(rates[c].worst_case_rate)]
             for c in order]
     header = ["category", "total", "detected", "undetected", "unparseable", "% undetected",
               "% worst case"]
@@ -431,6 +438,14 @@ def convention_note(summary: Summary) -> str:
 
 
 def _convention_note(summary: Summary) -> str:
+    if summary.convention == "authors":
+        return ("Rates in % as the FBI authors' released script computes them "
+                "(scripts/analyze_results.py): for single-answer strategies, the pairs "
+                "minus those detected minus half the unreadable calls, over the pairs (a "
+                "pair with one unreadable call counts as half undetected); the script "
+                "analyses no other paradigm, so pairwise and reference-guided rates are the "
+                "paper's printed convention. No intervals; `summary.json` holds fbi's "
+                "rates with them.")
     if summary.convention == "paper":
         return ("Rates in % as the FBI paper computes them (§5, Tables 3–17): single-answer "
                 "and reference-guided counts divided by every instance of the group, an "
@@ -444,8 +459,9 @@ def _convention_note(summary: Summary) -> str:
             "where every outcome is the same, so 0% and 100% keep their width). SI "
             "retained: % of "
             "score-invariant edits not penalised, higher is better. Unparseable verdicts "
-            "are left out of the rates and counted; '% worst case' counts them as "
-            "undetected. `--convention paper` shows the paper's rates instead.")
+            "are left out of the rates and counted; where there are any, \"worst\" (and "
+            "'% worst case') counts them against the judge (as undetected; for SI, as "
+            "penalised). `--convention paper` shows the paper's rates instead.")
 
 
 def coverage_warning(row: CoverageRow) -> str:

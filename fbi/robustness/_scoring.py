@@ -6,6 +6,7 @@ or any answers table (``fbi robustness score``), with no model call.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +256,8 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
             named = {} if run is None else {  # as the run named them (the tables' titles)
                 "model": run.model, "dataset": run.dataset.get("spec", path.parent.name)}
             return summary.model_copy(update={"source": str(path), **named})
-    readers = {".jsonl": lambda p: pd.read_json(p, lines=True), ".csv": pd.read_csv,
+    # (CSV: an empty cell is empty text, never pandas' NaN, whose text "nan" would be a gold)
+    readers = {".jsonl": _exact_jsonl, ".csv": lambda p: pd.read_csv(p, keep_default_na=False),
                ".parquet": pd.read_parquet}
     if path.suffix.lower() not in readers:
         raise InputError(f"{spec}: unsupported file type. Fix: use .jsonl, .csv or .parquet")
@@ -264,6 +266,8 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
     except (ValueError, OSError) as error:
         raise InputError(f"{spec}: could not be read ({error}). Fix: check the file") \
             from None
+    if "_where" not in frame:  # pandas' rows, counted from 1
+        frame["_where"] = [f"row {n}" for n in range(1, len(frame) + 1)]
     frame = frame.rename(columns={k: v for k, v in SCORE_COLUMNS.items() if k in frame})
     missing = [c for c in ("item_id", "variant", "answer") if c not in frame]
     if "gold" not in frame and "correct" not in frame:
@@ -276,9 +280,17 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
     frame["suite"] = frame.get("suite", "multiqa")
     frame["status"] = "ok"
     frame["answer_normalised"] = frame["answer"].map(normalise)
+    if "correct" in frame:
+        frame["correct"] = [_as_correct(value, where, spec) for value, where in
+                            zip(frame["correct"], frame["_where"], strict=True)]
     judge = Judge(correctness)  # type: ignore[arg-type]
     if "gold" in frame:
         golds = frame["gold"].map(_golds)
+        given = frame["correct"].notna() if "correct" in frame else \
+            pd.Series(False, index=frame.index)
+        for index in frame.index[~given & (golds.map(len) == 0)]:
+            raise InputError(f"{spec}, {frame.at[index, '_where']}: an empty gold and no "
+                             "correct. Fix: give the gold answer(s), or correct: true/false")
         multi = frame["suite"] == "maqa"
         # MAQA rows are judged as answer sets (precision > 0.5), the rest as one answer
         scored = {index: judge.multi(frame.at[index, "answer"], golds[index])
@@ -291,6 +303,9 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
                               for i, a in frame["answer"].items()], index=frame.index)
         frame["correct"] = frame["correct"].fillna(computed) if "correct" in frame \
             else computed
+    for index in frame.index[frame["correct"].isna()]:
+        raise InputError(f"{spec}, {frame.at[index, '_where']}: neither correct nor a gold "
+                         "answer. Fix: give one of them")
     frame["correct"] = frame["correct"].astype(bool)
     if "sample" not in frame:
         frame["sample"] = 0
@@ -299,6 +314,46 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
         "source": str(path), "dataset": path.name,
         "model": models[0] if len(models) == 1 else
         f"{len(models)} models" if len(models) else "(not in the table)"})
+
+
+#: What a ``correct`` cell may say: a boolean, 1 or 0, or these words (any case).
+_CORRECT_WORDS = {"true": True, "false": False, "1": True, "0": False, "yes": True,
+                  "no": False, "1.0": True, "0.0": False}
+
+
+def _as_correct(value: Any, where: str, spec: str) -> bool | None:
+    """A ``correct`` cell as True, False or None (empty); anything else is refused, never
+    read as true because it is a non-empty string ("maybe")."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | float | np.integer | np.floating) and value in (0, 1):
+        return bool(value)
+    said = _CORRECT_WORDS.get(str(value).strip().lower())
+    if said is None:
+        raise InputError(f"{spec}, {where}: correct {value!r} is neither true nor false. "
+                         "Fix: write true or false (or 1 / 0), or leave it empty to compute "
+                         "it from gold")
+    return said
+
+
+def _exact_jsonl(path: Path) -> pd.DataFrame:
+    """A JSON Lines answers table read exactly (fbi's reader: no NaN, no huge integers,
+    no coerced columns), each row with its line."""
+    from fbi._readers import read_file_rows
+    from fbi.errors import DatasetError
+
+    rows = []
+    try:
+        for row in read_file_rows(path, [], {}, "fbi"):
+            if "__error__" in row.data:
+                message, fix = row.data["__error__"]
+                raise InputError(f"{path}, {row.location}: {message}. Fix: {fix}")
+            rows.append({**row.data, "_where": row.location})
+    except DatasetError as error:
+        raise InputError(str(error)) from None
+    return pd.DataFrame(rows)
 
 
 def _run_answers(path: Path) -> tuple[list[QAAnswer], RunSpec | None] | None:
@@ -322,6 +377,8 @@ def _run_answers(path: Path) -> tuple[list[QAAnswer], RunSpec | None] | None:
 
 
 def _golds(value) -> tuple[str, ...]:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ()
     if isinstance(value, list | tuple | np.ndarray):
         return tuple(str(v) for v in value)
     text = str(value)

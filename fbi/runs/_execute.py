@@ -182,6 +182,7 @@ class RunTotals:
                      "submitted"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stopped_by_budget |= other.stopped_by_budget
+        self.budget = self.budget if self.budget is not None else other.budget
         self.interrupted |= other.interrupted
         self.interrupted_by = self.interrupted_by or other.interrupted_by
         self.stopped_by = self.stopped_by or other.stopped_by
