@@ -218,6 +218,9 @@ def _check_json_files(folder: Path) -> None:
     problems: list[Problem] = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and
                        p.suffix.lower() in EXACT_JSON_SUFFIXES):
+        hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
+        if hidden or path.name in _METADATA_FILES or _holds_one_object(path):
+            continue  # not data: datasets reads no hidden file, and no card or object
         id_kinds: dict[str, str] = {}
         try:
             _check_json_rows(read_file_rows(path, [], {}, "fbi"), id_kinds, problems)
@@ -225,6 +228,25 @@ def _check_json_files(folder: Path) -> None:
             problems += error.problems
     if problems:
         raise DatasetError(problems)
+
+
+#: JSON files of a Hugging Face folder that describe it rather than hold its rows.
+_METADATA_FILES = frozenset({"dataset_infos.json", "dataset_info.json", "dataset_dict.json",
+                             "state.json"})
+
+
+def _holds_one_object(path: Path) -> bool:
+    """A ``.json`` file whose text is one JSON object (metadata, not rows)."""
+    if path.suffix.lower() != ".json":
+        return False
+    with open(path, "rb") as file:
+        start = file.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not start.startswith(b"{"):
+        return False
+    try:
+        return isinstance(exact_json(_read_utf8(path)), dict)
+    except (JSONRefused, DatasetError):
+        return False
 
 
 def _check_json_rows(rows: Iterator[RawRow], id_kinds: dict[str, str],

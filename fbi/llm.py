@@ -1,10 +1,12 @@
-"""One async model interface over litellm: cache, retries with backoff, tokens and cost.
+"""One async model interface: cache, retries with backoff, a pool of servers, tokens
+and cost, over a transport (:mod:`fbi.transports`: fbi's own HTTP client for
+OpenAI-protocol servers, litellm for every other provider).
 
 Every LLM call fbi makes (judging, perturbing, explanation checks, robustness answers)
 goes through :meth:`ModelClient.complete`. It knows nothing of judges or categories.
 
 litellm is imported lazily (it takes seconds and would slow `fbi --help`), with its cost
-map read from the package rather than the network.
+map read from the package rather than the network, and not at all on the direct path.
 """
 
 from __future__ import annotations
@@ -13,17 +15,17 @@ import asyncio
 import functools
 import hashlib
 import json
-import os
 import random
 import re
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fbi._request_json import key_frame, messages_json
 from fbi.cache import ResponseCache
-from fbi.errors import ConfigError, MissingKey, ModelError, ModelUnavailable
+from fbi.errors import ConfigError, FbiWarning, MissingKey, ModelError, ModelUnavailable
 from fbi.provider_errors import (
     CONFIGURATION,
     FIXES,
@@ -33,29 +35,33 @@ from fbi.provider_errors import (
     error_kind,
     retry_after,
 )
-from fbi.redaction import keep_secret, known_secrets_redactor
+from fbi.redaction import (
+    SECRET_CARRIERS,
+    is_secret_arg,
+    keep_secret,
+    known_secrets_redactor,
+    public_url,
+)
+from fbi.transports import (
+    HTTPTransport,
+    LitellmTransport,
+    PoolExhausted,
+    ServerPool,
+    Transport,
+    direct,
+    environment_key,
+    import_litellm,
+    litellm_cost,
+    token_logprobs_of,
+)
+
+__all__ = ["import_litellm", "litellm_cost", "token_logprobs_of"]  # (kept here too)
 
 #: The embedded offline judge, registered as a litellm custom provider "local".
 LOCAL_JUDGE = "local/smollm2-135m"
 
 #: Consecutive configuration failures that stop a run (the circuit breaker).
 BREAKER_THRESHOLD = 5
-
-def import_litellm():
-    """Import litellm once, offline-safe and quiet, with the local provider registered."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    if not getattr(litellm, "_fbi_ready", False):
-        litellm.suppress_debug_info = True
-        litellm.drop_params = True  # a provider without json_schema gets free text instead
-        litellm.telemetry = False
-        from fbi.local import register
-
-        register(litellm)
-        litellm._fbi_ready = True
-    return litellm
-
 
 @dataclass(frozen=True)
 class ModelRequest:
@@ -158,9 +164,13 @@ class RetryPolicy:
 
 
 class ModelClient:
-    """Calls models through litellm, with the response cache and retries.
+    """The one model interface: the response cache, retries with backoff, the circuit
+    breaker, a pool of servers, and the secrets kept out of replies, over a transport
+    (:mod:`fbi.transports`): fbi's own HTTP client for OpenAI-protocol servers, litellm
+    for every other provider.
 
-    ``sleep`` is injectable so retry timing can be tested without waiting.
+    ``sleep`` is injectable so retry timing can be tested without waiting; ``transport``
+    sends every call through the one given (tests), instead of choosing by model.
     """
 
     def __init__(
@@ -174,6 +184,7 @@ class ModelClient:
         breaker: int = BREAKER_THRESHOLD,
         probe_first: bool = True,
         api_pool: Iterable[str] = (),
+        transport: Transport | None = None,
     ):
         self.cache = cache
         self.timeout_s = timeout_s
@@ -192,36 +203,32 @@ class ModelClient:
         # (model, api_base) whose check_model waits for the first call the cache cannot
         # answer: see preflight
         self._unchecked: tuple[str, str | None] | None = None
-        # Several servers of one model (--api-base given more than once): requests sent to
-        # the first are spread over all of them by litellm's Router. The first names the
-        # pool in requests and cache keys, so a reply's key never depends on which server
-        # answered.
-        self.api_pool = tuple(dict.fromkeys(api_pool))
-        self._routers: dict[str, Any] = {}
+        # Several servers of one model (--api-base given more than once): requests name
+        # the first, and each call goes to a healthy server of the pool. The first names
+        # the pool in requests and cache keys, so a reply's key never depends on which
+        # server answered.
+        servers = tuple(dict.fromkeys(api_pool))
+        self.pool = ServerPool(servers, POOL_COOLDOWN_S) if len(servers) > 1 else None
+        self._http = HTTPTransport(timeout_s)
+        self._litellm = LitellmTransport()
+        self._transport = transport
         # (model, api_base) → the stand-in key it needs, or None: litellm's check of the
         # environment is too slow to make for every call
         self._placeholder_keys: dict[tuple[str, str | None], str | None] = {}
 
+    @property
+    def api_pool(self) -> tuple[str, ...]:
+        return self.pool.servers if self.pool else ()
+
     def pooled(self, api_base: str | None) -> bool:
         """Whether calls to ``api_base`` are spread over a pool of servers."""
-        return len(self.api_pool) > 1 and api_base == self.api_pool[0]
+        return self.pool is not None and api_base == self.pool.name
 
-    def _router(self, model: str):
-        """litellm's Router over the pool for ``model``: random spread (simple-shuffle),
-        a server that fails once left out for :data:`POOL_COOLDOWN_S`, and a failed call
-        tried on the other servers before it counts as failed here."""
-        if model not in self._routers:
-            litellm = import_litellm()
-            deployments = []
-            for base in self.api_pool:
-                key = self.api_key_for(model, base)
-                deployments.append({"model_name": model, "litellm_params": {
-                    "model": model, "api_base": base, **({"api_key": key} if key else {})}})
-            self._routers[model] = litellm.Router(
-                model_list=deployments, routing_strategy="simple-shuffle",
-                num_retries=2 * len(self.api_pool), allowed_fails=0,
-                cooldown_time=POOL_COOLDOWN_S, retry_after=0, timeout=self.timeout_s)
-        return self._routers[model]
+    def transport_for(self, request: ModelRequest) -> Transport:
+        """fbi's HTTP client for an OpenAI-protocol server, litellm for the rest."""
+        if self._transport is not None:
+            return self._transport
+        return self._http if direct(request.model, request.api_base) else self._litellm
 
     def cached(self, request: ModelRequest) -> ModelResponse | None:
         if self.cache is None:
@@ -243,20 +250,42 @@ class ModelClient:
             self.cache.put(request.cache_key(), request.model, response.to_cache())
         return response
 
+    async def aclose(self) -> None:
+        """Close what the transports hold for the running event loop (the runner calls it
+        before its loop ends)."""
+        await self._http.aclose()
+        if self._transport is not None:
+            await self._transport.aclose()
+
     async def _call_with_retries(self, request: ModelRequest) -> ModelResponse:
         """Retry only what another try can fix; stop the run (:class:`ModelUnavailable`)
-        once ``breaker`` calls in a row found the model unreachable."""
+        once ``breaker`` calls in a row found the model unreachable. In a pool, a call
+        that fails on one server goes to another healthy one at once."""
         attempt = 0
+        tried: set[str] = set()
         while True:
+            server = request.api_base
             try:
-                response = await self._call(request)
+                if self.pooled(request.api_base):
+                    server = self.pool.pick(tried)
+                    if server is None:
+                        raise PoolExhausted(self.pool, None)
+                    tried.add(server)
+                response = await self._call(request, server)
                 self._configuration_failures = 0
                 return response
             except Exception as error:
                 kind = error_kind(error)
+                if server in tried and kind not in ("rejected", "interrupted"):
+                    if kind == "wrong_model":  # a server of another model: for good
+                        self.pool.exclude(server, describe_error(error))
+                    else:
+                        self.pool.failed(server)
+                    continue  # the next healthy server, or PoolExhausted
                 if kind in RETRYABLE and attempt < self.retry.max_retries:
                     await self._sleep(self.retry.delay(attempt, retry_after(error)))
                     attempt += 1
+                    tried = set()
                     continue
                 message = f"{request.model}: {describe_error(error)}"
                 if kind in CONFIGURATION:
@@ -299,32 +328,47 @@ class ModelClient:
         """One tiny uncached call, so a wrong model, key or server is a message before a
         run starts rather than a thousand failed calls. Only a configuration failure
         (:data:`CONFIGURATION`) is an error here; a busy or flaky server is the run's
-        retries' business. A pool passes when one of its servers answers (they are tried
-        in turn). Synchronous: no event loop outlives it, and Ctrl-C stops it."""
-        servers = self.api_pool if self.pooled(api_base) else (api_base,)
-        failures = []
+        retries' business. Every server of a pool is asked: one that serves another
+        model is left out of the run (a warning says so), one that fails otherwise is
+        the run's to route around; the probe fails only when none answers.
+        Synchronous: no event loop outlives it, and Ctrl-C stops it."""
+        servers = self.pool.servers if self.pooled(api_base) else (api_base,)
+        failures, answered = [], False
         for server in servers:
             request = ModelRequest(model, (("user", "Reply with OK."),), max_tokens=5,
-                                   api_base=server)
+                                   api_base=api_base)
             self.calls_made += 1
             try:
-                import_litellm().completion(**self._arguments(request))
-                return
+                self.transport_for(request).send_now(self._arguments(request), server,
+                                                     self.api_key_for(model, server))
+                answered = True
             except Exception as error:
                 kind = error_kind(error)
                 if kind not in CONFIGURATION:
-                    return
-                failures.append((kind, error))
-        kind, error = failures[0]
+                    answered = True  # reachable, only busy: the run's retries handle it
+                    continue
+                failures.append((server, kind, error))
+                if len(servers) > 1 and kind == "wrong_model":
+                    self.pool.exclude(server, describe_error(error))
+        if answered:
+            for server, kind, error in failures:
+                warnings.warn(f"{model}: the pool's server {public_url(server)} is left "
+                              f"out ({kind}): {describe_error(error)}", FbiWarning,
+                              stacklevel=2)
+            return
+        _, kind, error = failures[0]
         pool = f" on all {len(servers)} servers of the pool" if len(servers) > 1 else ""
         raise ConfigError(f"{model}: the probe call failed{pool} ({kind}): "
                           f"{describe_error(error)}. Fix: {FIXES[kind]}") from None
 
     def api_key_for(self, model: str, api_base: str | None) -> str | None:
-        """The key to send: --api-key, else a stand-in for a keyless compatible server,
-        else None (litellm reads the provider's variable)."""
+        """The key to send: --api-key; on the direct path, the provider's variable (none:
+        a self-hosted server wants none); else a stand-in for a keyless compatible server
+        behind litellm, or None (litellm reads the provider's variable)."""
         if self.api_key:
             return self.api_key
+        if direct(model, api_base):
+            return environment_key(model)
         where = (model, api_base)
         if where not in self._placeholder_keys:
             self._placeholder_keys[where] = _placeholder_key(model, api_base)
@@ -332,14 +376,17 @@ class ModelClient:
 
     def batch_body(self, request: ModelRequest, model_name: str) -> dict[str, Any]:
         """The body of ``request`` in an OpenAI-format batch file: what a live call would
-        send, under the provider's own model name, without connection settings."""
+        send, under the provider's own model name, without connection settings or
+        secrets."""
         body = self._arguments(request)
-        for connection in ("timeout", "num_retries", "max_retries", "api_key", "api_base"):
+        for connection in ("timeout", "num_retries", "max_retries", *SECRET_CARRIERS):
             body.pop(connection, None)
-        return {**body, "model": model_name}
+        return {name: value for name, value in {**body, "model": model_name}.items()
+                if not is_secret_arg(name)}
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
-        """litellm's arguments for ``request``: the one place a request meets the key."""
+        """The request's arguments, as litellm takes them (the HTTP transport reads the
+        same): everything but the server and the key, which the transport adds."""
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.message_dicts(),
@@ -350,16 +397,12 @@ class ModelClient:
         }
         if request.max_tokens:
             kwargs["max_tokens"] = request.max_tokens
-        if request.api_base:
-            kwargs["api_base"] = request.api_base
-        api_key = self.api_key_for(request.model, request.api_base)
-        if api_key:
-            kwargs["api_key"] = api_key
         if request.seed is not None or request.sample:
             # the k-th sample is seeded k past the run's seed: different, reproducible
             kwargs["seed"] = (request.seed or 0) + request.sample
         kwargs.update(request.model_args)
-        if request.top_logprobs and supports_logprobs(request.model) is not False:
+        if request.top_logprobs and supports_logprobs(request.model, request.api_base) \
+                is not False:
             # (asked of a provider without them, litellm refuses the whole call)
             kwargs.update(logprobs=True, top_logprobs=request.top_logprobs)
         if request.response_schema is not None:
@@ -367,45 +410,27 @@ class ModelClient:
                 "name": "verdict", "schema": request.response_schema, "strict": False}}
         return kwargs
 
-    async def _call(self, request: ModelRequest) -> ModelResponse:
-        litellm = import_litellm()
+    async def _call(self, request: ModelRequest, server: str | None) -> ModelResponse:
         if self._limiter is not None:
             await self._limiter.wait()
-        kwargs = self._arguments(request)
-        started = time.perf_counter()
         self.calls_made += 1
-        if self.pooled(request.api_base):
-            reply = await self._router(request.model).acompletion(**_routed(kwargs))
-        else:
-            reply = await litellm.acompletion(**kwargs)
-        latency = time.perf_counter() - started
-        choice = reply.choices[0]
-        usage = getattr(reply, "usage", None)
+        reply = await self.transport_for(request).send(
+            self._arguments(request), server, self.api_key_for(request.model, server))
         return ModelResponse(
-            text=self._redact(choice.message.content or ""),
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            cost=_cost(litellm, reply),
-            latency_s=latency,
-            finish_reason=getattr(choice, "finish_reason", None),
-            token_logprobs=token_logprobs_of(choice) if request.top_logprobs else None,
-        )
-
-
-def _routed(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """A call's litellm arguments for the pool's Router: the server and its key belong to
-    each deployment, and retries across servers to the Router."""
-    return {name: value for name, value in kwargs.items()
-            if name not in ("api_base", "api_key", "num_retries", "max_retries")}
+            text=self._redact(reply.text), prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens, cost=reply.cost,
+            latency_s=reply.latency_s, finish_reason=reply.finish_reason,
+            token_logprobs=reply.token_logprobs if request.top_logprobs else None)
 
 
 @functools.cache
-def supports_logprobs(model: str) -> bool | None:
-    """Whether litellm passes token log-probabilities (``top_logprobs``) to this model's
-    provider: True or False from litellm's table of supported parameters, None when
-    litellm does not know the model."""
-    if model.startswith("local/"):
-        return True  # fbi's own decoding loop returns them
+def supports_logprobs(model: str, api_base: str | None = None) -> bool | None:
+    """Whether this model's calls can carry token log-probabilities (``top_logprobs``):
+    the embedded judge and the direct path always ask (a server without them leaves them
+    out); through litellm, True or False from its table of supported parameters, None
+    when it does not know the model."""
+    if model.startswith("local/") or direct(model, api_base):
+        return True  # fbi's own decoding loop, or fbi's own request
     litellm = import_litellm()
     try:
         name, provider, _, _ = litellm.get_llm_provider(model)
@@ -425,6 +450,8 @@ def check_model(model: str, api_base: str | None = None, api_key: str | None = N
 
         check_available(model)
         return
+    if direct(model, api_base):
+        return  # fbi speaks to the server itself; it may want no key
     litellm = import_litellm()
     try:
         provider = litellm.get_llm_provider(model, api_base=api_base)[1]
@@ -493,26 +520,6 @@ def allow_local_calls() -> None:
     allow_all()
 
 
-def token_logprobs_of(choice) -> list[list[tuple[str, float]]] | None:
-    """Per generated token, (text, log-probability) of the chosen token and then its top
-    alternatives, from an OpenAI-shaped choice (litellm's object, or a batch file's dict)."""
-    logprobs = choice.get("logprobs") if isinstance(choice, dict) else \
-        getattr(choice, "logprobs", None)
-    content = getattr(logprobs, "content", None) if logprobs is not None else None
-    if content is None and isinstance(logprobs, dict):
-        content = logprobs.get("content")
-    if not content:
-        return None
-    tokens = []
-    for token in content:
-        token = token if isinstance(token, dict) else token.model_dump()
-        chosen = (token.get("token") or "", token["logprob"])
-        others = [(t.get("token") or "", t["logprob"]) for t in token.get("top_logprobs") or []
-                  if t.get("token") != chosen[0]]
-        tokens.append([chosen, *others][:21])
-    return tokens
-
-
 def _as_token_logprobs(tokens) -> list[list[tuple[str, float]]] | None:
     """Stored token log-probabilities as (text, log-probability) pairs. Cache entries
     written before fbi kept the texts hold bare numbers: their texts are unknown ("")."""
@@ -520,25 +527,6 @@ def _as_token_logprobs(tokens) -> list[list[tuple[str, float]]] | None:
         return None
     return [[(str(c[0]), float(c[1])) if isinstance(c, (list, tuple)) else ("", float(c))
              for c in top] for top in tokens]
-
-
-_UNPRICED: set[str] = set()  # models litellm has no price for: not looked up again
-
-
-def _cost(litellm, reply) -> float | None:
-    """USD of a reply: litellm's own figure when it computed one, else from its price
-    data; None for a model it has no price for (remembered, since the look-up is slow)."""
-    hidden = getattr(reply, "_hidden_params", None) or {}
-    if hidden.get("response_cost") is not None:
-        return float(hidden["response_cost"])
-    model = str(getattr(reply, "model", ""))
-    if model in _UNPRICED:
-        return None
-    try:
-        return float(litellm.completion_cost(completion_response=reply))
-    except Exception:
-        _UNPRICED.add(model)
-        return None
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -15,13 +15,15 @@ from fbi.redaction import redact
 #: that matters (a refused connection and a missing key both arrive as
 #: InternalServerError), so :func:`error_kind` reads the exception chain itself.
 ErrorKind = Literal["rate_limit", "server", "timeout", "dropped", "unreachable", "auth",
-                    "not_found", "rejected", "interrupted"]
-#: Worth another try: the model is there but busy, slow or flaky.
+                    "not_found", "wrong_model", "rejected", "interrupted"]
+#: Worth another try: the model is there but busy, slow or flaky (or its reply was not
+#: one: no choices, a body that is not JSON).
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "dropped"})
 #: The model cannot be reached at all: no other call will fare better.
-CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found"})
-#: A pool's server that failed is left out for this many seconds (litellm Router's
-#: cooldown); its calls go to the others meanwhile.
+CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found",
+                                           "wrong_model"})
+#: A pool's server that failed is left out for this many seconds; its calls go to the
+#: others meanwhile (:class:`fbi.transports.ServerPool`).
 POOL_COOLDOWN_S = 10.0
 
 _UNREACHABLE = {"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
@@ -43,6 +45,9 @@ FIXES = {
             "and check it is valid for this model",
     "not_found": "check the model name (PROVIDER/MODEL, e.g. openai/gpt-4o) and that "
                  "--api-base serves it",
+    "wrong_model": "ask for the model by the name the server serves it under (--judge "
+                   "openai/NAME, as its /v1/models lists), or point --api-base at a server "
+                   "of this model",
 }
 
 
@@ -57,7 +62,9 @@ def error_kind(error: BaseException) -> ErrorKind:
     status = getattr(error, "status_code", None)
     if "LocalCallAborted" in names or "LocalCallAborted" in text:
         return "interrupted"
-    if "RouterRateLimitError" in names and "cooldown" in text:
+    if "WrongModel" in names:
+        return "wrong_model"
+    if "PoolExhausted" in names:
         return "unreachable"  # every server of a pool failed just now
     if (_MISSING_KEY.search(text) or status in (401, 403)
             or names & {"AuthenticationError", "PermissionDeniedError"}):
@@ -97,8 +104,5 @@ def describe_error(error: Exception) -> str:
     """The provider's error in one line, secrets removed: what records and the console
     may hold. This is the one place provider error text enters fbi."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    if error_kind(error) == "unreachable" and "RouterRateLimitError" in type(error).__name__:
-        text = (f"every server of the pool failed within the last {POOL_COOLDOWN_S:g} s "
-                "(each is left out that long after a failure)")
     # trimmed of its final full stop: messages go on with ". Fix: ..."
     return redact(f"{type(error).__name__}: {text}")[:400].rstrip(". ")

@@ -22,6 +22,37 @@ _SECRET_PATTERNS = (
 #: Secret values given to fbi (``--api-key``), beside the environment's secret variables.
 _KEPT_SECRETS: set[str] = set()
 
+#: Arguments that carry the connection's secrets and never go into a file fbi writes.
+SECRET_CARRIERS = ("api_key",)
+#: --model-arg names whose every value is secret: HTTP headers (an Authorization, a
+#: provider's key header, a signed token) and credentials (an AWS key, a token, a
+#: password). ``max_completion_tokens`` is not one: a name must hold the word alone.
+_HEADER_ARGS = ("extra_headers", "headers", "default_headers")
+_SECRET_ARG = re.compile(r"(?:^|_)(?:key|keys|token|secret|password|passwd|credentials?|"
+                         r"authorization|auth)(?:$|_)|access_key|secret|private",
+                         re.IGNORECASE)
+#: What a secret argument's value is recorded as (run.json, the command line).
+SECRET_PLACEHOLDER = "[secret]"
+
+
+def is_secret_arg(name: str) -> bool:
+    """Whether a model argument (``--model-arg NAME=VALUE``) holds a secret: a header, or
+    a name of a key, secret, token, password or credential (see :data:`_SECRET_ARG`)."""
+    return name in _HEADER_ARGS or bool(_SECRET_ARG.search(name))
+
+
+def keep_secret_values(value: object) -> None:
+    """Every text inside a secret argument's value (a header dict's values too) kept as a
+    secret: redacted wherever provider text enters fbi."""
+    if isinstance(value, str):
+        keep_secret(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            keep_secret_values(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            keep_secret_values(item)
+
 
 def keep_secret(value: str) -> None:
     """Redact ``value`` (and its encodings) wherever provider text enters fbi from now on."""
@@ -36,17 +67,30 @@ def _secret_values() -> frozenset[str]:
     return frozenset(_KEPT_SECRETS | from_environment)
 
 
+def _percent_encoded(value: str) -> str:
+    """A pattern matching ``value`` with any of its characters percent-encoded (either
+    case of hex) or, for a space, a plus: every URL-encoded form of it, whichever
+    characters an encoder left alone (``quote`` keeps "/", ``quote_plus`` does not)."""
+    parts = []
+    for char in value:
+        encoded = "".join(f"%(?i:{byte:02x})" for byte in char.encode())
+        plus = "|\\+" if char == " " else ""
+        parts.append(f"(?:{re.escape(char)}|{encoded}{plus})")
+    return "".join(parts)
+
+
 @functools.lru_cache(maxsize=8)
 def _secrets_pattern(values: frozenset[str]) -> re.Pattern | None:
-    """One pattern for every form a secret can be echoed in: as given, URL-encoded, and
-    base64 (standard and URL-safe) at each of the three byte alignments it can have
-    inside a longer encoded string (a Basic auth header, an encoded JSON body)."""
+    """One pattern for every form a secret can be echoed in: as given, URL-encoded in any
+    way (:func:`_percent_encoded`), and base64 (standard and URL-safe) at each of the
+    three byte alignments it can have inside a longer encoded string (a Basic auth
+    header, an encoded JSON body)."""
     import base64
-    from urllib.parse import quote, quote_plus
 
     forms: set[str] = set()
+    encoded_forms = {_percent_encoded(value) for value in values}
     for value in values:
-        forms.update({value, quote(value, safe=""), quote_plus(value)})
+        forms.add(value)
         raw = value.encode()
         for shift in range(3):
             bits_before, bits_after = shift * 8, (shift + len(raw)) * 8
@@ -57,7 +101,8 @@ def _secrets_pattern(values: frozenset[str]) -> re.Pattern | None:
                     forms.add(encoded)
     if not forms:
         return None
-    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+    literal = [re.escape(f) for f in sorted(forms, key=len, reverse=True)]
+    return re.compile("|".join([*sorted(encoded_forms, key=len, reverse=True), *literal]))
 
 
 def redact_known_secrets(text: str) -> str:

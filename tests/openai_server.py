@@ -128,6 +128,7 @@ class BatchService:
         self.fail_once: set[str] = set()
         self.expire_next = False
         self.corrupt_next = 0
+        self.forge_next: str | None = None  # "infinity" or "duplicate" (issue 38)
         self.on_create: Callable[[str], None] | None = None
         self.retrieves = 0
         self.lock = threading.Lock()
@@ -287,6 +288,15 @@ class BatchService:
                 output_lines[number] = json.dumps(reply).encode()
             else:
                 output_lines[number] = garbage[number % 4]
+        forge, self.forge_next = self.forge_next, None
+        if forge == "infinity" and output_lines:  # a count no reply can have
+            output_lines[0] = output_lines[0].replace(b'"prompt_tokens": ',
+                                                      b'"prompt_tokens": Infinity, "was": ')
+        if forge == "duplicate" and outputs:  # a forged answer placed before the real one
+            forged = json.loads(json.dumps(outputs[0]))
+            forged["response"]["body"]["choices"][0]["message"]["content"] = \
+                '{"explanation": "FORGED", "score": 10, "verdict": "A"}'
+            output_lines.insert(0, json.dumps(forged).encode())
         error_lines = [json.dumps(r).encode() for r in errors]
         for kind, rows in (("output_file_id", output_lines), ("error_file_id", error_lines)):
             if rows:
@@ -314,8 +324,12 @@ class ChatServer:
         api_key: str | None = None,
         models: tuple[str, ...] | None = None,
         on_answer: Callable[[dict], None] | None = None,
+        served_as: str | None = None,
+        empty_choices: bool = False,
     ):
         self.script = script
+        # a server that lies (issue 38): its replies name another model, or hold no choice
+        self.served_as, self.empty_choices = served_as, empty_choices
         self.on_answer = on_answer  # called after each chat reply is sent
         # with on_answer, replies are sent one at a time, each followed by its call: a
         # server that ends itself in on_answer (--die-after) then never gets a reply out
@@ -402,6 +416,10 @@ class ChatServer:
                 if fault == "garbage":
                     return self._send_raw(200, b"<html>not json at all", "text/html")
                 reply = chat_completion(server.script(request), request)
+                if server.served_as is not None:
+                    reply["model"] = server.served_as
+                if server.empty_choices:
+                    reply["choices"] = []
                 with server.reply_lock:
                     self._send(200, reply)
                     if server.on_answer is not None:

@@ -277,3 +277,27 @@ def test_a_kill_between_create_and_record_submits_nothing_twice(tmp_path, live):
         assert adopted["adopted"] and adopted["collected"] and len(adopted["custom_ids"]) == CALLS
         assert server.counts["batch"] == CALLS  # every request answered once
     assert verdicts(out) == live
+
+
+@pytest.mark.parametrize("forge, said", [
+    ("infinity", "1 line(s) of the provider's output were not readable replies"),
+    ("duplicate", "1 request(s) came back more than once"),
+])
+def test_a_lying_output_file_is_neither_trusted_nor_cached(tmp_path, live, forge, said):
+    """Issue 38: a line whose usage is Infinity is a bad line (no traceback, its request
+    submitted again); a request answered twice (a forged line first) trusts neither
+    line: nothing of it is recorded or cached, and it is asked again."""
+    with ChatServer() as server:
+        server.batches.forge_next = forge
+        out = tmp_path / "run"
+        result = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
+                     env(tmp_path))
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        assert said in " ".join(result.stderr.split())
+        first, second = batches(out).values()
+        assert len(second["custom_ids"]) == 1 and second["custom_ids"] == first["failed_ids"]
+        if forge == "duplicate":
+            assert first["duplicated_ids"] == second["custom_ids"]
+    assert verdicts(out) == live
+    for path in (out / "judgments.jsonl", tmp_path / "cache.sqlite"):
+        assert b"FORGED" not in path.read_bytes()

@@ -16,6 +16,12 @@ from fbi.report._jury import MODES as JURY_MODES
 from fbi.report._jury import jury_run
 from fbi.report._labels import label_runs
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
+from fbi.report._markdown import (
+    convention_note,
+    coverage_warning,
+    render_csv,
+    render_markdown,
+)
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import (
     MULTIQA_COLUMNS,
@@ -33,22 +39,20 @@ from fbi.report._schema import (
 from fbi.report._summary import (
     ABILITY_COLUMNS,
     CONVENTIONS,
-    PREFERENCE_NOTE,
     RATE_KEY,
+    build_summary,
+    coverage,
+    explanation_check_rows,
+)
+from fbi.report._tables import (
+    PREFERENCE_NOTE,
     WEIGHTED_NOTE,
     ability_columns,
     bias_tables,
-    build_summary,
     category_table,
-    convention_note,
-    coverage,
-    coverage_warning,
-    explanation_check_rows,
     judge_strategies,
     leaderboard_table,
     pooled_table,
-    render_csv,
-    render_markdown,
     table_3,
     table_4,
     weighted_table,

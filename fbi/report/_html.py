@@ -11,18 +11,22 @@ from importlib import resources
 from fbi.diffing import word_diff
 from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
+from fbi.report._markdown import (
+    convention_note,
+    coverage_warning,
+)
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import robustness_tables
 from fbi.report._schema import Summary
 from fbi.report._summary import (
     RATE_KEY,
-    WEIGHTED_NOTE,
     Run,
+)
+from fbi.report._tables import (
+    WEIGHTED_NOTE,
     ability_columns,
     bias_tables,
     category_table,
-    convention_note,
-    coverage_warning,
     judge_strategies,
     leaderboard_table,
     pooled_table,

@@ -12,12 +12,14 @@ from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._html import render_html
 from fbi.report._jury import jury_run
 from fbi.report._labels import label_runs
+from fbi.report._markdown import (
+    render_csv,
+    render_markdown,
+)
 from fbi.report._robustness import load_robustness
 from fbi.report._schema import Summary
 from fbi.report._summary import (
     build_summary,
-    render_csv,
-    render_markdown,
 )
 from fbi.runs import load_run
 

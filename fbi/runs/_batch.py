@@ -40,6 +40,7 @@ import hashlib
 import json
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,6 @@ from fbi.llm import (
     ModelClient,
     ModelResponse,
     import_litellm,
-    token_logprobs_of,
 )
 from fbi.logs import AppendLog, append_durably, read_log
 from fbi.provider_errors import describe_error
@@ -88,6 +88,7 @@ class BatchRecord(BaseModel):
     collected: bool = False
     failed_ids: list[str] = []  # requests that came back with an error
     bad_lines: int = 0  # lines of its output or error file that were no readable reply
+    duplicated_ids: list[str] = []  # requests answered more than once: none trusted
     adopted: bool = False  # found at the provider by its tag, after fbi was killed
     created_at: float
     updated_at: float
@@ -229,9 +230,9 @@ class BatchRunner:
         for line in bytes(reply.content).split(b"\n"):
             if not line.strip():
                 continue
-            try:
-                row = json.loads(line)
-            except ValueError:  # not JSON, or not UTF-8
+            try:  # (NaN and Infinity, which no count can be, make a line bad too)
+                row = json.loads(line, parse_constant=_refuse_constant)
+            except ValueError:  # not JSON, not UTF-8, or a non-finite number
                 row = None
             if isinstance(row, dict):
                 rows.append(row)
@@ -286,10 +287,18 @@ class BatchRunner:
                 continue
             answered: set[str] = set()
             bad_lines = 0
-            for file_id in (state.output_file_id, state.error_file_id):
-                rows, bad = self._content(file_id) if file_id else ([], 0)
+            files = [self._content(file_id) if file_id else ([], 0)
+                     for file_id in (state.output_file_id, state.error_file_id)]
+            # a request answered twice (a forged line placed before the real one): neither
+            # line is trusted; the request goes back to pending and is asked again
+            seen = Counter(str(line.get("custom_id", "")) for rows, _ in files
+                           for line in rows)
+            doubled = {custom_id for custom_id, times in seen.items() if times > 1}
+            for rows, bad in files:
                 bad_lines += bad
                 for line in rows:
+                    if str(line.get("custom_id", "")) in doubled:
+                        continue
                     call = by_id.get(str(line.get("custom_id", "")))
                     response = _response_of(line, self.model)
                     if call is None or call.call_id in log.finished or \
@@ -308,9 +317,17 @@ class BatchRunner:
                     f"batch {batch.batch_id}: {bad_lines} line(s) of the provider's output "
                     "were not readable replies; their requests go back to pending and are "
                     "submitted again", FbiWarning, stacklevel=2)
+            if doubled:
+                warnings.warn(
+                    f"batch {batch.batch_id}: {len(doubled)} request(s) came back more than "
+                    f"once (custom_id {sorted(doubled)[0]!r} first); no line of them is "
+                    "trusted or cached, and they are submitted again", FbiWarning,
+                    stacklevel=2)
             self._record(batch, status=state.status, collected=True, failed_ids=failed,
                          output_file_id=state.output_file_id,
-                         error_file_id=state.error_file_id, bad_lines=bad_lines)
+                         error_file_id=state.error_file_id,
+                         bad_lines=bad_lines + sum(seen[c] for c in doubled),
+                         duplicated_ids=sorted(doubled))
 
     def _save(self, call: Call, response: ModelResponse, log: AppendLog, totals: RunTotals,
               progress: Progress) -> None:
@@ -429,27 +446,26 @@ class BatchRunner:
 
 def _response_of(line: dict, model: str) -> ModelResponse | None:
     """A batch output line as a reply, or None when the request failed or the line is
-    not the shape a reply has (the provider's file is input like any other)."""
-    try:
-        response = line.get("response") or {}
-        body = response.get("body") or {}
-        if response.get("status_code") != 200 or not body.get("choices"):
-            return None
-        choice = body["choices"][0]
-        usage = body.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or 0)
-        text = (choice.get("message") or {}).get("content") or ""
-        if not isinstance(text, str) or prompt_tokens < 0 or completion_tokens < 0:
-            return None
-        return ModelResponse(
-            text=redact_known_secrets(text), prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost=batch_cost(model, prompt_tokens, completion_tokens),
-            finish_reason=choice.get("finish_reason"),
-            token_logprobs=token_logprobs_of(choice))
-    except (AttributeError, TypeError, ValueError, KeyError, IndexError):
+    not the shape a reply has (the provider's file is input like any other: its body is
+    read as a live reply is, :func:`fbi.transports.reply_of`)."""
+    from fbi.transports import BadReply, reply_of
+
+    response = line.get("response")
+    if not isinstance(response, dict) or response.get("status_code") != 200:
         return None
+    try:
+        reply = reply_of(response.get("body"))
+    except BadReply:
+        return None
+    return ModelResponse(
+        text=redact_known_secrets(reply.text), prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost=batch_cost(model, reply.prompt_tokens, reply.completion_tokens),
+        finish_reason=reply.finish_reason, token_logprobs=reply.token_logprobs)
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"the number {name}")
 
 
 def _is_malformed(line: dict) -> bool:
@@ -462,17 +478,8 @@ def _is_malformed(line: dict) -> bool:
 
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """USD at the provider's batch prices from litellm's cost data; the live price (an
-    upper bound) where litellm has no batch price; None for a model it does not know."""
-    litellm = import_litellm()
-    prices = litellm.model_cost.get(model) or litellm.model_cost.get(
-        model.split("/", 1)[-1])
-    if not prices:
-        return None
-    input_price = prices.get("input_cost_per_token_batches",
-                             prices.get("input_cost_per_token"))
-    output_price = prices.get("output_cost_per_token_batches",
-                              prices.get("output_cost_per_token"))
-    if input_price is None or output_price is None:
-        return None
-    return prompt_tokens * input_price + completion_tokens * output_price
+    """USD at the provider's batch prices from litellm's price table; the live price (an
+    upper bound) where it has no batch price; None for a model it does not know."""
+    from fbi.prices import cost_of
+
+    return cost_of(model, prompt_tokens, completion_tokens, batch=True)

@@ -313,6 +313,8 @@ async def _run(queue: Iterator[Call], client: ModelClient, log: AppendLog,
             with contextlib.suppress(asyncio.CancelledError):
                 await workers
     stopped.cancel()
+    with contextlib.suppress(Exception):  # the transports' connections, on this loop
+        await asyncio.wait_for(client.aclose(), GRACE_S)
     if not workers.cancelled():
         workers.result()  # a bug in a stage surfaces here, not silently
 

@@ -1,0 +1,468 @@
+"""How a model request reaches a model: one :class:`Transport` per way of sending.
+
+* :class:`HTTPTransport` speaks the OpenAI chat-completions protocol itself, on httpx:
+  the protocol vLLM, SGLang, TGI, llama.cpp's server, Ollama and OpenAI serve. fbi uses
+  it for ``openai/NAME`` and ``hosted_vllm/NAME`` with ``--api-base`` (:func:`direct`):
+  a team driving a pool of its own servers is then limited by the servers, not by a
+  general client's per-call work (issue 39; ``benchmarks/transport_throughput.py``);
+* :class:`LitellmTransport` sends everything else through litellm, for its providers.
+
+Both return a :class:`Reply`, and both refuse a reply that is not one: no choices, a
+usage that is no count, or (HTTP) a body that is not JSON (:class:`BadReply`, retried);
+the HTTP transport also refuses a reply served by another model than the one asked for
+(:class:`WrongModel`: a server of a pool serving something else is routed around, not
+recorded). Everything above them — the cache, retries, the pool, redaction, records —
+is the model client's (:mod:`fbi.llm`), the same for both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+#: Providers whose requests fbi sends itself when the server is given (--api-base).
+DIRECT_PROVIDERS = ("openai", "hosted_vllm")
+#: --model-arg names that are HTTP headers, not body fields, on the direct path.
+HEADER_ARGS = ("extra_headers", "headers")
+
+
+def direct(model: str, api_base: str | None) -> bool:
+    """Whether fbi speaks to this model's server itself (:class:`HTTPTransport`)."""
+    return bool(api_base) and model.split("/", 1)[0] in DIRECT_PROVIDERS and "/" in model
+
+
+def served_name(model: str) -> str:
+    """The model's name as its server knows it: ``openai/llama-3`` → ``llama-3``."""
+    return model.split("/", 1)[1] if "/" in model else model
+
+
+class BadReply(Exception):
+    """A reply that is not a chat completion (no choices, a usage that is no count, a body
+    that is not JSON): the call failed on that server, and another try may not."""
+
+    status_code = 502  # classified as a server failure (retried; a pool's server cooled)
+
+
+class WrongModel(Exception):
+    """The server answered as another model than the one asked for."""
+
+    def __init__(self, asked: str, served: str, server: str | None):
+        self.asked, self.served, self.server = asked, served, server
+        where = f" at {server}" if server else ""
+        super().__init__(f"the server{where} answered as model {served!r}, not {asked!r}")
+
+
+class ProviderHTTPError(Exception):
+    """An HTTP error status from an OpenAI-protocol server, with its message; raised as
+    the subclass the OpenAI SDK names for the status (:func:`http_error`)."""
+
+    def __init__(self, status_code: int, message: str, response: Any):
+        self.status_code, self.response = status_code, response
+        super().__init__(f"HTTP {status_code}: {message}")
+
+
+class BadRequestError(ProviderHTTPError):
+    """400 (and other 4xx the server gives no other meaning)."""
+
+
+class AuthenticationError(ProviderHTTPError):
+    """401."""
+
+
+class PermissionDeniedError(ProviderHTTPError):
+    """403."""
+
+
+class NotFoundError(ProviderHTTPError):
+    """404."""
+
+
+class RateLimitError(ProviderHTTPError):
+    """429."""
+
+
+class InternalServerError(ProviderHTTPError):
+    """5xx."""
+
+
+_BY_STATUS = {400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError,
+              404: NotFoundError, 429: RateLimitError}
+
+
+def http_error(status_code: int, message: str, response: Any) -> ProviderHTTPError:
+    """The error for an HTTP status, named as the OpenAI SDK names it."""
+    kind = InternalServerError if status_code >= 500 else \
+        _BY_STATUS.get(status_code, ProviderHTTPError)
+    return kind(status_code, message, response)
+
+
+@dataclass
+class Reply:
+    """One chat completion as a transport read it."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    finish_reason: str | None = None
+    served_by: str | None = None  # the model the reply says it came from
+    token_logprobs: list | None = None
+    latency_s: float = 0.0
+    reasoning: str | None = None  # a reasoning model's thinking, apart from the reply
+    reasoning_tokens: int = 0
+
+
+class Transport(Protocol):
+    """Sends one request (its litellm-style arguments) to one server."""
+
+    async def send(self, arguments: dict[str, Any], server: str | None,
+                   api_key: str | None) -> Reply: ...
+
+    def send_now(self, arguments: dict[str, Any], server: str | None,
+                 api_key: str | None) -> Reply: ...
+
+    async def aclose(self) -> None: ...
+
+
+# ------------------------------------------------------------------ reading replies
+
+
+def token_logprobs_of(choice) -> list[list[tuple[str, float]]] | None:
+    """Per generated token, (text, log-probability) of the chosen token and then its top
+    alternatives, from an OpenAI-shaped choice (litellm's object, or a batch file's dict)."""
+    logprobs = choice.get("logprobs") if isinstance(choice, dict) else \
+        getattr(choice, "logprobs", None)
+    content = getattr(logprobs, "content", None) if logprobs is not None else None
+    if content is None and isinstance(logprobs, dict):
+        content = logprobs.get("content")
+    if not content:
+        return None
+    tokens = []
+    for token in content:
+        token = token if isinstance(token, dict) else token.model_dump()
+        chosen = (token.get("token") or "", token["logprob"])
+        others = [(t.get("token") or "", t["logprob"]) for t in token.get("top_logprobs") or []
+                  if t.get("token") != chosen[0]]
+        tokens.append([chosen, *others][:21])
+    return tokens
+
+
+_UNPRICED: set[str] = set()  # models litellm has no price for: not looked up again
+
+
+def litellm_cost(litellm, reply) -> float | None:
+    """USD of a reply: litellm's own figure when it computed one, else from its price
+    data; None for a model it has no price for (remembered, since the look-up is slow)."""
+    hidden = getattr(reply, "_hidden_params", None) or {}
+    if hidden.get("response_cost") is not None:
+        return float(hidden["response_cost"])
+    model = str(getattr(reply, "model", ""))
+    if model in _UNPRICED:
+        return None
+    try:
+        return float(litellm.completion_cost(completion_response=reply))
+    except Exception:
+        _UNPRICED.add(model)
+        return None
+
+
+def import_litellm():
+    """Import litellm once, offline-safe and quiet, with the local provider registered."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    if not getattr(litellm, "_fbi_ready", False):
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True  # a provider without json_schema gets free text instead
+        litellm.telemetry = False
+        from fbi.local import register
+
+        register(litellm)
+        litellm._fbi_ready = True
+    return litellm
+
+
+
+def _count(usage: dict, name: str) -> int:
+    value = usage.get(name) or 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not math.isfinite(value) or value < 0 or value != int(value):
+        raise BadReply(f"usage {name} {value!r} is not a count of tokens")
+    return int(value)
+
+
+def reply_of(body: Any, asked: str | None = None, server: str | None = None) -> Reply:
+    """A chat-completions body (a dict) as a :class:`Reply`; BadReply when it is not one,
+    WrongModel when ``asked`` is given and the body names another model (see
+    :func:`same_model`)."""
+    if not isinstance(body, dict):
+        raise BadReply("the reply is not a JSON object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadReply("the reply has no choices")
+    served = body.get("model")
+    if asked is not None and isinstance(served, str) and served and \
+            not same_model(asked, served):
+        raise WrongModel(asked, served, server)
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    text = message.get("content")
+    if text is not None and not isinstance(text, str):
+        raise BadReply("the reply's content is not text")
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    details = usage.get("completion_tokens_details")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return Reply(
+        text=text or "", prompt_tokens=_count(usage, "prompt_tokens"),
+        completion_tokens=_count(usage, "completion_tokens"),
+        finish_reason=choice.get("finish_reason") if isinstance(
+            choice.get("finish_reason"), str) else None,
+        served_by=served if isinstance(served, str) else None,
+        token_logprobs=token_logprobs_of(choice),
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+        reasoning_tokens=_count(details, "reasoning_tokens")
+        if isinstance(details, dict) else 0)
+
+
+def same_model(asked: str, served: str) -> bool:
+    """Whether a reply served by ``served`` answers a request for ``asked``: the same name
+    (case aside, any provider prefix dropped), a dated or tagged release of it
+    (``gpt-4o-2024-08-06``, ``llama3:latest``), or the same file (``/models/llama-3``)."""
+    a, s = served_name(asked).casefold(), served.casefold()
+    if a == s:
+        return True
+    return s.startswith(tuple(a + mark for mark in "-:@")) or \
+        s.endswith("/" + a) or a.endswith("/" + s)
+
+
+# ------------------------------------------------------------------ direct HTTP
+
+
+class HTTPTransport:
+    """The OpenAI chat-completions protocol over httpx (see the module docstring).
+
+    One ``httpx.AsyncClient`` per event loop (fbi's runner starts one loop per run),
+    with unlimited connections: the runner's concurrency is the limit. What litellm
+    would send goes into the body: every --model-arg as a field of its own,
+    ``extra_body``'s fields beside them, ``extra_headers`` as headers."""
+
+    def __init__(self, timeout_s: float = 120.0):
+        self.timeout_s = timeout_s
+        self._clients: dict[int, Any] = {}
+
+    def _request(self, arguments: dict[str, Any], server: str | None, api_key: str | None
+                 ) -> tuple[str, dict[str, Any], dict[str, str], str]:
+        body = {name: value for name, value in arguments.items()
+                if name not in ("timeout", "num_retries", "max_retries", "api_key",
+                                "api_base", "extra_body", *HEADER_ARGS)}
+        body["model"] = served_name(arguments["model"])
+        body.update(arguments.get("extra_body") or {})
+        headers = {"Content-Type": "application/json"}
+        for name in HEADER_ARGS:
+            headers.update({str(k): str(v) for k, v in (arguments.get(name) or {}).items()})
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        base = (server or "").rstrip("/")
+        return base + "/chat/completions", body, headers, body["model"]
+
+    def _client(self):
+        import httpx
+
+        loop = id(asyncio.get_running_loop())
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            client = self._clients[loop] = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout_s),
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=None))
+        return client
+
+    async def send(self, arguments: dict[str, Any], server: str | None,
+                   api_key: str | None) -> Reply:
+        url, body, headers, asked = self._request(arguments, server, api_key)
+        started = time.perf_counter()
+        response = await self._client().post(url, content=_dumps(body), headers=headers)
+        return self._read(response, asked, server, time.perf_counter() - started)
+
+    def send_now(self, arguments: dict[str, Any], server: str | None,
+                 api_key: str | None) -> Reply:
+        """The same request, synchronously (the probe call, before any event loop)."""
+        import httpx
+
+        url, body, headers, asked = self._request(arguments, server, api_key)
+        started = time.perf_counter()
+        with httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client:
+            response = client.post(url, content=_dumps(body), headers=headers)
+        return self._read(response, asked, server, time.perf_counter() - started)
+
+    @staticmethod
+    def _read(response: Any, asked: str, server: str | None, latency: float) -> Reply:
+        if response.status_code >= 400:
+            raise http_error(response.status_code, _error_message(response), response)
+        try:
+            body = json.loads(response.content)
+        except ValueError:  # not JSON, or not UTF-8
+            raise BadReply(f"HTTP {response.status_code} with a body that is not "
+                           "JSON") from None
+        from fbi.prices import cost_of
+
+        reply = reply_of(body, asked, server)
+        reply.latency_s = latency
+        reply.cost = cost_of(asked, reply.prompt_tokens, reply.completion_tokens)
+        return reply
+
+    async def aclose(self) -> None:
+        """Close this event loop's client (the runner calls it before its loop ends)."""
+        loop = id(asyncio.get_running_loop())
+        client = self._clients.pop(loop, None)
+        if client is not None:
+            await client.aclose()
+
+
+def _dumps(body: dict[str, Any]) -> bytes:
+    # allow_nan=False: a non-finite number never leaves fbi as invalid JSON
+    return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+
+
+def _error_message(response: Any) -> str:
+    """The server's own error message (OpenAI's {"error": {"message": ...}}, FastAPI's
+    {"detail": ...}), else the start of the body."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return response.text[:200] or response.reason_phrase
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+        if isinstance(error, str) or body.get("detail") or body.get("message"):
+            return str(error or body.get("detail") or body.get("message"))[:300]
+    return response.text[:200]
+
+
+# ------------------------------------------------------------------ litellm
+
+
+class LitellmTransport:
+    """Every other provider, through ``litellm.acompletion``."""
+
+    async def send(self, arguments: dict[str, Any], server: str | None,
+                   api_key: str | None) -> Reply:
+        litellm = import_litellm()
+        started = time.perf_counter()
+        reply = await litellm.acompletion(**self._with(arguments, server, api_key))
+        return self._read(litellm, reply, time.perf_counter() - started)
+
+    def send_now(self, arguments: dict[str, Any], server: str | None,
+                 api_key: str | None) -> Reply:
+        litellm = import_litellm()
+        started = time.perf_counter()
+        reply = litellm.completion(**self._with(arguments, server, api_key))
+        return self._read(litellm, reply, time.perf_counter() - started)
+
+    @staticmethod
+    def _with(arguments: dict[str, Any], server: str | None, api_key: str | None
+              ) -> dict[str, Any]:
+        arguments = dict(arguments)
+        if server:
+            arguments["api_base"] = server
+        if api_key:
+            arguments["api_key"] = api_key
+        return arguments
+
+    @staticmethod
+    def _read(litellm: Any, reply: Any, latency: float) -> Reply:
+        choices = getattr(reply, "choices", None)
+        if not choices:
+            raise BadReply("the reply has no choices")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        usage = getattr(reply, "usage", None)
+        counts = {name: getattr(usage, name, 0) or 0
+                  for name in ("prompt_tokens", "completion_tokens")}
+        details = getattr(usage, "completion_tokens_details", None)
+        reasoning_tokens = getattr(details, "reasoning_tokens", 0) or 0
+        reasoning = getattr(message, "reasoning_content", None)
+        text = getattr(message, "content", None)
+        if text is not None and not isinstance(text, str):
+            raise BadReply("the reply's content is not text")
+        return Reply(
+            text=text or "", prompt_tokens=_count(counts, "prompt_tokens"),
+            completion_tokens=_count(counts, "completion_tokens"),
+            cost=litellm_cost(litellm, reply), latency_s=latency,
+            finish_reason=getattr(choice, "finish_reason", None),
+            served_by=getattr(reply, "model", None), token_logprobs=token_logprobs_of(choice),
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+            reasoning_tokens=_count({"r": reasoning_tokens}, "r"))
+
+    async def aclose(self) -> None:
+        return None
+
+
+# ------------------------------------------------------------------ a pool of servers
+
+
+@dataclass
+class ServerPool:
+    """Several servers of one model (--api-base given more than once): each call goes to
+    a healthy one at random; a server whose call fails is left out for
+    ``cooldown_s`` while the others answer, and one that serves another model is left
+    out for good. The first server names the pool in requests and cache keys."""
+
+    servers: tuple[str, ...]
+    cooldown_s: float = 10.0
+    clock: Any = time.monotonic
+    rng: Any = None
+    _until: dict[str, float] = field(default_factory=dict)
+    _excluded: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        import random
+
+        self.rng = self.rng or random.Random()
+
+    @property
+    def name(self) -> str:
+        return self.servers[0]
+
+    def healthy(self) -> list[str]:
+        now = self.clock()
+        return [s for s in self.servers
+                if s not in self._excluded and self._until.get(s, 0.0) <= now]
+
+    def pick(self, tried: set[str] = frozenset()) -> str | None:
+        """A healthy server not yet tried for this call, or None."""
+        choices = [s for s in self.healthy() if s not in tried]
+        return self.rng.choice(choices) if choices else None
+
+    def failed(self, server: str) -> None:
+        self._until[server] = self.clock() + self.cooldown_s
+
+    def exclude(self, server: str, why: str) -> None:
+        self._excluded[server] = why
+
+    @property
+    def excluded(self) -> dict[str, str]:
+        return dict(self._excluded)
+
+
+class PoolExhausted(Exception):
+    """Every server of a pool failed within its cooldown, or was left out."""
+
+    def __init__(self, pool: ServerPool, last: BaseException | None):
+        self.pool, self.last = pool, last
+        left_out = "; ".join(f"{server}: {why}" for server, why in pool.excluded.items())
+        reason = f" (left out: {left_out})" if left_out else ""
+        super().__init__(f"every server of the pool failed within the last "
+                         f"{pool.cooldown_s:g} s{reason}")
+
+
+def environment_key(model: str) -> str | None:
+    """The key a direct-path model finds in the environment (OPENAI_API_KEY for openai/,
+    HOSTED_VLLM_API_KEY for hosted_vllm/), as litellm would read it."""
+    provider = model.split("/", 1)[0]
+    return os.environ.get(f"{provider.upper()}_API_KEY") or None
