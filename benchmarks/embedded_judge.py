@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from fbi.settings import ModelSettings
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
@@ -35,7 +37,8 @@ def main_job_calls(work: Path, concurrency: int = 8):
     from fbi.judge import Evaluation, EvaluationConfig
     from fbi.sources import QUICK, load_dataset
 
-    return Evaluation(load_dataset(QUICK), EvaluationConfig(concurrency=concurrency),
+    settings = ModelSettings(model="local/smollm2-135m", concurrency=concurrency)
+    return Evaluation(load_dataset(QUICK), EvaluationConfig(model=settings),
                       work / f"plan-{concurrency}")
 
 

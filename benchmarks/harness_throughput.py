@@ -34,6 +34,7 @@ ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": "
 BARE_LOOP = """
 import asyncio, json, os, sys
 import litellm
+from fbi.settings import ModelSettings
 litellm.suppress_debug_info = True
 requests = json.load(open(sys.argv[1]))
 concurrency = int(sys.argv[2])
@@ -58,10 +59,12 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 def planned_requests(spec: str, limit: int, url: str) -> list[dict]:
     from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.settings import ModelSettings
     from fbi.sources import load_dataset
 
     dataset = load_dataset(spec).select(limit=limit)
-    config = EvaluationConfig(judge="openai/bench", strategies=("vanilla_star",), api_base=url)
+    config = EvaluationConfig(model=ModelSettings(model="openai/bench", api_base=url),
+                              strategies=("vanilla_star",))
     evaluation = Evaluation(dataset, config, Path(tempfile.mkdtemp()))
     return [{"model": c.request.model, "messages": c.request.message_dicts(),
              "api_base": url, "max_tokens": c.request.max_tokens,

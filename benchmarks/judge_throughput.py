@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from fbi.settings import ModelSettings
+
 ROOT = Path(__file__).resolve().parents[1]
 FBI_ORIGINAL = ROOT.parent / "shared" / "data" / "fbi-original"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -43,8 +45,9 @@ def plan(dataset_spec: str, strategies: tuple[str, ...], url: str, out: Path, li
     from fbi.sources import load_dataset
 
     dataset = load_dataset(dataset_spec).select(limit=limit)
-    config = EvaluationConfig(judge=judge, strategies=strategies, api_base=url,
-                              concurrency=concurrency)
+    config = EvaluationConfig(model=ModelSettings(model=judge, api_base=url,
+                                                  concurrency=concurrency),
+                              strategies=strategies)
     return Evaluation(dataset, config, out)
 
 

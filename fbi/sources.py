@@ -112,7 +112,11 @@ class Dataset:
         """A filtered copy. Extra categories are dropped unless asked for. ``limit`` keeps
         the first N of each category; ``sample`` a seeded random N of each category
         (``sample_by="category"``) or of all (``"overall"``), the same N for the same
-        seed and dataset whatever the order of its rows."""
+        seed and dataset whatever the order of its rows. Both ``limit`` and ``sample``
+        is an InputError: the first N and a random N are two different selections."""
+        if limit is not None and sample is not None:
+            raise InputError("--limit keeps the first N per category and --sample a random "
+                             "N: give one of them")
         wanted_abilities = {get_ability(a) for a in abilities}
         wanted_categories = {get_category(c).name for c in categories}
         keys = self.instances.keys  # id, ability, category: no instance is rebuilt

@@ -15,6 +15,8 @@ import pytest
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
+from fbi.settings import ModelSettings
+
 JUDGE = "openai/judge"
 SELECTION = ("--category", "entity", "--category", "grammar", "--strategy", "vanilla",
              "--strategy", "pairwise_star")
@@ -157,7 +159,8 @@ def test_batch_files_are_split_at_the_provider_limit(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-batch-test")
     dataset = load_dataset("sample").select((), ("entity",), False, None)
     with ChatServer() as server:
-        config = EvaluationConfig(judge=JUDGE, strategies=("vanilla",), api_base=server.url)
+        config = EvaluationConfig(model=ModelSettings(model=JUDGE, api_base=server.url),
+                                  strategies=("vanilla",))
         evaluation = Evaluation(dataset, config, tmp_path / "run")
         client = ModelClient(cache=ResponseCache(tmp_path / "cache.sqlite"))
         totals = evaluation.run(client, batch=BatchOptions(wait=True, poll_s=0.01))

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from fbi.runs import DryRun, estimate_from_sample
+from fbi.settings import ModelSettings
 
 STRATEGIES = ("vanilla", "pairwise", "reference")
 
@@ -42,8 +43,9 @@ def test_a_sampled_dry_run_keeps_the_call_count_and_bounds_the_tokens(tmp_path, 
     from fbi.llm import ModelClient
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-dry-run")
-    config = EvaluationConfig(judge="openai/judge", strategies=STRATEGIES,
-                              api_base="http://127.0.0.1:9/v1")
+    config = EvaluationConfig(model=ModelSettings(model="openai/judge",
+                                                  api_base="http://127.0.0.1:9/v1"),
+                              strategies=STRATEGIES)
     evaluation = Evaluation(load_dataset("sample"), config, tmp_path / "run")
     client = ModelClient()
     exact = evaluation.dry_run(client)

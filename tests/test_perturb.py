@@ -24,6 +24,7 @@ from fbi.perturb import (
     prescreen,
 )
 from fbi.perturb.rules import NEEDS_LLM, RULES, Declined, GoldItem, _load_families, apply_rule
+from fbi.settings import ModelSettings
 from fbi.sources import load_gold_items
 
 _load_families()
@@ -165,11 +166,11 @@ def test_llm_engine_through_the_loopback_server(tmp_path):
 
     os.environ.setdefault("OPENAI_API_KEY", "sk-test")
     items = [i for i in load_gold_items("sample")[0] if i.id.startswith("sample-entity-")]
-    config = PerturbConfig(categories=("entity", "incorrect-fact"), engine="auto",
-                           model="openai/perturber", n_per_item=2)
     queue = tmp_path / "queue.jsonl"
     with ChatServer(script=scripted) as server:
-        config = PerturbConfig(**{**config.__dict__, "api_base": server.url})
+        config = PerturbConfig(categories=("entity", "incorrect-fact"), engine="auto",
+                               model=ModelSettings(model="openai/perturber",
+                                                   api_base=server.url), n_per_item=2)
         perturber = Perturber(items, config, queue)
         client = ModelClient(cache=ResponseCache(tmp_path / "cache.sqlite"))
         result = perturber.run(client)

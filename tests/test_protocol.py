@@ -12,6 +12,7 @@ from openai_server import ChatServer
 
 from fbi.cli import main
 from fbi.judge import read_judgments
+from fbi.settings import ModelSettings
 
 ENV = {"OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
 
@@ -136,7 +137,7 @@ def test_the_paper_protocol_sends_the_authors_levels_markers_and_descriptions():
     instance = load_dataset("sample").select(categories=("entity",), limit=1)
 
     def prompts(protocol: str) -> dict[str, tuple[str, tuple[int, int] | None]]:
-        config = EvaluationConfig(judge="openai/j", strategies=(
+        config = EvaluationConfig(model=ModelSettings(model="openai/j"), strategies=(
             "rubric", "reference", "axis", "axis_rubric", "vanilla_star"), protocol=protocol)
         calls = Evaluation(instance, config, "unused").calls()
         return {c.fields["strategy"]: (c.request.messages[-1][1], c.fields["score_range"])

@@ -11,6 +11,8 @@ from openai_server import ChatServer
 
 from fbi import load_dataset, write_dataset
 from fbi.cli import main
+from fbi.records import Parameters
+from fbi.settings import ModelSettings
 
 
 def fbi(tmp_path, *args: str):
@@ -152,10 +154,10 @@ def test_the_embedded_judge_gets_a_one_sentence_explanation_cap():
     from fbi.judge import EvaluationConfig, recorded_explanation_chars
 
     assert EvaluationConfig().explanation_limit == 120  # local/smollm2-135m
-    assert EvaluationConfig(judge="gpt-4-turbo").explanation_limit == 600
+    assert EvaluationConfig(model=ModelSettings(model="gpt-4-turbo")).explanation_limit == 600
     assert EvaluationConfig(explanation_chars=300).explanation_limit == 300
     # run.json of runs made before the option existed: they all used 600
-    assert recorded_explanation_chars({"max_tokens": 400}) == 600
+    assert recorded_explanation_chars(Parameters(max_tokens=400)) == 600
 
 
 def _billion_laughs() -> str:

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from fbi.cli import main
 from fbi.errors import InputError
 from fbi.metrics import bootstrap_interval, wilson_interval
+from fbi.settings import ModelSettings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report_run"
 
@@ -165,13 +166,15 @@ def test_explain_check_through_the_runner(tmp_path):
     os.environ.setdefault("OPENAI_API_KEY", "sk-test")
     with ChatServer(script=checker) as server:
         client = ModelClient(cache=ResponseCache(tmp_path / "cache.sqlite"))
-        totals = ExplanationChecks(run, "openai/checker", server.url).run(client)
+        settings = ModelSettings(model="openai/checker", api_base=server.url)
+        totals = ExplanationChecks(run, settings).run(client)
         # undetected with explanations: vanilla e2, e4; pairwise e2, e3, e4; reference e1
         assert totals.total == 6 and totals.completed == 6
-        again = ExplanationChecks(run, "openai/checker", server.url).run(client)
+        again = ExplanationChecks(run, settings).run(client)
         assert again.completed == 0 and again.already_done == 6  # resumed, nothing redone
         assert server.counts["ok"] == 6 + 1  # and the probe
-        other = ExplanationChecks(run, "openai/other-checker", server.url)
+        other = ExplanationChecks(run, ModelSettings(model="openai/other-checker",
+                                                     api_base=server.url))
         with pytest.raises(InputError, match="model: \"openai/checker\" → "):
             other.run(client)  # another checker never relabels the stored checks
     result = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "out"),

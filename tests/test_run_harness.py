@@ -23,6 +23,7 @@ from fbi.errors import InputError
 from fbi.logs import AppendLog, append_durably, read_log
 from fbi.records import Judgment
 from fbi.runs import RunBusy, RunFolder
+from fbi.settings import ModelSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "report_run"
@@ -504,7 +505,8 @@ def _judge_sample(tmp_path: Path, server: ChatServer, name: str) -> tuple[int, F
     from fbi.llm import ModelClient
 
     dataset = load_dataset("sample").select((), ("entity",), False, None)
-    config = EvaluationConfig(judge=JUDGE, strategies=("vanilla",), api_base=server.url)
+    config = EvaluationConfig(model=ModelSettings(model=JUDGE, api_base=server.url),
+                              strategies=("vanilla",))
     counts = FreezeCounts()
     totals = Evaluation(dataset, config, tmp_path / name).run(
         ModelClient(api_key="sk-freeze-test", probe_first=False), counts)

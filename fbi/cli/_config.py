@@ -106,40 +106,40 @@ def resume_run(ctx: click.Context, param: click.Parameter, value: Path | None) -
 
 
 def options_of(spec, folder: Path) -> dict[str, Any]:
-    """The `fbi evaluate` options that remake the run a spec describes."""
+    """The `fbi evaluate` options that remake the run a spec describes (click's
+    default_map: flag names to values). A secret model argument's value is not in
+    run.json: the command asks for it (fbi.cli.evaluate.check_resumable)."""
     from fbi.judge import recorded_explanation_chars
+    from fbi.redaction import SECRET_PLACEHOLDER
 
     selection, parameters, settings = spec.selection, spec.parameters, spec.settings
-    origins = {p.get("origin") for p in spec.prompts.values()} - {"built-in", None}
+    origins = {p.origin for p in spec.prompts.values()} - {"built-in", None}
     options: dict[str, Any] = {
-        "judge": spec.model, "dataset": spec.dataset.get("spec"),
-        "strategy": list(spec.prompts), "ability": selection.get("abilities", []),
-        "category": selection.get("categories", []),
-        "include_extra": selection.get("include_extra", False),
-        "limit": selection.get("limit"), "temperature": parameters.get("temperature"),
-        "max_tokens": parameters.get("max_tokens"), "seed": parameters.get("seed"),
+        "judge": spec.model, "dataset": spec.dataset.spec,
+        "strategy": list(spec.prompts), "ability": selection.abilities or [],
+        "category": selection.categories or [],
+        "include_extra": bool(selection.include_extra),
+        "limit": selection.limit, "temperature": parameters.temperature,
+        "max_tokens": parameters.max_tokens, "seed": parameters.seed,
         "explanation_chars": recorded_explanation_chars(parameters),
-        "samples": parameters.get("samples"),
-        "protocol": parameters.get("protocol"),
-        "logprobs": True if parameters.get("logprobs") else None,
-        "model_arg": [f"{k}={_json(v)}" for k, v in
-                      (parameters.get("model_args") or {}).items()],
-        "api_base": settings.get("api_pool") or ([spec.api_base] if spec.api_base
-                                                  else None),
-        "timeout": settings.get("timeout_s"),
-        "retries": settings.get("retries"), "concurrency": settings.get("concurrency"),
-        "repair": settings.get("repair"), "max_cost": settings.get("max_cost"),
-        "label": spec.label, "output": str(folder),
+        "samples": parameters.samples, "protocol": parameters.protocol,
+        "logprobs": True if parameters.logprobs else None,
+        "model_arg": [f"{k}={_json(v)}" for k, v in (parameters.model_args or {}).items()
+                      if v != SECRET_PLACEHOLDER],
+        "api_base": settings.api_pool or ([spec.api_base] if spec.api_base else None),
+        "timeout": settings.timeout_s, "retries": settings.retries,
+        "concurrency": settings.concurrency, "repair": settings.repair,
+        "max_cost": settings.max_cost, "label": spec.label, "output": str(folder),
         "prompts": origins.pop() if len(origins) == 1 else None,
     }
-    if settings.get("score_range"):
-        low, high = settings["score_range"]
+    if settings.score_range:
+        low, high = settings.score_range
         options["score_range"] = f"{low}-{high}"
-    if selection.get("columns"):
-        options["columns"] = ",".join(f"{k}={v}" for k, v in selection["columns"].items())
-    if selection.get("sample") is not None:
-        options.update(sample=selection["sample"], sample_seed=selection.get("sample_seed"),
-                       sample_by=selection.get("sample_by"))
+    if selection.columns:
+        options["columns"] = ",".join(f"{k}={v}" for k, v in selection.columns.items())
+    if selection.sample is not None:
+        options.update(sample=selection.sample, sample_seed=selection.sample_seed,
+                       sample_by=selection.sample_by)
     return {key: value for key, value in options.items() if value is not None}
 
 

@@ -159,14 +159,31 @@ def model_access_options(command):
     return command
 
 
-def model_client(cache, timeout: float, retries: int, api_key: str | None,
-                 rpm: float | None, no_probe: bool, api_pool: tuple[str, ...] = ()):
-    """The ModelClient of a command, from its harness and model-access options (and the
-    servers of a pool, when --api-base is given more than once)."""
-    from fbi.llm import ModelClient, RetryPolicy
+def model_settings(model: str, api_bases: tuple[str, ...] | str | None = (), *,
+                   concurrency: int = 8, timeout: float = 120.0, retries: int = 6,
+                   max_cost: float | None = None, rpm: float | None = None,
+                   no_probe: bool = False, temperature: float | None = None,
+                   max_tokens: int | None = None, seed: int | None = None,
+                   model_args: tuple[tuple[str, object], ...] = ()):
+    """The ModelSettings of a command's model options (one --api-base, or several: a
+    pool whose first names it)."""
+    from fbi.settings import ModelSettings
 
-    return ModelClient(cache=cache, timeout_s=timeout, retry=RetryPolicy(max_retries=retries),
-                       api_key=api_key, rpm=rpm, probe_first=not no_probe, api_pool=api_pool)
+    bases = (api_bases,) if isinstance(api_bases, str) else tuple(api_bases or ())
+    return ModelSettings(
+        model=model, api_base=bases[0] if bases else None,
+        api_pool=bases if len(bases) > 1 else (), temperature=temperature,
+        max_tokens=max_tokens, seed=seed, model_args=model_args, concurrency=concurrency,
+        timeout_s=timeout, retries=retries, max_cost=max_cost, rpm=rpm,
+        probe=not no_probe)
+
+
+def model_client(settings, no_cache: bool, cache_path, api_key: str | None):
+    """The ModelClient of a command: its settings, the response cache unless --no-cache,
+    and --api-key (held in memory only)."""
+    from fbi.cache import ResponseCache
+
+    return settings.client(None if no_cache else ResponseCache(cache_path), api_key=api_key)
 
 
 def batch_options(command):
@@ -200,6 +217,18 @@ def batch_of(batch: bool, wait: bool, poll: float, fallback: str, concurrency: i
         return None
     return BatchOptions(wait=wait, poll_s=poll, fallback=fallback,  # type: ignore[arg-type]
                         concurrency=concurrency)
+
+
+def print_blocks(blocks, draw=None) -> None:
+    """fbi.report's terminal blocks: sentences (in red when they say something failed) and
+    tables, drawn by ``draw`` (title, header, rows) or :func:`rate_table`."""
+    for block in blocks:
+        if block.title or block.header:
+            console.print((draw or rate_table)(block.title, block.header, block.rows))
+        elif block.alert:
+            console.print(f"[red]{escape(block.text)}[/]", soft_wrap=True)
+        else:
+            console.print(escape(block.text))
 
 
 _NUMBER_CELL = re.compile(r"^[\d.,%\-–\[\]() ]*$|^n/a$")

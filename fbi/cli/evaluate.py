@@ -26,6 +26,7 @@ from fbi.cli._run import (
     max_cost_option,
     model_access_options,
     model_client,
+    model_settings,
     print_dry_run,
     print_totals,
     retries_option,
@@ -33,8 +34,9 @@ from fbi.cli._run import (
 )
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
+from fbi.redaction import SECRET_PLACEHOLDER
 from fbi.sources import QUICK
-from fbi.taxonomy import ABILITY_LEGEND, PAPER_STRATEGIES, Ability, strategy_order
+from fbi.taxonomy import PAPER_STRATEGIES
 
 
 def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
@@ -55,29 +57,24 @@ def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
 #: Top log-probabilities asked per token with --logprobs: OpenAI's maximum.
 TOP_LOGPROBS = 20
 
-#: litellm parameters that have an option of their own, or must never be set this way.
-RESERVED_MODEL_ARGS = {"model", "messages", "api_key", "api_base", "temperature",
-                       "max_tokens", "seed", "response_format", "timeout", "num_retries",
-                       "stream", "logprobs", "top_logprobs"}
 
 
 def parse_model_args(ctx, param, values: tuple[str, ...]) -> tuple[tuple[str, object], ...]:
-    """KEY=VALUE pairs, VALUE as JSON where it parses (0.9, true, {"a": 1}), sorted."""
-    import json
+    """KEY=VALUE pairs, VALUE as JSON where it parses (0.9, true, {"a": 1}), sorted; a
+    NaN or infinity, or a parameter fbi sets itself, is refused before any call."""
+    from fbi.errors import InputError
+    from fbi.settings import RESERVED_MODEL_ARGS, parse_model_arg
 
     parsed: dict[str, object] = {}
     for item in values:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE, e.g. top_p=0.9")
+        try:
+            key, value = parse_model_arg(item)
+        except InputError as error:
+            raise click.BadParameter(str(error).removeprefix("--model-arg ")) from None
         if key in RESERVED_MODEL_ARGS:
             raise click.BadParameter(f"{key!r} is set by its own option or by fbi; "
                                      f"--{key.replace('_', '-')} if there is one")
-        try:
-            parsed[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            parsed[key] = raw
+        parsed[key] = value
     return tuple(sorted(parsed.items()))
 
 
@@ -213,86 +210,115 @@ def default_output(judge: str, dataset: str) -> Path:
                    "selection and parameters, into that folder unless --output is given.")
 def evaluate(judge, dataset_spec, strategies, abilities, categories, include_extra, limit,
              score_range, concurrency, timeout, retries, temperature, max_tokens,
-             explanation_chars, repair,
-             api_bases, prompts_dir, output, force, dry_run, show_prompts, max_cost, no_cache,
-             cache_path,
-             label, seed, model_args, system_prompt, hf_config, hf_split, columns, samples,
-             logprobs,
-             protocol, sample, sample_seed, sample_by, batch,
-             wait, poll, batch_fallback, api_key, rpm, no_probe, resume) -> None:
+             explanation_chars, repair, api_bases, prompts_dir, output, force, dry_run,
+             show_prompts, max_cost, no_cache, cache_path, label, seed, model_args,
+             system_prompt, hf_config, hf_split, columns, samples, logprobs, protocol, sample,
+             sample_seed, sample_by, batch, wait, poll, batch_fallback, api_key, rpm,
+             no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
-    from fbi.cache import ResponseCache
-    from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig, read_verdicts
+    from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig
     from fbi.sources import load_dataset, parse_columns
 
-    if limit is not None and sample is not None:
-        raise click.UsageError("--limit keeps the first N per category and --sample a random "
-                               "N: give one of them")
-    if resume is not None and system_prompt is None:
-        from fbi.runs import read_spec
-
-        if read_spec(resume / "run.json").parameters.get("system_prompt_sha256"):
-            raise click.UsageError(f"{resume} was run with a system prompt; pass the same "
-                                   "file again with --system-prompt")
-    if logprobs:
-        from fbi.llm import supports_logprobs
-
-        if supports_logprobs(judge) is False:
-            raise click.UsageError(
-                f"--logprobs: litellm passes no token log-probabilities to {judge}'s "
-                "provider. Fix: drop --logprobs, or judge with a provider that returns "
-                "them (openai, azure, hosted_vllm, together_ai, the embedded local judge)")
-    if batch and len(api_bases) > 1:
-        raise click.UsageError("--batch sends the calls to one provider's batch service: give "
-                               "one --api-base, or leave out --batch to spread live calls "
-                               "over the servers")
+    if show_prompts and not dry_run:
+        raise click.UsageError("--show-prompts goes with --dry-run")
+    if resume is not None:  # the run's other arguments beside the secrets given again
+        model_args = resumed_model_args(resume, model_args)
+    settings = model_settings(
+        judge, api_bases, concurrency=concurrency, timeout=timeout, retries=retries,
+        max_cost=max_cost, rpm=rpm, no_probe=no_probe, temperature=temperature,
+        max_tokens=max_tokens, seed=seed, model_args=model_args)
+    if resume is not None:
+        check_resumable(resume, system_prompt, settings)
     dataset_spec = hub_choice(dataset_spec, hf_config, hf_split)
     dataset = load_dataset(dataset_spec, columns=parse_columns(columns))
     chosen = dataset.select(abilities, categories, include_extra, limit, sample, sample_seed,
                             sample_by)
-    left_out = len(dataset) - len(chosen)
-    why = "by the filters" if abilities or categories or limit or sample else \
-        "in extra categories; --include-extra judges them"
-    console.print(f"Read {dataset.rows_read} rows from {dataset_spec}; judging {len(chosen)} "
-                  f"instances" + (f" ({left_out} left out {why})" if left_out else ""))
-    if dataset_spec == QUICK:
-        console.print("quick: the first instance per category of the sample; "
-                      "--dataset sample: all 72")
+    said_what_is_judged(dataset, chosen, dataset_spec,
+                        filtered=bool(abilities or categories or limit or sample))
     config = EvaluationConfig(
-        judge=judge, strategies=tuple(strategies) or DEFAULT_STRATEGIES, score_range=score_range,
-        temperature=temperature, max_tokens=max_tokens,
-        api_base=api_bases[0] if api_bases else None, api_pool=tuple(api_bases),
-        concurrency=concurrency, timeout_s=timeout, retries=retries, repair=repair,
-        max_cost=max_cost, prompts_dir=prompts_dir, label=label, seed=seed,
-        model_args=model_args, system_prompt=read_system_prompt(system_prompt),
-        samples=samples, logprobs=TOP_LOGPROBS if logprobs else 0,
-        explanation_chars=explanation_chars, protocol=protocol)
+        model=settings, strategies=tuple(strategies) or DEFAULT_STRATEGIES,
+        score_range=score_range, repair=repair, prompts_dir=prompts_dir, label=label,
+        system_prompt=read_system_prompt(system_prompt), samples=samples,
+        logprobs=TOP_LOGPROBS if logprobs else 0, explanation_chars=explanation_chars,
+        protocol=protocol)
     output = output or default_output(judge, dataset_spec)
     evaluation = Evaluation(chosen, config, output, force)
-    cache = None if no_cache else ResponseCache(cache_path)
-    client = model_client(cache, timeout, retries, api_key, rpm, no_probe, api_bases)
-    if show_prompts and not dry_run:
-        raise click.UsageError("--show-prompts goes with --dry-run")
+    client = model_client(settings, no_cache, cache_path, api_key)
     if dry_run:
-        estimate = evaluation.dry_run(client)
-        print_dry_run(estimate, judge, str(output))
+        print_dry_run(evaluation.dry_run(client), judge, str(output))
         if show_prompts:
             print_examples(evaluation.examples())
         else:
             console.print("--show-prompts prints one rendered prompt per strategy.")
         return
-
     totals = evaluation.run(client, RichProgress("judging"),
                             batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals)
-    judgments = read_verdicts(output)
-    if judgments:
-        console.print(headline_table(judgments, evaluation.registry, evaluation.config.label))
-        console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
-                      f"fbi report {output}")
-    else:  # nothing to tabulate yet (all in batches, or every call failed)
-        console.print(f"No judgments in {output} yet.")
+    print_headline(evaluation, output)
     exit_for(totals)
+
+
+def resumed_model_args(folder: Path, given: tuple[tuple[str, object], ...]
+                       ) -> tuple[tuple[str, object], ...]:
+    """The --model-arg values of a resumed run: those given on the command line, and the
+    run's recorded ones that are not secret (click takes a repeated option given on the
+    command line in place of the recorded list, not beside it)."""
+    from fbi.runs import read_spec
+
+    recorded = read_spec(folder / "run.json").parameters.model_args or {}
+    merged = {name: value for name, value in recorded.items()
+              if value != SECRET_PLACEHOLDER}
+    return tuple(sorted({**merged, **dict(given)}.items()))
+
+
+def check_resumable(folder: Path, system_prompt: Path | None, settings) -> None:
+    """What --resume cannot take from run.json: the system prompt's file, and the values
+    of secret model arguments (recorded only as [secret]); each must be given again."""
+    from fbi.runs import read_spec
+
+    parameters = read_spec(folder / "run.json").parameters
+    if parameters.system_prompt_sha256 and system_prompt is None:
+        raise click.UsageError(f"{folder} was run with a system prompt; pass the same file "
+                               "again with --system-prompt")
+    recorded = parameters.model_args or {}
+    missing = [name for name, value in recorded.items()
+               if value == SECRET_PLACEHOLDER and dict(settings.model_args).get(name)
+               in (None, SECRET_PLACEHOLDER)]
+    if missing:
+        raise click.UsageError(
+            f"{folder} was run with secret model arguments ({', '.join(missing)}), which "
+            "run.json never keeps; pass them again with --model-arg NAME=VALUE")
+
+
+def said_what_is_judged(dataset, chosen, spec: str, filtered: bool) -> None:
+    left_out = len(dataset) - len(chosen)
+    why = "by the filters" if filtered else \
+        "in extra categories; --include-extra judges them"
+    console.print(f"Read {dataset.rows_read} rows from {spec}; judging {len(chosen)} "
+                  f"instances" + (f" ({left_out} left out {why})" if left_out else ""))
+    if spec == QUICK:
+        console.print("quick: the first instance per category of the sample; "
+                      "--dataset sample: all 72")
+
+
+def print_headline(evaluation, output: Path) -> None:
+    """The run's headline table (fbi.report's), or why there is none yet."""
+    from fbi.judge import read_verdicts
+    from fbi.report import headline_table
+
+    judgments = read_verdicts(output)
+    if not judgments:  # nothing to tabulate yet (all in batches, or every call failed)
+        console.print(f"No judgments in {output} yet.")
+        return
+    names = {}
+    for strategy in {j.strategy for j in judgments}:
+        try:
+            names[strategy] = evaluation.registry.get(strategy).meta.display_name
+        except UnknownName:  # a strategy from a template folder not given this time
+            names[strategy] = strategy
+    console.print(as_rich_table(headline_table(judgments, names, evaluation.config.label)))
+    console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
+                  f"fbi report {output}")
 
 
 def print_examples(examples) -> None:
@@ -306,61 +332,14 @@ def print_examples(examples) -> None:
                                 title=f"{strategy}: {role} message of {call.call_id}"))
 
 
-def headline_table(judgments, registry, label: str | None = None) -> Table:
-    """Strategies × LF/F/IF/R (% undetected) and SI (% retained), as in paper Table 3,
-    strategies in the paper's order. Fits 80 columns with all eleven: each column's
-    header carries its instance count, and a cell shows its own n only when fewer of its
-    verdicts were readable."""
-    from fbi.metrics import headline, instance_outcomes
-    from fbi.records import judge_name
-
-    rows = headline(instance_outcomes(judgments))
-    judges = sorted({judge for judge, _ in rows})
-    named = [judge_name(label, judge) for judge in judges]
-    present = {column for rates in rows.values() for column in rates}
-    preference = Ability.PREFERENCE.short
-    # the paper's columns for FBI instances; a preference set's pairs beside, never pooled
-    columns = (("LF", "F", "IF", "R", "SI") if present - {preference} or not present
-               else ()) + ((preference,) if preference in present else ())
-    sizes = {c: max((r[c].n for r in rows.values() if r.get(c) is not None), default=0)
-             for c in columns}
-    what = "% undetected errors (lower is better), SI % retained (higher is better)" \
-        if "LF" in columns else "% error, 1 − accuracy (lower is better)"
-    legend = ABILITY_LEGEND if "LF" in columns else \
-        "Pref: preference pairs, chosen against rejected"
-    unreadable = any(r.unparseable for rates in rows.values() for r in rates.values())
-    worst = "; worst case: every unparseable verdict counted against the judge" \
-        if unreadable else ""
-    table = Table(title=f"{', '.join(named)}: {what}",
-                  caption=f"{legend}; (n) instances, or readable verdicts where "
-                          f"fewer{worst}", box=box.SIMPLE_HEAD, collapse_padding=True,
-                  pad_edge=False)
-    if len(judges) > 1:
-        table.add_column("judge")
-    table.add_column("strategy", no_wrap=True)
-    for column in columns:
-        table.add_column(f"{column} ({sizes[column]})", justify="right", no_wrap=True)
-    table.add_column("unparseable", justify="right", no_wrap=True)
-    order = strategy_order({strategy for _, strategy in rows})
-    for (judge, strategy), rates in sorted(rows.items(), key=lambda item: (
-            item[0][0], order.index(item[0][1]))):
-        try:
-            name = registry.get(strategy).meta.display_name
-        except UnknownName:  # a strategy from a template folder not given this time
-            name = strategy
-        cells = []
-        for column in columns:
-            rate = rates.get(column)
-            if rate is None or rate.rate is None:
-                cells.append("–")
-            else:
-                fewer = f" ({rate.parseable})" if rate.parseable < sizes[column] else ""
-                cells.append(f"{100 * rate.rate:.1f}{fewer}")
-        unparseable = sum(r.unparseable for r in rates.values())
-        table.add_row(*([judge] if len(judges) > 1 else []), name, *cells, str(unparseable))
-        if unparseable:  # what no unreadable reply can lower, beside the rate it shrinks
-            worst_cells = ["–" if rates.get(c) is None or rates[c].worst_case_rate is None
-                           else f"{100 * rates[c].worst_case_rate:.1f}" for c in columns]
-            table.add_row(*([""] if len(judges) > 1 else []), " worst case", *worst_cells,
-                          "")
+def as_rich_table(headline) -> Table:
+    """fbi.report's headline, drawn as the terminal shows it: light rules, numbers
+    right-aligned and never wrapped."""
+    table = Table(title=headline.title, caption=headline.caption, box=box.SIMPLE_HEAD,
+                  collapse_padding=True, pad_edge=False)
+    for column in headline.header:
+        text = column in ("judge", "strategy")
+        table.add_column(column, justify="left" if text else "right", no_wrap=True)
+    for row in headline.rows:
+        table.add_row(*row)
     return table

@@ -67,13 +67,13 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
             no_cache, cache_path, replace, batch, wait, poll, batch_fallback, api_key, rpm,
             no_probe) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
-    from fbi.cache import ResponseCache
     from fbi.cli._run import (
         RichProgress,
         batch_of,
         err_console,
         exit_for,
         model_client,
+        model_settings,
         print_dry_run,
     )
     from fbi.perturb import PerturbConfig, Perturber, is_manipulation
@@ -89,10 +89,12 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         write_manipulations(input_spec, output, categories, seed, limit, replace)
         return
     items, rows = load_gold_items(input_spec)
-    config = PerturbConfig(categories=categories, engine=engine, model=model,
-                           n_per_item=n_per_item, seed=seed, api_base=api_base,
-                           concurrency=concurrency, temperature=temperature,
-                           length_threshold=length_threshold, max_cost=max_cost, limit=limit)
+    settings = model_settings(model, api_base, concurrency=concurrency, timeout=timeout,
+                              retries=retries, max_cost=max_cost, rpm=rpm,
+                              no_probe=no_probe, temperature=temperature)
+    config = PerturbConfig(categories=categories, engine=engine, model=settings,
+                           n_per_item=n_per_item, seed=seed,
+                           length_threshold=length_threshold, limit=limit)
     perturber = Perturber(items, config, output, source=source_name(input_spec))
     if not (perturber.spec_path.exists() or perturber.calls_path.exists()) and not dry_run:
         from fbi.outputs import claim_file
@@ -103,8 +105,7 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
                   f"{len(perturber.rule_jobs)} rule candidates, {len(perturber.llm_jobs)} "
                   f"LLM calls planned" + (f" ({perturber.skipped} item × category pairs of "
                                           "another ability skipped)" if perturber.skipped else ""))
-    cache = None if no_cache else ResponseCache(cache_path)
-    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
+    client = model_client(settings, no_cache, cache_path, api_key)
     if dry_run:
         console.print(f"{len(perturber.rule_jobs)} rule candidates (no model call).")
         print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))

@@ -18,7 +18,7 @@ from fbi.cli._run import (
     force_option,
     max_cost_option,
     model_access_options,
-    rate_table,
+    print_blocks,
     retries_option,
     timeout_option,
 )
@@ -58,52 +58,14 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
 
     Several run folders (other judges or strategies) become one comparison report.
     """
-    from fbi.report import coverage_warning, table_3, write_report
+    from fbi.report import report_warnings, terminal_report, write_report
 
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
                                     convention, jury, force, compare, human)
-    warnings = summary.problems + [coverage_warning(r) for r in summary.coverage]
+    warnings = report_warnings(summary)
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-    if summary.comparisons:  # the comparison's verdict first, then the tables
-        from fbi.report import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
-
-        for sentence in verdict_sentences(summary):  # wrapped at words: no path to copy
-            console.print(escape(sentence))
-        for title, header, rows in verdict_pair_tables(summary):
-            console.print(rate_table(title, header, rows))
-        console.print(escape(VERDICT_LEGEND))
-    shown = {"paper": "paper's convention", "authors": "authors' script's convention"}.get(
-        convention, "[95% interval]")
-    from fbi.report import PREFERENCE_NOTE, ability_columns
-
-    columns = ability_columns(summary)
-    what = (f"% undetected ({shown}); SI: % retained" if "LF" in columns else "") + (
-        ("; " if "LF" in columns else "") + f"Pref: % error, 1 − accuracy ({shown})"
-        if "Pref" in columns else "")
-    for judge in sorted({r.judge for r in summary.rates}):
-        header, rows = table_3(summary, judge)
-        console.print(rate_table(f"{judge}: {what}", header, rows))
-    if "Pref" in columns:
-        console.print(escape(PREFERENCE_NOTE))
-    from fbi.report import robustness_tables, weighted_table
-
-    if summary.weighted_scores:
-        console.print(rate_table("% undetected under the sampled and the probability-"
-                                 "weighted score (--logprobs) [95% interval]",
-                                 *weighted_table(summary)))
-
-    for title, header, rows in robustness_tables(summary):
-        console.print(rate_table(title, header, rows))
-    from fbi.report import human_tables, manipulation_table
-
-    if summary.manipulation:
-        console.print(rate_table("Under manipulation: errors caught in the twins, then "
-                                 "missed",
-                                 *manipulation_table(summary, terminal=True)))
-
-    for title, header, rows in human_tables(summary, terminal=True):
-        console.print(rate_table(title, header, rows))
+    print_blocks(terminal_report(summary))
     for path in written:
         console.print(f"wrote {path}")
     if strict and warnings:
@@ -125,27 +87,28 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
 @batch_options
 @model_access_options
 def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, limit, dry_run,
-                  max_cost, no_cache, cache_path, batch, wait, poll, batch_fallback, api_key, rpm,
-        no_probe) -> None:
+                  max_cost, no_cache, cache_path, batch, wait, poll, batch_fallback, api_key,
+                  rpm, no_probe) -> None:
     """Ask a checker model whether the judge's explanation named an error it did not score.
 
     For each undetected instance whose judge gave an explanation (paper §5.3); results go
     to RUN_DIR/explanation_checks.jsonl and show in `fbi report`. Resumable and cached.
     """
-    from fbi.cache import ResponseCache
     from fbi.cli._run import (
         RichProgress,
         batch_of,
         exit_for,
         model_client,
+        model_settings,
         print_dry_run,
         print_totals,
     )
     from fbi.judge import ExplanationChecks
 
-    checks = ExplanationChecks(run_dir, checker, api_base, concurrency, max_cost, limit)
-    cache = None if no_cache else ResponseCache(cache_path)
-    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
+    settings = model_settings(checker, api_base, concurrency=concurrency, timeout=timeout,
+                              retries=retries, max_cost=max_cost, rpm=rpm, no_probe=no_probe)
+    checks = ExplanationChecks(run_dir, settings, limit)
+    client = model_client(settings, no_cache, cache_path, api_key)
     if dry_run:
         print_dry_run(checks.dry_run(client), checker, str(run_dir))
         return

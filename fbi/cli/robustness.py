@@ -78,12 +78,12 @@ def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, sampl
 
     Exit code 1 when calls failed or a suite gave no metric (named in the summary).
     """
-    from fbi.cache import ResponseCache
     from fbi.cli._run import (
         RichProgress,
         batch_of,
         exit_for,
         model_client,
+        model_settings,
         print_dry_run,
         print_totals,
     )
@@ -91,18 +91,18 @@ def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, sampl
 
     items, rows = load_qa_items(dataset_spec)
     chosen = SUITES if not suites or "all" in suites else tuple(suites)
-    config = RobustnessConfig(model=model, suites=chosen, rephrasings=rephrasings,
+    settings = model_settings(model, api_base, concurrency=concurrency, timeout=timeout,
+                              retries=retries, max_cost=max_cost, rpm=rpm,
+                              no_probe=no_probe)
+    config = RobustnessConfig(model=settings, suites=chosen, rephrasings=rephrasings,
                               shuffles=shuffles, samples=samples, seed=seed,
-                              api_base=api_base, concurrency=concurrency,
                               correctness=correctness, threshold=threshold,
-                              possible_answers=possible_answers, max_cost=max_cost,
-                              limit=limit)
+                              possible_answers=possible_answers, limit=limit)
     robustness_run = RobustnessRun(items, config, output, dataset_spec, force)
     console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions"
                   + (f", the first {len(robustness_run.items)} asked" if limit else "")
                   + f"; suites {', '.join(chosen)}")
-    cache = None if no_cache else ResponseCache(cache_path)
-    client = model_client(cache, timeout, retries, api_key, rpm, no_probe)
+    client = model_client(settings, no_cache, cache_path, api_key)
     if dry_run:
         print_dry_run(robustness_run.dry_run(client), model, str(output))
         return
@@ -156,16 +156,10 @@ def score(answers, correctness, possible_answers, output, replace) -> None:
 
 def print_summary(summary: RobustnessResults) -> None:
     """The report's robustness tables, for this one run (or answers table)."""
-    from fbi.report import RobustnessEntry, suite_tables
+    from fbi.cli._run import print_blocks
+    from fbi.report import robustness_blocks
 
-    for suite, reason in summary.failed_suites.items():
-        console.print(f"[red]suite {suite} failed:[/] {reason}")
-    for suite, reason in summary.skipped_suites.items():
-        console.print(f"suite {suite} skipped: {reason}")
-    run = RobustnessEntry(**{**dict(summary), "folder": "", "model": summary.model or "–",
-                             "dataset": summary.dataset or summary.source or "–"})
-    for title, header, rows in suite_tables([run]):
-        console.print(transposed(title, header, rows))
+    print_blocks(robustness_blocks(summary), draw=transposed)
 
 
 def transposed(title: str, header: list[str], rows: list[list[str]]) -> Table:

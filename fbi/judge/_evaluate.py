@@ -32,15 +32,22 @@ from fbi.llm import (
     ModelRequest,
     ModelResponse,
     litellm_version,
+    supports_logprobs,
 )
 from fbi.logs import AppendLog, read_log
 from fbi.records import (
     INSTANCE_SCHEMA_VERSION,
     JUDGMENT_SCHEMA_VERSION,
     RUN_SCHEMA_VERSION,
+    DatasetRecord,
     Instance,
     Judgment,
+    Parameters,
+    PromptRecord,
+    RunSettings,
     RunSpec,
+    Selection,
+    TotalsRecord,
 )
 from fbi.redaction import public_url
 from fbi.runs import (
@@ -48,16 +55,19 @@ from fbi.runs import (
     Call,
     DryRun,
     Parsed,
+    Phase,
     Progress,
     RunFolder,
     RunTotals,
+    Stage,
+    StageFolder,
     dry_run,
-    execute_into,
     finished_ids,
     now,
     run_stage,
     sampled_dry_run,
 )
+from fbi.settings import ModelSettings
 from fbi.sources import Dataset, write_dataset
 
 DEFAULT_STRATEGIES = ("vanilla",)
@@ -82,28 +92,27 @@ EMBEDDED_EXPLANATION_CHARS = 120
 #: all in the response cache, the run is taken as a cached re-run and the probe call is
 #: skipped (looking at every call would render every prompt twice).
 PREFLIGHT_CALLS = 256
+#: The widest score range: 0-100 (the judge's JSON schema enumerates every score).
+MAX_SCORE_RANGE_WIDTH = 100
+#: The most times one call may be asked (--samples).
+MAX_SAMPLES = 100
 # Who sits in slot A and slot B, by the role of a pairwise call.
 SLOTS = {"gold-first": ("gold", "perturbed"), "perturbed-first": ("perturbed", "gold")}
 
 
 @dataclass(frozen=True)
 class EvaluationConfig:
-    judge: str = LOCAL_JUDGE
+    """What `fbi evaluate` asks of a judge: its model settings, the strategies, and how
+    their prompts are asked. Checked when made: an InputError names what cannot be
+    asked (an empty or too wide score range, --logprobs of a provider without them, an
+    unknown protocol)."""
+
+    model: ModelSettings = field(default_factory=lambda: ModelSettings(model=LOCAL_JUDGE))
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     score_range: tuple[int, int] | None = None  # overrides every scored strategy's range
-    temperature: float = 0.0
-    max_tokens: int | None = None  # None: 400 for the embedded judge, 1024 otherwise
-    api_base: str | None = None  # the server, or the first of a pool (names it in requests)
-    api_pool: tuple[str, ...] = ()  # every server of a pool (--api-base given repeatedly)
-    concurrency: int = 8
-    timeout_s: float = 120.0
-    retries: int = 6
-    repair: int = 0
-    max_cost: float | None = None
+    repair: int = 0  # follow-ups asking for just the verdict when a reply is unreadable
     prompts_dir: Path | None = None
     label: str | None = None
-    seed: int | None = None
-    model_args: tuple[tuple[str, Any], ...] = ()  # further litellm parameters, sorted
     system_prompt: str | None = None  # sent as the system message of every call
     samples: int = 1  # ask every call this many times (repeatability; see --samples)
     # --logprobs: ask scored calls for this many top token log-probabilities per token,
@@ -121,6 +130,35 @@ class EvaluationConfig:
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
             raise InputError(f"protocol {self.protocol!r}: give one of {', '.join(PROTOCOLS)}")
+        if not 1 <= self.samples <= MAX_SAMPLES:
+            raise InputError(f"samples {self.samples}: give 1 to {MAX_SAMPLES}")
+        if not 0 <= self.repair <= 10:
+            raise InputError(f"repair {self.repair}: give 0 to 10")
+        if self.explanation_chars is not None and not 1 <= self.explanation_chars <= 100_000:
+            raise InputError(f"explanation_chars {self.explanation_chars}: give 1 to 100000")
+        if self.score_range is not None:
+            low, high = self.score_range
+            if low >= high:
+                raise InputError(f"score range {low}-{high} is empty. Fix: give A-B with A < B")
+            if high - low > MAX_SCORE_RANGE_WIDTH or max(abs(low), abs(high)) > 10 ** 6:
+                raise InputError(
+                    f"score range {low}-{high} is too wide: a scale has at most "
+                    f"{MAX_SCORE_RANGE_WIDTH + 1} points (the schema lists each one). Fix: "
+                    "give a range such as 1-10 or 0-100")
+        if self.logprobs and supports_logprobs(self.judge, self.model.api_base) is False:
+            raise InputError(
+                f"--logprobs: litellm passes no token log-probabilities to {self.judge}'s "
+                "provider. Fix: drop --logprobs, or judge with a provider that returns "
+                "them (openai, azure, hosted_vllm, together_ai, the embedded local judge)")
+
+    @property
+    def judge(self) -> str:
+        """The judge model."""
+        return self.model.model
+
+    @property
+    def temperature(self) -> float:
+        return self.model.temperature if self.model.temperature is not None else 0.0
 
     @property
     def system_message(self) -> str | None:
@@ -131,8 +169,8 @@ class EvaluationConfig:
     def reply_tokens(self) -> int:
         """--max-tokens, else 400 for the embedded judge, else what the protocol sends:
         fbi's 1024, or the 1000 the FBI authors' requests set (``llm_evaluators``)."""
-        if self.max_tokens:
-            return self.max_tokens
+        if self.model.max_tokens:
+            return self.model.max_tokens
         if self.judge.startswith("local/"):
             return 400
         return PAPER_MAX_TOKENS if self.protocol == "paper" else 1024
@@ -145,10 +183,10 @@ class EvaluationConfig:
             else EXPLANATION_MAX_CHARS
 
 
-def recorded_explanation_chars(parameters: dict[str, Any]) -> int:
+def recorded_explanation_chars(parameters: Parameters) -> int:
     """The explanation cap a run used, from its run.json ``parameters``; runs written
     before the cap was an option all used 600 characters."""
-    return int(parameters.get("explanation_chars") or EXPLANATION_MAX_CHARS)
+    return int(parameters.explanation_chars or EXPLANATION_MAX_CHARS)
 
 
 def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
@@ -257,8 +295,8 @@ def _judge_request(registry: StrategyRegistry, strategy: Strategy, instance: Ins
     return ModelRequest(
         model=config.judge, messages=(*system, ("user", text)),
         temperature=config.temperature, max_tokens=config.reply_tokens,
-        response_schema=schema, api_base=config.api_base, seed=config.seed,
-        model_args=config.model_args, sample=sample,
+        response_schema=schema, api_base=config.model.api_base, seed=config.model.seed,
+        model_args=config.model.model_args, sample=sample,
         top_logprobs=config.logprobs if score_range is not None else 0)
 
 
@@ -343,37 +381,25 @@ DRY_RUN_EXACT_CALLS = 20_000
 #: Instances a larger dry run renders under each strategy, and the seed that picks them.
 DRY_RUN_SAMPLE = 400
 DRY_RUN_SEED = 0
-#: The widest --score-range: 0-100 (the judge's JSON schema enumerates every score).
-MAX_SCORE_RANGE_WIDTH = 100
+
 #: What a run writes in its folder besides run.json (``fbi report`` adds its own).
 RUN_FILES = ("instances.jsonl", "judgments.jsonl", "judgments.batches.jsonl")
 
 
-@dataclass
-class Evaluation:
-    """A planned evaluation: the calls, where they go, and how to run or price them."""
+class Evaluation(Stage):
+    """A planned evaluation, as a stage of the run harness: the calls, where they go,
+    and how to run or price them."""
 
-    dataset: Dataset
-    config: EvaluationConfig
-    output_dir: Path
-    #: Write into an ``output_dir`` that holds files fbi did not write (never over them).
-    force: bool = False
-    registry: StrategyRegistry = field(init=False)
-    strategies: list[Strategy] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.output_dir = Path(self.output_dir)
-        self.registry = StrategyRegistry(self.config.prompts_dir)
-        self.strategies = self.registry.resolve(self.config.strategies)
-        if self.config.score_range is not None:
-            low, high = self.config.score_range
-            if low >= high:
-                raise InputError(f"score range {low}-{high} is empty. Fix: give A-B with A < B")
-            if high - low > MAX_SCORE_RANGE_WIDTH or max(abs(low), abs(high)) > 10 ** 6:
-                raise InputError(
-                    f"score range {low}-{high} is too wide: a scale has at most "
-                    f"{MAX_SCORE_RANGE_WIDTH + 1} points (the schema lists each one). Fix: "
-                    "give a range such as 1-10 or 0-100")
+    def __init__(self, dataset: Dataset, config: EvaluationConfig, output_dir: str | Path,
+                 force: bool = False):
+        self.dataset, self.config = dataset, config
+        self.output_dir = Path(output_dir)
+        #: Write into an ``output_dir`` that holds files fbi did not write (never over them).
+        self.force = force
+        self.settings = config.model
+        self.folder = StageFolder(self.output_dir / "run.json", force=force, writes=RUN_FILES)
+        self.registry = StrategyRegistry(config.prompts_dir)
+        self.strategies: list[Strategy] = self.registry.resolve(config.strategies)
 
     def calls(self) -> Iterator[Call]:
         """The planned calls, rendered one at a time as they are taken."""
@@ -390,62 +416,72 @@ class Evaluation:
     def judgments_path(self) -> Path:
         return self.output_dir / "judgments.jsonl"
 
-    def run_spec(self, totals: RunTotals | None = None) -> RunSpec:
+    def spec(self, totals: RunTotals | None = None) -> RunSpec:
         from fbi import __version__
 
-        stamp = now()
+        stamp, config, model = now(), self.config, self.config.model
         return RunSpec(
-            kind="evaluate", label=self.config.label, fbi_version=__version__,
-            litellm_version=litellm_version(), model=self.config.judge,
-            api_base=self.config.api_base,
-            prompts={s.name: {
-                "version": s.version, "display_name": s.meta.display_name,
-                "paradigm": s.paradigm, "origin": s.origin, "template_sha": s.source_sha,
-                "score_range": None if s.paradigm == "pairwise"
-                else list(self.config.score_range or s.meta.base_range(self.config.protocol)),
-                "axis_score_ranges": {} if self.config.score_range else
-                {axis: list(r) for axis, r in s.meta.axis_score_ranges.items()}}
+            kind="evaluate", label=config.label, fbi_version=__version__,
+            litellm_version=litellm_version(), model=config.judge, api_base=model.api_base,
+            prompts={s.name: PromptRecord(
+                version=s.version, display_name=s.meta.display_name, paradigm=s.paradigm,
+                origin=s.origin, template_sha=s.source_sha,
+                score_range=None if s.paradigm == "pairwise"
+                else list(config.score_range or s.meta.base_range(config.protocol)),
+                axis_score_ranges={} if config.score_range else
+                {axis: list(r) for axis, r in s.meta.axis_score_ranges.items()})
                 for s in self.strategies},
-            dataset={"spec": self.dataset.spec,
-                     "fingerprint": self.dataset.source_fingerprint or self.dataset.fingerprint,
-                     "instances": len(self.dataset), "rows_read": self.dataset.rows_read},
-            selection=self.dataset.selection,
-            parameters={"temperature": self.config.temperature,
-                        "max_tokens": self.config.reply_tokens,
-                        # only when set, so folders written before still match
-                        # (the explanation cap: when not the 600 they all had)
-                        **({"explanation_chars": self.config.explanation_limit}
-                           if self.config.explanation_limit != EXPLANATION_MAX_CHARS
-                           else {}),
-                        **({"seed": self.config.seed} if self.config.seed is not None else {}),
-                        **({"samples": self.config.samples} if self.config.samples > 1
-                           else {}),
-                        **({"logprobs": self.config.logprobs} if self.config.logprobs
-                           else {}),
-                        **({"model_args": dict(self.config.model_args)}
-                           if self.config.model_args else {}),
-                        **({"system_prompt_sha256": hashlib.sha256(
-                            self.config.system_prompt.encode()).hexdigest()}
-                           if self.config.system_prompt else {}),
-                        **({"protocol": self.config.protocol,
-                            "protocol_version": PROTOCOL_VERSIONS[self.config.protocol]}
-                           if self.config.protocol != "fbi" else {})},
-            settings={"timeout_s": self.config.timeout_s, "retries": self.config.retries,
-                      "concurrency": self.config.concurrency, "repair": self.config.repair,
-                      "max_cost": self.config.max_cost,
-                      # the servers calls were spread over; a setting, not identity: a
-                      # resumed run may use another pool of the same model
-                      **({"api_pool": [public_url(b) for b in self.config.api_pool]}
-                         if len(self.config.api_pool) > 1 else {}),
-                      # the --score-range asked for (its effect is in `prompts`), so
-                      # `--resume` can ask for it again
-                      **({"score_range": list(self.config.score_range)}
-                         if self.config.score_range else {})},
+            dataset=DatasetRecord(
+                spec=self.dataset.spec,
+                fingerprint=self.dataset.source_fingerprint or self.dataset.fingerprint,
+                instances=len(self.dataset), rows_read=self.dataset.rows_read),
+            selection=Selection(**self.dataset.selection),
+            # (the optional ones only when set, so folders written before still match)
+            parameters=Parameters(
+                temperature=config.temperature, max_tokens=config.reply_tokens,
+                explanation_chars=config.explanation_limit
+                if config.explanation_limit != EXPLANATION_MAX_CHARS else None,
+                seed=model.seed, samples=config.samples if config.samples > 1 else None,
+                logprobs=config.logprobs or None,
+                model_args=model.recorded_model_args() or None,
+                system_prompt_sha256=hashlib.sha256(config.system_prompt.encode()).hexdigest()
+                if config.system_prompt else None,
+                protocol=config.protocol if config.protocol != "fbi" else None,
+                protocol_version=PROTOCOL_VERSIONS[config.protocol]
+                if config.protocol != "fbi" else None),
+            settings=RunSettings(
+                timeout_s=model.timeout_s, retries=model.retries,
+                concurrency=model.concurrency, repair=config.repair, max_cost=model.max_cost,
+                # the servers calls were spread over; a setting, not identity: a resumed
+                # run may use another pool of the same model
+                api_pool=[public_url(b) for b in model.api_pool] or None,
+                # the --score-range asked for (its effect is in `prompts`), for --resume
+                score_range=list(config.score_range) if config.score_range else None),
             command=list(sys.argv),
             record_versions={"instance": INSTANCE_SCHEMA_VERSION,
                              "judgment": JUDGMENT_SCHEMA_VERSION, "run": RUN_SCHEMA_VERSION},
             parser_version=PARSER_VERSION, created_at=stamp, updated_at=stamp,
-            totals={} if totals is None else totals.as_dict())
+            totals=TotalsRecord() if totals is None else totals.record())
+
+    def run_spec(self, totals: RunTotals | None = None) -> RunSpec:
+        """The same as :meth:`spec` (its older name)."""
+        return self.spec(totals)
+
+    def phases(self) -> Iterator[Phase]:
+        # The instances judged, beside the judgments, so reports need nothing else.
+        write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
+        stale: list[str] = []  # calls read by an older parser
+
+        def note_stale(judgment: Judgment) -> None:
+            if judgment.parser_version != PARSER_VERSION:
+                stale.append(judgment.call_id)
+
+        yield Phase(self.judgments_path, Judgment, self.calls(), total=self.call_count,
+                    keep_records=False, visit=note_stale,
+                    prepare=lambda log: self._reparse(log) if stale else None)
+
+    def probe_requests(self) -> Iterable[ModelRequest]:
+        return (c.request for c in islice(self._pending_calls(), PREFLIGHT_CALLS))
 
     def examples(self) -> dict[str, Call]:
         """The first planned call of each strategy: what --dry-run shows rendered."""
@@ -467,7 +503,7 @@ class Evaluation:
         are estimated from it (``DryRun.sampled`` and ``prompt_tokens_margin`` say so): a
         dry run of 200,000 instances × 11 strategies would otherwise render 4.2 million
         prompts."""
-        RunFolder.check(self.run_spec(), self.output_dir / "run.json", force=self.force,
+        RunFolder.check(self.spec(), self.folder.spec_path, force=self.force,
                         writes=RUN_FILES)
         finished = finished_ids(self.judgments_path, Judgment)
         exact_up_to = DRY_RUN_EXACT_CALLS if exact_up_to is None else exact_up_to
@@ -491,26 +527,7 @@ class Evaluation:
         go through the provider's batch API (:class:`fbi.runs.BatchRunner`); calls still
         at the provider are counted in ``in_batches``.
         """
-        with run_stage(self.run_spec, self.output_dir / "run.json", client, self.config.judge,
-                       self.config.api_base,
-                       lambda: (c.request for c in islice(self._pending_calls(), PREFLIGHT_CALLS)),
-                       batch, self.config.max_cost, force=self.force,
-                       writes=RUN_FILES) as totals:
-            # The instances judged, beside the judgments, so reports need nothing else.
-            write_dataset(self.dataset.instances, self.output_dir / "instances.jsonl")
-            stale: list[str] = []  # calls read by an older parser
-
-            def note_stale(judgment: Judgment) -> None:
-                if judgment.parser_version != PARSER_VERSION:
-                    stale.append(judgment.call_id)
-
-            phase, _ = execute_into(
-                self.judgments_path, Judgment, self.calls(), client, self.config.concurrency,
-                progress, self.config.max_cost, batch, keep_records=False, visit=note_stale,
-                prepare=lambda log: self._reparse(log) if stale else None,
-                total=self.call_count)
-            totals.merge(phase)
-        return totals
+        return run_stage(self, client, progress, batch)
 
     def _pending_calls(self) -> Iterator[Call]:
         """The planned calls this folder has not finished (read only)."""

@@ -10,32 +10,43 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.judge._strategies import StrategyRegistry
 from fbi.llm import ModelClient, ModelRequest, ModelResponse, json_object_in, litellm_version
 from fbi.metrics import instance_outcomes
-from fbi.records import ExplanationCheck, Judgment, RunSpec
+from fbi.records import (
+    DatasetRecord,
+    ExplanationCheck,
+    Judgment,
+    Parameters,
+    PromptRecord,
+    RunSettings,
+    RunSpec,
+    TotalsRecord,
+)
 from fbi.runs import (
     BatchOptions,
     Call,
-    DryRun,
     Parsed,
+    Phase,
     Progress,
     RunTotals,
-    dry_run,
-    execute_into,
-    finished_ids,
+    Stage,
+    StageFolder,
     load_run,
     now,
     run_stage,
 )
+from fbi.settings import ModelSettings
 from fbi.taxonomy import get_category
 
 SCHEMA = {"type": "object", "properties": {"points_out_error": {"type": "boolean"}},
           "required": ["points_out_error"], "additionalProperties": False}
 LOG_NAME = "explanation_checks.jsonl"
+CHECK_TOKENS = 64  # a true or false and little else
 SPEC_NAME = "explanation_checks.run.json"
 
 
@@ -77,20 +88,20 @@ def _parse(responses: list[ModelResponse]) -> Parsed:
     return Parsed("ok", {"points_out_error": verdict})
 
 
-class ExplanationChecks:
-    """The explanation checks of one run folder, with one checker model."""
+class ExplanationChecks(Stage):
+    """The explanation checks of one run folder, with one checker model (its
+    ``settings``), as a stage of the run harness."""
 
-    def __init__(self, run_dir: str | Path, checker: str, api_base: str | None = None,
-                 concurrency: int = 8, max_cost: float | None = None,
+    def __init__(self, run_dir: str | Path, settings: ModelSettings,
                  limit: int | None = None):
         self.run_dir = Path(run_dir)
-        self.checker, self.api_base = checker, api_base
-        self.concurrency, self.max_cost = concurrency, max_cost
+        self.settings = settings
+        self.folder = StageFolder(self.run_dir / SPEC_NAME)
         run = load_run(run_dir)
         if not run.instances:
             raise InputError(f"{run_dir}: no instances.jsonl, so the answers cannot be shown "
                              "to the checker. Fix: re-run `fbi evaluate` into this folder")
-        self.judge = run.spec.judge
+        self.judge = run.spec.model
         registry = StrategyRegistry()
         self.template_sha = registry.templates.sha("_explanation_check.jinja")
         self.calls: list[Call] = []
@@ -101,16 +112,21 @@ class ExplanationChecks:
             text = registry.render_template(
                 "_explanation_check.jinja", instruction=instance.instruction,
                 answer=instance.perturbed_answer, error=error, explanation=explanation)
-            request = ModelRequest(model=checker, messages=(("user", text),),
-                                   temperature=0.0, max_tokens=64, response_schema=SCHEMA,
-                                   api_base=api_base)
-            fields = {"instance_id": instance_id, "judge": run.spec.judge,
-                      "strategy": strategy, "checker": checker}
+            request = ModelRequest(model=settings.model, messages=(("user", text),),
+                                   temperature=0.0, max_tokens=CHECK_TOKENS,
+                                   response_schema=SCHEMA, api_base=settings.api_base,
+                                   model_args=settings.model_args)
+            fields = {"instance_id": instance_id, "judge": run.spec.model,
+                      "strategy": strategy, "checker": settings.model}
             self.calls.append(Call(f"{instance_id}|{strategy}|explain-check", request,
                                    ExplanationCheck, fields, _parse,
                                    expected_reply_tokens=12))
         if limit is not None:
             self.calls = self.calls[:limit]
+
+    @property
+    def checker(self) -> str:
+        return self.settings.model
 
     def spec(self, totals: RunTotals | None = None) -> RunSpec:
         from fbi import __version__
@@ -118,25 +134,25 @@ class ExplanationChecks:
         stamp = now()
         return RunSpec(kind="explain-check", fbi_version=__version__,
                        litellm_version=litellm_version(), model=self.checker,
-                       api_base=self.api_base,
-                       prompts={"_explanation_check": {"template_sha": self.template_sha}},
-                       dataset={"judge_run": str(self.run_dir), "judge": self.judge},
-                       parameters={"temperature": 0.0, "max_tokens": 64},
-                       settings={"concurrency": self.concurrency, "max_cost": self.max_cost},
+                       api_base=self.settings.api_base,
+                       prompts={"_explanation_check": PromptRecord(
+                           template_sha=self.template_sha)},
+                       dataset=DatasetRecord(judge_run=str(self.run_dir), judge=self.judge),
+                       parameters=Parameters(
+                           temperature=0.0, max_tokens=CHECK_TOKENS,
+                           model_args=self.settings.recorded_model_args() or None),
+                       settings=RunSettings(concurrency=self.settings.concurrency,
+                                            max_cost=self.settings.max_cost),
                        command=list(sys.argv), created_at=stamp, updated_at=stamp,
-                       totals={} if totals is None else totals.as_dict())
+                       totals=TotalsRecord() if totals is None else totals.record())
 
-    def dry_run(self, client: ModelClient) -> DryRun:
-        return dry_run(self.calls, client, finished_ids(self.run_dir / LOG_NAME,
-                                                         ExplanationCheck))
+    def phases(self) -> Iterator[Phase]:
+        yield Phase(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,
+                    keep_records=False)
+
+    def probe_requests(self) -> list[ModelRequest]:
+        return [c.request for c in self.calls]
 
     def run(self, client: ModelClient, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:
-        with run_stage(self.spec, self.run_dir / SPEC_NAME, client, self.checker,
-                       self.api_base, lambda: [c.request for c in self.calls], batch,
-                       self.max_cost) as totals:
-            phase, _ = execute_into(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,
-                                    client, self.concurrency, progress, self.max_cost, batch,
-                                    keep_records=False)
-            totals.merge(phase)
-        return totals
+        return run_stage(self, client, progress, batch)

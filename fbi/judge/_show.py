@@ -11,8 +11,10 @@ from pathlib import Path
 from fbi.errors import InputError
 from fbi.judge._evaluate import EvaluationConfig, plan_calls, recorded_explanation_chars
 from fbi.judge._strategies import StrategyRegistry
-from fbi.records import Judgment
+from fbi.records import Judgment, PromptRecord
+from fbi.redaction import SECRET_PLACEHOLDER
 from fbi.runs import load_run
+from fbi.settings import ModelSettings
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,8 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
     if instance is None:
         raise InputError(f"{run.folder}/instances.jsonl: no instance {judgment.instance_id!r}"
                          ", so the prompt cannot be re-rendered")
-    recorded = run.spec.prompts.get(judgment.strategy, {})
-    origin = recorded.get("origin", "built-in")
+    recorded = run.spec.prompts.get(judgment.strategy) or PromptRecord()
+    origin = recorded.origin or "built-in"
     if prompts_dir is None and origin != "built-in":
         prompts_dir = Path(origin)
         if not prompts_dir.is_dir():
@@ -53,20 +55,20 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
     registry = StrategyRegistry(prompts_dir)
     strategy = registry.get(judgment.strategy)
     parameters = run.spec.parameters
-    protocol = parameters.get("protocol", "fbi")
+    protocol = parameters.protocol or "fbi"
     default_range = None if strategy.paradigm == "pairwise" else \
         strategy.meta.range_for(instance.ability.axis, protocol)
     stored_range = tuple(judgment.score_range) if judgment.score_range else None
+    settings = ModelSettings(
+        model=run.spec.model, api_base=run.spec.api_base,
+        temperature=parameters.temperature or 0.0, max_tokens=parameters.max_tokens,
+        seed=parameters.seed, model_args=parameters.model_args or {})
     config = EvaluationConfig(
-        judge=run.spec.model, strategies=(judgment.strategy,),
+        model=settings, strategies=(judgment.strategy,),
         score_range=stored_range if stored_range != default_range else None,
-        temperature=parameters.get("temperature", 0.0),
-        max_tokens=parameters.get("max_tokens"), api_base=run.spec.api_base,
         explanation_chars=recorded_explanation_chars(parameters),
-        seed=parameters.get("seed"),
-        model_args=tuple(sorted((parameters.get("model_args") or {}).items())),
         system_prompt=system_prompt, prompts_dir=prompts_dir,
-        protocol=protocol,
+        protocol=protocol,  # type: ignore[arg-type]
         samples=judgment.sample + 1)
     (call,) = [c for c in plan_calls([instance], [strategy], registry, config)
                if c.call_id == call_id]
@@ -74,12 +76,15 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
     note = None
     if not matches:
         reasons = []
-        if parameters.get("system_prompt_sha256") and system_prompt is None:
+        if parameters.system_prompt_sha256 and system_prompt is None:
             reasons.append("the run had a system prompt: pass it with --system-prompt FILE")
-        if str(recorded.get("version")) != str(strategy.version) or \
-                recorded.get("template_sha") != strategy.source_sha:
+        if str(recorded.version) != str(strategy.version) or \
+                recorded.template_sha != strategy.source_sha:
             reasons.append(f"the template of {judgment.strategy!r} changed since the run "
-                           f"(version {recorded.get('version')} → {strategy.version})")
+                           f"(version {recorded.version} → {strategy.version})")
+        if any(value == SECRET_PLACEHOLDER for value in (parameters.model_args or {})
+               .values()):
+            reasons.append("the run had secret model arguments, which run.json never keeps")
         note = "; ".join(reasons) or "the instance or template differs from the run's"
     return ShownCall(call_id, run.spec.judge_name, strategy.meta.display_name,
                      call.request.messages, judgment, matches, note)

@@ -9,8 +9,10 @@ records; flagged ones stay in, with their flags, for people to judge.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -25,22 +27,34 @@ from fbi.llm import (
     json_object_in,
     litellm_version,
 )
+from fbi.logs import read_log
 from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
 from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
-from fbi.records import CallRecord, Instance, Provenance, RunSpec
+from fbi.records import (
+    CallRecord,
+    DatasetRecord,
+    Instance,
+    Parameters,
+    PromptRecord,
+    Provenance,
+    RunSettings,
+    RunSpec,
+    Selection,
+    TotalsRecord,
+)
 from fbi.runs import (
     BatchOptions,
     Call,
-    DryRun,
     Parsed,
+    Phase,
     Progress,
     RunTotals,
-    dry_run,
-    execute_into,
-    finished_ids,
+    Stage,
+    StageFolder,
     now,
     run_stage,
 )
+from fbi.settings import ModelSettings
 from fbi.sources import write_dataset
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 from fbi.templates import TemplateFolder
@@ -67,20 +81,29 @@ class PerturbationCall(CallRecord):
 
 @dataclass(frozen=True)
 class PerturbConfig:
-    """What `fbi perturb` makes: categories, engine, model, candidates per item, seed and
-    limits."""
+    """What `fbi perturb` makes: categories, engine, the LLM engine's model settings,
+    candidates per item, seed and limits."""
     categories: tuple[str, ...] = ()  # empty: every category of each item's ability, and SI
     engine: Engine = "auto"
-    model: str = LOCAL_JUDGE
+    model: ModelSettings = field(default_factory=lambda: ModelSettings(model=LOCAL_JUDGE))
     n_per_item: int = 1
-    seed: int = 0
-    api_base: str | None = None
-    concurrency: int = 8
-    temperature: float = 0.7
-    max_tokens: int | None = None
+    seed: int = 0  # the rules' (and recorded as the LLM engine's variant seed)
     length_threshold: float = DEFAULT_LENGTH_THRESHOLD
-    max_cost: float | None = None  # USD; the LLM engine stops before passing it
     limit: int | None = None  # only the first N gold answers
+
+    def __post_init__(self) -> None:
+        if self.engine not in ("llm", "rules", "auto"):
+            raise InputError(f"engine {self.engine!r}: give llm, rules or auto")
+        if self.n_per_item < 1 or (self.limit is not None and self.limit < 1):
+            raise InputError("n_per_item and limit are at least 1")
+        if not math.isfinite(self.length_threshold) or self.length_threshold < 0:
+            raise InputError(f"length_threshold {self.length_threshold}: give a finite "
+                             "number of at least 0")
+
+    @property
+    def temperature(self) -> float:
+        """The LLM engine's temperature: the settings', else 0.7 (varied candidates)."""
+        return self.model.temperature if self.model.temperature is not None else 0.7
 
 
 @dataclass
@@ -148,8 +171,9 @@ def uses_rules(job: Job, engine: Engine) -> bool:
     return engine == "auto" and job.category in RULES and job.category not in NEEDS_LLM
 
 
-class Perturber:
-    """Runs a perturbation plan into a vetting queue file."""
+class Perturber(Stage):
+    """Runs a perturbation plan into a vetting queue file: the rules in process, the LLM
+    engine's calls as a stage of the run harness (its spec and log beside the queue)."""
 
     def __init__(self, items: list[GoldItem], config: PerturbConfig, output: str | Path,
                  source: str = ""):
@@ -159,6 +183,9 @@ class Perturber:
         if self.output.suffix.lower() != ".jsonl":
             raise InputError(f"{self.output}: the vetting queue is a .jsonl file. "
                              "Fix: name the output QUEUE.jsonl")
+        self.settings = config.model
+        self.folder = StageFolder(self.spec_path, own_folder=False,
+                                  lock_path=self.output.with_name(self.output.stem + ".lock"))
         self.templates = TemplateFolder("perturbations")
         self.jobs, self.skipped = plan_jobs(items, config)
         self.rule_jobs = [j for j in self.jobs if uses_rules(j, config.engine)]
@@ -179,10 +206,12 @@ class Perturber:
             instruction=job.item.instruction, answer=job.item.gold_answer,
             variant=job.variant, score_invariant=job.category == SCORE_INVARIANT)
         version = str(self.templates.front_matter(file_name).get("version", ""))
-        tokens = self.config.max_tokens or max(512, 2 * count_tokens(
-            self.config.model, [{"role": "user", "content": job.item.gold_answer}]) + 200)
-        return ModelRequest(self.config.model, (("user", text),), self.config.temperature,
-                            tokens, RESPONSE_SCHEMA, self.config.api_base), version
+        settings = self.settings
+        tokens = settings.max_tokens or max(512, 2 * count_tokens(
+            settings.model, [{"role": "user", "content": job.item.gold_answer}]) + 200)
+        return ModelRequest(settings.model, (("user", text),), self.config.temperature,
+                            tokens, RESPONSE_SCHEMA, settings.api_base, seed=settings.seed,
+                            model_args=settings.model_args), version
 
     def calls(self) -> list[Call]:
         calls = []
@@ -200,29 +229,34 @@ class Perturber:
 
         stamp = now()
         categories = sorted({job.category for job in self.llm_jobs})
+        settings = self.settings
         return RunSpec(
             kind="perturb", fbi_version=__version__, litellm_version=litellm_version(),
-            model=self.config.model if self.llm_jobs else "", api_base=self.config.api_base,
-            prompts={c: {"version": str(self.templates.front_matter(f"{c}.jinja")
-                                        .get("version", "")),
-                         "template_sha": self.templates.sha(f"{c}.jinja")}
-                     for c in categories},
-            dataset={"spec": self.source, "fingerprint": _items_fingerprint(self.all_items),
-                     "items": len(self.items)},
-            selection={"categories": list(self.config.categories),
-                       "engine": self.config.engine, "n_per_item": self.config.n_per_item,
-                       "limit": self.config.limit},
-            parameters={"temperature": self.config.temperature,
-                        "max_tokens": self.config.max_tokens, "seed": self.config.seed,
-                        "rules_version": RULES_VERSION},
-            settings={"concurrency": self.config.concurrency,
-                      "max_cost": self.config.max_cost,
-                      "length_threshold": self.config.length_threshold},
+            model=settings.model if self.llm_jobs else "", api_base=settings.api_base,
+            prompts={c: PromptRecord(
+                version=str(self.templates.front_matter(f"{c}.jinja").get("version", "")),
+                template_sha=self.templates.sha(f"{c}.jinja")) for c in categories},
+            dataset=DatasetRecord(spec=self.source,
+                                  fingerprint=_items_fingerprint(self.all_items),
+                                  items=len(self.items)),
+            selection=Selection(categories=list(self.config.categories),
+                                engine=self.config.engine,
+                                n_per_item=self.config.n_per_item, limit=self.config.limit),
+            parameters=Parameters(temperature=self.config.temperature,
+                                  max_tokens=settings.max_tokens, seed=self.config.seed,
+                                  rules_version=RULES_VERSION,
+                                  model_args=settings.recorded_model_args() or None),
+            settings=RunSettings(concurrency=settings.concurrency,
+                                 max_cost=settings.max_cost,
+                                 length_threshold=self.config.length_threshold),
             command=list(sys.argv), created_at=stamp, updated_at=stamp,
-            totals={} if totals is None else totals.as_dict())
+            totals=TotalsRecord() if totals is None else totals.record())
 
-    def dry_run(self, client: ModelClient) -> DryRun:
-        return dry_run(self.calls(), client, finished_ids(self.calls_path, PerturbationCall))
+    def phases(self) -> Iterator[Phase]:
+        yield Phase(self.calls_path, PerturbationCall, self.calls())
+
+    def probe_requests(self) -> list[ModelRequest]:
+        return [call.request for call in self.calls()]
 
     def run(self, client: ModelClient | None, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> PerturbResult:
@@ -286,15 +320,8 @@ class Perturber:
 
     def _run_llm(self, client: ModelClient, progress: Progress | None,
                  batch: BatchOptions | None) -> tuple[list[PerturbationCall], RunTotals]:
-        calls = self.calls()
-        with run_stage(self.spec, self.spec_path, client, self.config.model,
-                       self.config.api_base, lambda: [c.request for c in calls], batch,
-                       self.config.max_cost, own_folder=False,
-                       lock_path=self.output.with_name(self.output.stem + ".lock")) as totals:
-            phase, records = execute_into(self.calls_path, PerturbationCall, calls,
-                                          client, self.config.concurrency, progress,
-                                          self.config.max_cost, batch)
-            totals.merge(phase)
+        totals = run_stage(self, client, progress, batch)
+        records = read_log(self.calls_path, PerturbationCall).latest()
         return [records[j.call_id] for j in self.llm_jobs if j.call_id in records], totals
 
 

@@ -1,134 +1,68 @@
-"""The report stage: the summary of stored runs and its renderers (terminal, md,
-html, json, csv). Never calls a model.
+"""The report stage: the summary of stored runs and its renderers (terminal, md, html,
+json, csv). Never calls a model.
+
+Its public face holds what a Python user calls — write or build a report, read one back,
+render it, the headline of a run — and is loaded lazily: a name's module is imported when
+the name is first used, so ``fbi evaluate`` (which prints only the headline) does not pay
+for the HTML renderer and the statistics. The CLI reaches the rest through the private
+modules (``tests/test_layout.py`` says so).
 """
 
-from fbi.report._html import (
-    EXAMPLES_PER_RUN,
-    ability_bars,
-    heat_colour,
-    heatmap,
-    missed_examples,
-    noise_charts,
-    render_html,
-)
-from fbi.report._human import HUMAN_NOTE, human_chart, human_tables, read_human_labels
-from fbi.report._jury import MODES as JURY_MODES
-from fbi.report._jury import jury_run
-from fbi.report._labels import label_runs
-from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
-from fbi.report._markdown import (
-    convention_note,
-    coverage_warning,
-    render_csv,
-    render_markdown,
-)
-from fbi.report._ranking import RANKING_NOTE, ranking_table
-from fbi.report._robustness import (
-    MULTIQA_COLUMNS,
-    load_robustness,
-    robustness_markdown,
-    robustness_tables,
-    suite_tables,
-)
-from fbi.report._schema import (
-    SUMMARY_SCHEMA_VERSION,
-    RateRow,
-    RobustnessEntry,
-    Summary,
-)
-from fbi.report._summary import (
-    ABILITY_COLUMNS,
-    CONVENTIONS,
-    RATE_KEY,
-    build_summary,
-    coverage,
-    explanation_check_rows,
-)
-from fbi.report._tables import (
-    PREFERENCE_NOTE,
-    WEIGHTED_NOTE,
-    ability_columns,
-    bias_tables,
-    category_table,
-    judge_strategies,
-    leaderboard_table,
-    pooled_table,
-    table_3,
-    table_4,
-    weighted_table,
-)
-from fbi.report._verdict import (
-    DIFFERS_MARK,
-    VERDICT_LEGEND,
-    comparison_rows,
-    verdict_pair_tables,
-    verdict_sentences,
-    verdict_table,
-)
-from fbi.report._write import (
-    FORMATS,
-    read_summary,
-    summary_json,
-    write_report,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Each public name and the private module that defines it.
+_EXPORTS = {
+    "CONVENTIONS": "_summary", "build_summary": "_summary",
+    "FORMATS": "_write", "read_summary": "_write", "write_report": "_write",
+    "Summary": "_schema", "SUMMARY_SCHEMA_VERSION": "_schema",
+    "render_markdown": "_markdown", "render_csv": "_markdown", "render_html": "_html",
+    "Headline": "_headline", "headline_table": "_headline",
+    "Block": "_terminal", "terminal_report": "_terminal", "report_warnings": "_terminal",
+    "robustness_blocks": "_terminal",
+    "load_robustness": "_robustness", "read_human_labels": "_human",
+}
 
 __all__ = [
-    "ABILITY_COLUMNS",
     "CONVENTIONS",
-    "DIFFERS_MARK",
-    "EXAMPLES_PER_RUN",
     "FORMATS",
-    "HUMAN_NOTE",
-    "JURY_MODES",
-    "MANIPULATION_NOTE",
-    "MULTIQA_COLUMNS",
-    "PREFERENCE_NOTE",
-    "RANKING_NOTE",
-    "RATE_KEY",
     "SUMMARY_SCHEMA_VERSION",
-    "VERDICT_LEGEND",
-    "WEIGHTED_NOTE",
-    "RateRow",
-    "RobustnessEntry",
+    "Block",
+    "Headline",
     "Summary",
-    "ability_bars",
-    "ability_columns",
-    "bias_tables",
     "build_summary",
-    "category_table",
-    "comparison_rows",
-    "convention_note",
-    "coverage",
-    "coverage_warning",
-    "explanation_check_rows",
-    "heat_colour",
-    "heatmap",
-    "human_chart",
-    "human_tables",
-    "judge_strategies",
-    "jury_run",
-    "label_runs",
-    "leaderboard_table",
+    "headline_table",
     "load_robustness",
-    "manipulation_table",
-    "missed_examples",
-    "noise_charts",
-    "pooled_table",
-    "ranking_table",
     "read_human_labels",
     "read_summary",
     "render_csv",
     "render_html",
     "render_markdown",
-    "robustness_markdown",
-    "robustness_tables",
-    "suite_tables",
-    "summary_json",
-    "table_3",
-    "table_4",
-    "verdict_pair_tables",
-    "verdict_sentences",
-    "verdict_table",
-    "weighted_table",
+    "report_warnings",
+    "robustness_blocks",
+    "terminal_report",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fbi.report' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"fbi.report.{module}"), name)
+    globals()[name] = value  # found once
+    return value
+
+
+if TYPE_CHECKING:  # the same names, for readers, type checkers and the API reference
+    from fbi.report._headline import Headline, headline_table
+    from fbi.report._html import render_html
+    from fbi.report._human import read_human_labels
+    from fbi.report._markdown import render_csv, render_markdown
+    from fbi.report._robustness import load_robustness
+    from fbi.report._schema import SUMMARY_SCHEMA_VERSION, Summary
+    from fbi.report._summary import CONVENTIONS, build_summary
+    from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
+    from fbi.report._write import FORMATS, read_summary, write_report

@@ -9,7 +9,7 @@ from itertools import chain
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.records import RunSpec
+from fbi.records import RunSpec, identity_of
 from fbi.runs import Run
 
 
@@ -24,7 +24,7 @@ def label_runs(runs: list[Run]) -> list[Run]:
     """
     groups: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
-        groups[run.spec.label or run.spec.judge].append(run)
+        groups[run.spec.label or run.spec.model].append(run)
     labels: dict[int, str] = {}
     for label, group in groups.items():
         clashing = len(group) > 1 and _share_strategy(group)
@@ -53,18 +53,17 @@ def _share_strategy(group: list[Run]) -> bool:
 
 def _distinguishing_suffix(run: Run, group: list[Run]) -> str:
     def facets(spec: RunSpec) -> dict[str, str]:
-        prompts = json.dumps({k: (v.get("version"), v.get("template_sha"),
-                                  v.get("score_range")) for k, v in spec.prompts.items()},
-                             sort_keys=True)
-        return {"protocol=": str(spec.parameters.get("protocol") or "fbi"),
-                "t": str(spec.parameters.get("temperature")),
-                "max": str(spec.parameters.get("max_tokens")),
+        prompts = json.dumps({k: (v.version, v.template_sha, v.score_range)
+                              for k, v in spec.prompts.items()}, sort_keys=True)
+        parameters = spec.parameters
+        return {"protocol=": str(parameters.protocol or "fbi"),
+                "t": str(parameters.temperature), "max": str(parameters.max_tokens),
                 # runs recorded before the explanation cap was an option all used 600
-                "expl": str(spec.parameters.get("explanation_chars") or 600),
+                "expl": str(parameters.explanation_chars or 600),
                 "api=": _host(spec.api_base),
-                "prompts=": _digest(prompts), "data=": (spec.dataset.get("fingerprint")
-                                                        or "")[:8],
-                "selection=": _digest(json.dumps(spec.selection, sort_keys=True))}
+                "prompts=": _digest(prompts), "data=": (spec.dataset.fingerprint or "")[:8],
+                "selection=": _digest(json.dumps(identity_of(spec.selection),
+                                                 sort_keys=True))}
 
     everyone = [facets(other.spec) for other in group]
     mine = facets(run.spec)
@@ -90,7 +89,7 @@ def _digest(text: str) -> str:
 
 
 def _relabelled(run: Run, label: str) -> Run:
-    if label == run.spec.judge:
+    if label == run.spec.model:
         return run
     # The judgments are this report's own lean copies (fbi.runs.LeanJudgment, read with
     # full=False): relabelled in place, since a copy of a million costs seconds.

@@ -100,8 +100,8 @@ def render_markdown(summary: Summary) -> str:
 def _markdown_sources(summary: Summary) -> list[str]:
     """The runs reported, and what could not be read or was not judged."""
     parts = [f"- {md(run.folder)}: {md(run.label)} (judge {md(run.judge)}, "
-             f"{md(run.protocol)} protocol), dataset {md(run.dataset.get('spec'))} "
-             f"({run.dataset.get('instances')} instances), {run.judgments} judgments"
+             f"{md(run.protocol)} protocol), dataset {md(run.dataset.spec)} "
+             f"({run.dataset.instances} instances), {run.judgments} judgments"
              for run in summary.runs]
     parts += [f"- {md(run.folder)}: robustness of {md(run.model)} on {md(run.dataset)}, "
               f"{run.answers} answers" for run in summary.robustness]

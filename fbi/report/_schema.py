@@ -9,7 +9,7 @@ docs/reference/report-files.md; each field's docstring here is the short form.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,6 +32,7 @@ from fbi.metrics import (
 from fbi.metrics import GroupRate as RateRow
 from fbi.metrics import PairwiseBreakdown as PairwiseRow
 from fbi.metrics import ReferenceHistogram as ReferenceRow
+from fbi.records import DatasetRecord, PromptRecord
 
 #: summary.json's format. 2: comparisons name both sides' strategies (``strategy_b``,
 #: ``named``). The rows have not changed shape since; the models only type them.
@@ -45,9 +46,9 @@ class RunEntry(Row):
     """The name the report gives the run."""
     judge: str
     """The judge model."""
-    strategies: dict[str, Any]
+    strategies: dict[str, PromptRecord]
     """Per strategy, as ``run.json`` records it: version, score range, template hash."""
-    dataset: dict[str, Any]
+    dataset: DatasetRecord
     """The dataset: spec, fingerprint, instance count."""
     protocol: str = "fbi"
     """What was sent: ``fbi`` or ``paper``."""

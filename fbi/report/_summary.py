@@ -115,8 +115,8 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
         generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         problems=[p for run in runs for p in run.problems] + human_warnings,
         runs=[RunEntry(folder=str(run.folder), label=run.label, judge=run.spec.model,
-                       strategies=run.spec.strategies, dataset=run.spec.dataset,
-                       protocol=run.spec.parameters.get("protocol") or "fbi",
+                       strategies=run.spec.prompts, dataset=run.spec.dataset,
+                       protocol=run.spec.parameters.protocol or "fbi",
                        judgments=len(run.judgments)) for run in runs],
         rates=rates,
         comparisons=paired_comparisons(outcomes, named),
@@ -140,8 +140,8 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
 
 
 def _display_names(runs: list[Run]) -> dict[str, str]:
-    return {name: meta.get("display_name", name) for run in runs
-            for name, meta in run.spec.strategies.items()}
+    return {name: meta.display_name or name for run in runs
+            for name, meta in run.spec.prompts.items()}
 
 
 def explanation_check_rows(outcomes: list[InstanceOutcome],

@@ -29,7 +29,7 @@ from fbi.metrics import (
     response_consistency,
     retest_metrics,
 )
-from fbi.records import CallRecord, RunSpec
+from fbi.records import CallRecord, Parameters, RunSpec
 from fbi.robustness._items import LETTERS, Judge, normalise, parse_letter, split_answers
 
 SUITES = ("multiqa", "noise", "shuffle", "maqa")
@@ -248,13 +248,13 @@ def score_answers(spec: str, correctness: str = "f1", seed: int | None = None,
         own = _run_answers(path)
         if own is not None:
             answers, run = own
-            parameters = run.parameters if run else {}
+            parameters = run.parameters if run else Parameters()
             summary = summarise(
-                answers, parameters.get("seed", 0) if seed is None else seed,
-                possible_answers or parameters.get("possible_answers"),
-                tuple(run.selection.get("suites", ())) if run else None)
+                answers, (parameters.seed or 0) if seed is None else seed,
+                possible_answers or parameters.possible_answers,
+                tuple(run.selection.suites or ()) if run else None)
             named = {} if run is None else {  # as the run named them (the tables' titles)
-                "model": run.model, "dataset": run.dataset.get("spec", path.parent.name)}
+                "model": run.model, "dataset": run.dataset.spec or path.parent.name}
             return summary.model_copy(update={"source": str(path), **named})
     # (CSV: an empty cell is empty text, never pandas' NaN, whose text "nan" would be a gold)
     readers = {".jsonl": _exact_jsonl, ".csv": lambda p: pd.read_csv(p, keep_default_na=False),

@@ -21,7 +21,8 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -41,7 +42,16 @@ from fbi.metrics import (
     token_confidence,
 )
 from fbi.outputs import write_atomically
-from fbi.records import CallRecord, RunSpec
+from fbi.records import (
+    CallRecord,
+    DatasetRecord,
+    Parameters,
+    PromptRecord,
+    RunSettings,
+    RunSpec,
+    Selection,
+    TotalsRecord,
+)
 from fbi.robustness._items import (
     LETTERS,
     Judge,
@@ -65,16 +75,16 @@ from fbi.robustness._variants import (
 from fbi.runs import (
     BatchOptions,
     Call,
-    DryRun,
     Parsed,
+    Phase,
     Progress,
     RunTotals,
-    dry_run,
-    execute_into,
-    finished_ids,
+    Stage,
+    StageFolder,
     now,
     run_stage,
 )
+from fbi.settings import ModelSettings
 from fbi.templates import TemplateFolder
 
 ANSWER_SCHEMA = {"type": "object", "properties": {
@@ -96,26 +106,33 @@ class RewriteCall(CallRecord):
 
 @dataclass(frozen=True)
 class RobustnessConfig:
-    """What `fbi robustness run` measures: model, suites, their sizes, correctness rule and
-    sampling."""
-    model: str = LOCAL_JUDGE
+    """What `fbi robustness run` measures: the model under test (its settings), suites,
+    their sizes, correctness rule and sampling."""
+    model: ModelSettings = field(default_factory=lambda: ModelSettings(model=LOCAL_JUDGE))
     suites: tuple[str, ...] = SUITES
     rephrasings: int = 5
     shuffles: int = 4
     samples: int = 5
     seed: int = 0
-    api_base: str | None = None
-    concurrency: int = 8
     correctness: Literal["match", "f1", "embedding"] = "f1"
     threshold: float | None = None
     possible_answers: int | None = None  # K for certainty and M2; None: observed answers
-    max_tokens: int | None = None
-    max_cost: float | None = None
     limit: int | None = None  # only the first N questions
+
+    def __post_init__(self) -> None:
+        unknown = set(self.suites) - set(SUITES)
+        if unknown:
+            from fbi.taxonomy import unknown_name_message
+
+            raise InputError(unknown_name_message("suite", sorted(unknown)[0], list(SUITES)))
+        if self.correctness not in ("match", "f1", "embedding"):
+            raise InputError(f"correctness {self.correctness!r}: give match, f1 or embedding")
+        if self.threshold is not None and not 0 <= self.threshold <= 1:
+            raise InputError(f"threshold {self.threshold}: give a number from 0 to 1")
 
     @property
     def reply_tokens(self) -> int:
-        return self.max_tokens or 200
+        return self.model.max_tokens or 200
 
 
 @dataclass(frozen=True)
@@ -133,19 +150,21 @@ class AnswerJob:
         return f"{self.item.id}|{self.suite}|{self.variant.id}|{self.sample}"
 
 
-class RobustnessRun:
+class RobustnessRun(Stage):
+    """The suites of one model over QA items, as a stage of the run harness: rewrites,
+    then answers, then the metrics (:meth:`finish`)."""
+
     def __init__(self, items: list[QAItem], config: RobustnessConfig, output_dir: str | Path,
                  dataset_spec: str = "sample", force: bool = False):
-        unknown = set(config.suites) - set(SUITES)
-        if unknown:
-            from fbi.taxonomy import unknown_name_message
-
-            raise InputError(unknown_name_message("suite", sorted(unknown)[0], list(SUITES)))
         self.all_items = items  # what the dataset holds: its fingerprint is the dataset's
         items = items[:config.limit] if config.limit else items
         self.items, self.config, self.dataset_spec = items, config, dataset_spec
         self.output_dir = Path(output_dir)
         self.force = force  # write beside files fbi did not write (never over them)
+        self.settings = config.model
+        self.folder = StageFolder(self.output_dir / "run.json", force=force, writes=(
+            "rewrites.jsonl", "answers.jsonl", "robustness.json", "rewrites.batches.jsonl",
+            "answers.batches.jsonl"))
         self.templates = TemplateFolder("prompts")
         self.judge = Judge(config.correctness, config.threshold)
 
@@ -154,8 +173,9 @@ class RobustnessRun:
     def rewrite_request(self, item: QAItem) -> ModelRequest:
         text = self.templates.render("_qa_rewrite.jinja", question=item.question,
                                      count=self.config.rephrasings)
-        return ModelRequest(self.config.model, (("user", text),), 1.0, 600, REWRITE_SCHEMA,
-                            self.config.api_base)
+        return ModelRequest(self.settings.model, (("user", text),), 1.0, 600,
+                            REWRITE_SCHEMA, self.settings.api_base,
+                            model_args=self.settings.model_args)
 
     def answer_request(self, job: AnswerJob) -> ModelRequest:
         variant = job.variant
@@ -169,9 +189,9 @@ class RobustnessRun:
         # MAQA asks for token log-probabilities; a provider without them is not asked
         # (ModelClient leaves the parameter out) and its answers carry no confidence.
         top_logprobs = 5 if job.suite == "maqa" else 0
-        return ModelRequest(self.config.model, messages, job.temperature,
-                            self.config.reply_tokens, ANSWER_SCHEMA, self.config.api_base,
-                            top_logprobs)
+        return ModelRequest(self.settings.model, messages, job.temperature,
+                            self.config.reply_tokens, ANSWER_SCHEMA, self.settings.api_base,
+                            top_logprobs, model_args=self.settings.model_args)
 
     # -- planning ------------------------------------------------------------------
 
@@ -232,82 +252,72 @@ class RobustnessRun:
     def spec(self, totals: RunTotals | None = None) -> RunSpec:
         from fbi import __version__
 
-        stamp = now()
+        stamp, config, settings = now(), self.config, self.settings
         templates = ("_qa_answer.jinja", "_qa_rewrite.jinja")
-        parameters = {k: v for k, v in self.config.__dict__.items()
-                      if k not in ("model", "suites", "api_base", "concurrency", "max_cost",
-                                   "limit")}
         return RunSpec(
             kind="robustness", fbi_version=__version__, litellm_version=litellm_version(),
-            model=self.config.model, api_base=self.config.api_base,
-            prompts={t.removesuffix(".jinja"): {"template_sha": self.templates.sha(t)}
+            model=settings.model, api_base=settings.api_base,
+            prompts={t.removesuffix(".jinja"): PromptRecord(template_sha=self.templates.sha(t))
                      for t in templates},
-            dataset={"spec": self.dataset_spec, "questions": len(self.items),
-                     "fingerprint": hashlib.sha256("\n".join(
-                         i.model_dump_json() for i in self.all_items).encode()).hexdigest()},
-            selection={"suites": list(self.config.suites), "limit": self.config.limit},
-            parameters=parameters,
-            settings={"concurrency": self.config.concurrency,
-                      "max_cost": self.config.max_cost},
+            dataset=DatasetRecord(spec=self.dataset_spec, questions=len(self.items),
+                                  fingerprint=hashlib.sha256("\n".join(
+                                      i.model_dump_json() for i in self.all_items
+                                  ).encode()).hexdigest()),
+            selection=Selection(suites=list(config.suites), limit=config.limit),
+            parameters=Parameters(
+                rephrasings=config.rephrasings, shuffles=config.shuffles,
+                samples=config.samples, seed=config.seed, correctness=config.correctness,
+                threshold=config.threshold, possible_answers=config.possible_answers,
+                max_tokens=settings.max_tokens,
+                model_args=settings.recorded_model_args() or None),
+            settings=RunSettings(concurrency=settings.concurrency, max_cost=settings.max_cost),
             command=list(sys.argv), created_at=stamp, updated_at=stamp,
-            totals={} if totals is None else totals.as_dict())
+            totals=TotalsRecord() if totals is None else totals.record())
 
     # -- running -------------------------------------------------------------------
 
-    def _known_calls(self) -> list[Call]:
-        """Rewrite calls and the answer calls known so far (answers to rephrasings are
-        known once the rewrites exist)."""
+    def phases(self) -> Iterator[Phase]:
+        rewrites = Phase(self.output_dir / "rewrites.jsonl", RewriteCall,
+                         self.rewrite_calls(), shown=False)
+        if self.needs_rewrites():
+            yield rewrites
+        answers = self.plan_answers(self._finished_rewrites(rewrites.records))
+        self._planned = answers
+        yield Phase(self.output_dir / "answers.jsonl", QAAnswer, self.answer_calls(answers))
+
+    def probe_requests(self) -> list[ModelRequest] | None:
         rewrites = self._finished_rewrites(read_log(self.output_dir / "rewrites.jsonl",
                                                     RewriteCall).latest())
-        return (self.rewrite_calls() if self.needs_rewrites() else []) + \
+        known = (self.rewrite_calls() if self.needs_rewrites() else []) + \
             self.answer_calls(self.plan_answers(rewrites))
-
-    def dry_run(self, client: ModelClient) -> DryRun:
-        calls = self._known_calls()
-        done = finished_ids(self.output_dir / "rewrites.jsonl", RewriteCall) + \
-            finished_ids(self.output_dir / "answers.jsonl", QAAnswer)
-        return dry_run(calls, client, done)
+        return [c.request for c in known] or None
 
     def run(self, client: ModelClient, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:
         """Rewrites, then answers, then the metrics. In batch mode, answers wait until
         the rewrites are back, and the metrics until the answers are."""
-        with run_stage(self.spec, self.output_dir / "run.json", client, self.config.model,
-                       self.config.api_base,
-                       lambda: [c.request for c in self._known_calls()] or None,
-                       batch, self.config.max_cost, force=self.force,
-                       writes=("rewrites.jsonl", "answers.jsonl", "robustness.json",
-                               "rewrites.batches.jsonl", "answers.batches.jsonl")) as totals:
-            rewrites: dict[str, list[str]] = {}
-            if self.needs_rewrites():
-                phase, records = execute_into(
-                    self.output_dir / "rewrites.jsonl", RewriteCall, self.rewrite_calls(),
-                    client, self.config.concurrency, None, self.config.max_cost, batch)
-                totals.merge(phase)
-                rewrites = self._finished_rewrites(records)
-            jobs = self.plan_answers(rewrites)
-            answered = not (totals.interrupted or totals.stopped_by_budget
-                            or totals.stopped_by or totals.in_batches)
-            if answered:
-                phase, records = execute_into(
-                    self.output_dir / "answers.jsonl", QAAnswer, self.answer_calls(jobs),
-                    client, self.config.concurrency, progress, self.config.max_cost, batch)
-                totals.merge(phase)
-            # the metrics, from what is answered (a budget or Ctrl-C leaves some out); not
-            # while answers are still at the provider or the model became unavailable
-            if answered and not totals.in_batches and not totals.stopped_by:
-                wanted = {job.call_id for job in jobs}
-                answers = [a for k, a in records.items() if k in wanted]
-                summary = summarise(answers, self.config.seed, self.config.possible_answers,
-                                    self.config.suites, planned_suites(jobs))
-                summary = summary.model_copy(update={
-                    "model": self.config.model, "dataset": self.dataset_spec,
-                    "rewrites": {"asked": len(self.items) if rewrites or
-                                 self.needs_rewrites() else 0,
-                                 "usable": sum(bool(r) for r in rewrites.values())}})
-                write_atomically(self.output_dir / "robustness.json",
-                                 summary.model_dump_json(indent=2) + "\n")
-        return totals
+        self._planned: list[AnswerJob] | None = None
+        return run_stage(self, client, progress, batch)
+
+    def finish(self, totals: RunTotals) -> None:
+        """The metrics, from what is answered (a budget or Ctrl-C leaves some out); not
+        while answers are still at the provider, the model became unavailable, or the
+        answers were never asked (the rewrites did not finish)."""
+        if self._planned is None or totals.in_batches or totals.stopped_by:
+            return
+        wanted = {job.call_id for job in self._planned}
+        records = read_log(self.output_dir / "answers.jsonl", QAAnswer).latest()
+        answers = [a for k, a in records.items() if k in wanted]
+        rewrites = self._finished_rewrites(read_log(self.output_dir / "rewrites.jsonl",
+                                                    RewriteCall).latest())
+        summary = summarise(answers, self.config.seed, self.config.possible_answers,
+                            self.config.suites, planned_suites(self._planned))
+        summary = summary.model_copy(update={
+            "model": self.settings.model, "dataset": self.dataset_spec,
+            "rewrites": {"asked": len(self.items) if rewrites or self.needs_rewrites()
+                         else 0, "usable": sum(bool(r) for r in rewrites.values())}})
+        write_atomically(self.output_dir / "robustness.json",
+                         summary.model_dump_json(indent=2) + "\n")
 
     def _finished_rewrites(self, records: dict[str, RewriteCall]) -> dict[str, list[str]]:
         wanted = {f"{item.id}|rewrite" for item in self.items}

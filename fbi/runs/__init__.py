@@ -7,7 +7,8 @@ perturb, robustness).
   and how calls run: concurrency, budget, dry run, progress, interruption;
 * :mod:`fbi.runs._read` — reading a judge run folder back for analysis;
 * :mod:`fbi.runs._batch` — the same calls through a provider's batch API;
-* :mod:`fbi.runs._stage` — what every stage does around its calls (:func:`run_stage`).
+* :mod:`fbi.runs._stage` — the stage protocol (:class:`Stage`, its :class:`Phase` logs)
+  and what every stage does around its calls (:func:`run_stage`, :func:`price_stage`).
 
 Logs are written and read with the core's one JSONL policy, :mod:`fbi.logs`.
 """
@@ -38,7 +39,7 @@ from fbi.runs._execute import (
 )
 from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
 from fbi.runs._read import Run, load_run
-from fbi.runs._stage import execute_into, run_stage
+from fbi.runs._stage import Phase, Stage, StageFolder, price_stage, run_stage
 
 __all__ = [
     "BatchOptions",
@@ -48,23 +49,26 @@ __all__ = [
     "DryRun",
     "NoProgress",
     "Parsed",
+    "Phase",
     "Progress",
     "Run",
     "RunBusy",
     "RunFolder",
     "RunTotals",
+    "Stage",
+    "StageFolder",
     "batches_path",
     "check_batchable",
     "dry_run",
     "estimate_from_sample",
     "execute",
-    "execute_into",
     "finished_ids",
     "identity_differences",
     "load_run",
     "now",
     "perform",
     "price_call",
+    "price_stage",
     "read_batches",
     "read_spec",
     "record_of",

@@ -58,6 +58,7 @@ from fbi.logs import AppendLog, append_durably, read_log
 from fbi.provider_errors import describe_error
 from fbi.redaction import public_url, redact_known_secrets
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
+from fbi.settings import ModelSettings
 
 #: OpenAI's limits per batch input file (Mistral's are higher; one split serves both).
 MAX_REQUESTS_PER_FILE = 50_000
@@ -147,12 +148,19 @@ def read_batches(path: str | Path) -> dict[str, BatchRecord]:
     return {record.batch_id: record for record in contents.records}
 
 
-def check_batchable(batch: BatchOptions | None, max_cost: float | None) -> None:
-    """Refuse `--max-cost` with `--batch`: a batch's cost is known only when it returns."""
-    if batch is not None and max_cost is not None:
+def check_batchable(batch: BatchOptions | None, settings: ModelSettings) -> None:
+    """Refuse what batch mode cannot keep: a budget (a batch's cost is known only when it
+    returns) and a pool of servers (a batch goes to one provider)."""
+    if batch is None:
+        return
+    if settings.max_cost is not None:
         raise InputError("--max-cost cannot be kept in batch mode: a batch's cost is known "
                          "only when it returns. Fix: price the run with --dry-run and leave "
                          "out --max-cost, or run without --batch")
+    if settings.api_pool:
+        raise InputError("--batch sends the calls to one provider's batch service: give "
+                         "one --api-base, or leave out --batch to spread live calls over "
+                         "the servers")
 
 
 def provider_of(model: str, api_base: str | None) -> tuple[str, str]:

@@ -40,7 +40,7 @@ from fbi.llm import (
     estimate_cost,
 )
 from fbi.logs import AppendLog, read_log
-from fbi.records import CallRecord
+from fbi.records import CallRecord, TotalsRecord
 
 #: Seconds the calls in flight get to finish after the first Ctrl-C.
 GRACE_S = 3.0
@@ -189,16 +189,16 @@ class RunTotals:
         self.errors = (self.errors + other.errors)[:5]
         return self
 
-    def as_dict(self) -> dict[str, Any]:
+    def record(self) -> TotalsRecord:
         """The totals kept in run.json."""
-        return {"calls": self.total, "done_before": self.already_done,
-                "completed": self.completed, "cached": self.cached,
-                "requests": self.requests, "unparseable": self.unparseable,
-                "failed": self.failed, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost, 6),
-                "stopped_by_budget": self.stopped_by_budget, "interrupted": self.interrupted,
-                "stopped_by": self.stopped_by, "in_batches": self.in_batches,
-                "submitted_in_batches": self.submitted}
+        return TotalsRecord(
+            calls=self.total, done_before=self.already_done, completed=self.completed,
+            cached=self.cached, requests=self.requests, unparseable=self.unparseable,
+            failed=self.failed, prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens, cost_usd=round(self.cost, 6),
+            stopped_by_budget=self.stopped_by_budget, interrupted=self.interrupted,
+            stopped_by=self.stopped_by, in_batches=self.in_batches,
+            submitted_in_batches=self.submitted)
 
 
 def estimated_cost(request: ModelRequest) -> float | None:

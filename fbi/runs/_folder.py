@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from fbi.errors import InputError, validation_summary
 from fbi.outputs import claim_folder, mark_written, write_atomically
-from fbi.records import RunSpec
+from fbi.records import RunSpec, identity_of
 
 LOCK_NAME = ".fbi.lock"
 
@@ -69,15 +69,17 @@ def identity_differences(old: RunSpec, new: RunSpec) -> list[str]:
     compare("kind", old.kind, new.kind)
     compare("model", old.model, new.model)
     compare("api_base", old.api_base, new.api_base)
-    compare("dataset", old.dataset.get("fingerprint"), new.dataset.get("fingerprint"))
-    for key in sorted(set(old.selection) | set(new.selection)):
-        compare(f"selection {key}", old.selection.get(key), new.selection.get(key))
-    for key in sorted(set(old.parameters) | set(new.parameters)):
-        compare(key, old.parameters.get(key), new.parameters.get(key))
+    compare("dataset", old.dataset.fingerprint, new.dataset.fingerprint)
+    for prefix, a_part, b_part in (("selection ", old.selection, new.selection),
+                                   ("", old.parameters, new.parameters)):
+        a, b = identity_of(a_part), identity_of(b_part)
+        for key in sorted(set(a) | set(b)):
+            compare(f"{prefix}{key}", a.get(key), b.get(key))
     for name in sorted(set(old.prompts) & set(new.prompts)):  # new prompts may join a run
         a, b = old.prompts[name], new.prompts[name]
-        for key in ("version", "template_sha", "score_range"):
-            compare(f"{name} {key}", a.get(key), b.get(key))
+        compare(f"{name} version", a.version, b.version)
+        compare(f"{name} template_sha", a.template_sha, b.template_sha)
+        compare(f"{name} score_range", a.score_range, b.score_range)
     return differences
 
 
@@ -149,7 +151,9 @@ class RunFolder:
                                        "updated_at": now()})
         self.created_at = spec.created_at
         try:
-            write_atomically(self.spec_path, spec.model_dump_json(indent=2) + "\n")
+            # (unset fields left out: a run.json holds what was asked, as ever)
+            write_atomically(self.spec_path,
+                             spec.model_dump_json(indent=2, exclude_none=True) + "\n")
         except OSError as error:
             raise InputError(f"{self.spec_path}: cannot be written ({error.strerror}). Fix: "
                              "free some space or choose a writable --output") from None

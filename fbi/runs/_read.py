@@ -72,7 +72,7 @@ class Run:
 
     @property
     def label(self) -> str:
-        return self.spec.label or self.spec.judge
+        return self.spec.label or self.spec.model
 
 
 def load_run(folder: str | Path, full: bool = True) -> Run:

@@ -1,20 +1,28 @@
-"""What every model-calling stage does around its calls, written once (issue 25).
+"""The stage protocol: what a model-calling stage is to the run harness, and running one.
 
-A stage (evaluate, explain-check, perturb's LLM engine, a robustness run) refuses a
-batch with a budget, checks its folder before anything else (read only, so a refusal
-comes before the probe call), probes the model, locks the folder and writes its spec,
-runs its calls into a log — live or through a provider's batch API — and writes the spec
-again with the totals: :func:`run_stage` around :func:`execute_into`.
+Every stage that calls a model (evaluate, explain-check, perturb's LLM engine, a
+robustness run) is a :class:`Stage`: its :class:`~fbi.settings.ModelSettings`, where its
+state lives (:class:`StageFolder`), the :class:`~fbi.records.RunSpec` it writes, and its
+calls grouped in :class:`Phase` logs, each call a :class:`~fbi.runs.Call` that says how its
+reply becomes a record. :func:`run_stage` does the rest, the same for all: refuses what
+cannot be kept (a budget with batches, a pool with batches), checks the folder before
+anything (read only, so a refusal comes before the probe call), probes the model, locks
+the folder, writes the spec, runs each phase into its log — live or through a provider's
+batch API — and writes the spec again with the totals. :func:`price_stage` is the same
+walk for ``--dry-run``: it calls and writes nothing.
+
+A new stage subclasses :class:`Stage` (docs/contributing.md has a whole example).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fbi.llm import ModelClient, ModelRequest
-from fbi.logs import AppendLog
+from fbi.logs import AppendLog, read_log
 from fbi.records import CallRecord, RunSpec
 from fbi.runs._batch import (
     BatchOptions,
@@ -23,59 +31,169 @@ from fbi.runs._batch import (
     check_batchable,
     provider_of,
 )
-from fbi.runs._execute import Call, Progress, RunTotals, execute
+from fbi.runs._execute import (
+    Call,
+    DryRun,
+    Progress,
+    RunTotals,
+    dry_run,
+    execute,
+    finished_ids,
+)
 from fbi.runs._folder import RunFolder
+from fbi.settings import ModelSettings
 
 
-@contextmanager
-def run_stage(spec: Callable[[RunTotals | None], RunSpec], spec_path: str | Path,
-              client: ModelClient, model: str, api_base: str | None,
-              first_requests: Callable[[], Iterable[ModelRequest] | None],
-              batch: BatchOptions | None,
-              max_cost: float | None, *, lock_path: str | Path | None = None,
-              own_folder: bool = True, force: bool = False, writes: tuple[str, ...] = ()
-              ) -> Iterator[RunTotals]:
-    """The frame of one stage's run; yields the totals its phases merge into, and writes
-    them into the spec when the block ends (an interruption included: the totals say
-    so). ``spec(totals)`` builds the run's spec; ``first_requests()`` gives the calls the
-    probe may be answered by from the cache (None: not known yet), asked only once the
-    folder passed its check."""
-    check_batchable(batch, max_cost)
+@dataclass
+class Phase:
+    """One log of a stage's calls, run as one: live, or through a provider's batches."""
+
+    log: Path
+    """The append-only log the calls' records go into."""
+    record_type: type[CallRecord]
+    """What a line of it is."""
+    calls: Iterable[Call]
+    """The calls, planned; a generator is taken one call at a time (then give ``total``)."""
+    total: int | None = None
+    """How many calls ``calls`` yields, when it is a generator."""
+    shown: bool = True
+    """Drawn on the progress bar."""
+    keep_records: bool = True
+    """Hold the log's records in :attr:`records` afterwards (a judge run's do not: 50,000
+    replies)."""
+    visit: Callable[[CallRecord], None] | None = None
+    """Sees each record already in the log as it is opened."""
+    prepare: Callable[[AppendLog], None] | None = None
+    """May rewrite the log before the calls run (a newer parser's reading)."""
+    records: dict[str, CallRecord] = field(default_factory=dict)
+    """After the phase: the log's records by call id (with ``keep_records``)."""
+    totals: RunTotals | None = None
+    """After the phase: what it did."""
+
+
+@dataclass(frozen=True)
+class StageFolder:
+    """Where a stage keeps its state."""
+
+    spec_path: Path
+    """The run spec (``run.json``, ``QUEUE.run.json``, ...)."""
+    lock_path: Path | None = None
+    """The one-writer lock; default ``.fbi.lock`` beside the spec."""
+    own_folder: bool = True
+    """The spec's folder is the run's (not a user's folder it sits in, as a queue's)."""
+    force: bool = False
+    """Write beside files fbi did not write (never over them)."""
+    writes: tuple[str, ...] = ()
+    """The other files the run writes in its folder."""
+
+
+class Stage(ABC):
+    """A model-calling stage (see the module docstring)."""
+
+    settings: ModelSettings
+    folder: StageFolder
+
+    @abstractmethod
+    def spec(self, totals: RunTotals | None = None) -> RunSpec:
+        """What the run is: its identity, settings and (with ``totals``) what it did."""
+
+    @abstractmethod
+    def phases(self) -> Iterator[Phase]:
+        """The phases, in order. A generator may plan a phase from what the previous one
+        recorded (its ``records``, filled in by the harness before the next is asked
+        for); the harness asks for no further phase once a run stops (Ctrl-C, budget,
+        model unavailable) or leaves calls in provider batches."""
+
+    def probe_requests(self) -> Iterable[ModelRequest] | None:
+        """The run's first requests, to skip the probe when the cache answers them all;
+        None (the default): not known yet, probe anyway."""
+        return None
+
+    def finish(self, totals: RunTotals) -> None:  # noqa: B027 (most stages need none)
+        """After the phases, inside the lock (robustness: its metrics). Default: nothing."""
+
+    def dry_run(self, client: ModelClient) -> DryRun:
+        """Calls still to make, their tokens and cost; writes nothing (:func:`price_stage`)."""
+        return price_stage(self, client)
+
+
+def run_stage(stage: Stage, client: ModelClient, progress: Progress | None = None,
+              batch: BatchOptions | None = None) -> RunTotals:
+    """Run (or resume) ``stage``; returns what this invocation did. A budget stop, an
+    interruption, a model that became unavailable and calls left in batches are in the
+    totals, with everything finished saved."""
+    settings, folder = stage.settings, stage.folder
+    check_batchable(batch, settings)
     if batch is not None:  # a provider whose batch API fbi does not drive: said first
-        provider_of(model, api_base)
-    RunFolder.check(spec(None), spec_path, own_folder=own_folder, force=force, writes=writes)
-    client.preflight(model, api_base, first_requests())
-    with RunFolder.open(spec(None), spec_path, lock_path, own_folder=own_folder, force=force,
-                        writes=writes) as folder:
-        totals = RunTotals()
-        yield totals
-        folder.write(spec(totals))
+        provider_of(settings.model, settings.api_base)
+    RunFolder.check(stage.spec(None), folder.spec_path, own_folder=folder.own_folder,
+                    force=folder.force, writes=folder.writes)
+    client.preflight(settings.model, settings.api_base, stage.probe_requests())
+    with RunFolder.open(stage.spec(None), folder.spec_path, folder.lock_path,
+                        own_folder=folder.own_folder, force=folder.force,
+                        writes=folder.writes) as run_folder:
+        totals = RunTotals(budget=settings.max_cost)
+        for phase in stage.phases():
+            phase.totals, phase.records = execute_phase(
+                phase, client, settings, progress if phase.shown else None, batch)
+            totals.merge(phase.totals)
+            if stopped(totals):
+                break
+        stage.finish(totals)
+        run_folder.write(stage.spec(totals))  # (not after a failure: the disk may be full)
+    return totals
 
 
-def execute_into(path: str | Path, record_type: type[CallRecord], calls: Iterable[Call],
-                 client: ModelClient, concurrency: int = 8, progress: Progress | None = None,
-                 max_cost: float | None = None, batch: BatchOptions | None = None, *,
-                 keep_records: bool = True, visit: Callable[[CallRecord], None] | None = None,
-                 prepare: Callable[[AppendLog], None] | None = None, total: int | None = None
-                 ) -> tuple[RunTotals, dict[str, CallRecord]]:
-    """The calls into the log at ``path`` (opened and closed here), live (:func:`execute`,
-    the calls taken as a stream) or through the provider's batch API (``batch``); returns
-    the totals and, with ``keep_records``, the log's records by call id. ``visit`` sees
-    each record already in the log as it is opened; ``prepare`` may rewrite the log
-    before the calls run. The caller holds the run's lock (:func:`run_stage`)."""
-    log = AppendLog(path, record_type, keep_records=keep_records, visit=visit)
+def stopped(totals: RunTotals) -> bool:
+    """Whether no further phase may start: interrupted, over budget, the model gone, or
+    calls still at the provider."""
+    return bool(totals.interrupted or totals.stopped_by_budget or totals.stopped_by
+                or totals.in_batches)
+
+
+def execute_phase(phase: Phase, client: ModelClient, settings: ModelSettings,
+                  progress: Progress | None, batch: BatchOptions | None
+                  ) -> tuple[RunTotals, dict[str, CallRecord]]:
+    """One phase's calls into its log (opened and closed here), live (the calls taken as
+    a stream) or through the provider's batch API; returns the totals and, with
+    ``keep_records``, the log's records by call id."""
+    log = AppendLog(phase.log, phase.record_type, keep_records=phase.keep_records,
+                    visit=phase.visit)
     try:
-        if prepare is not None:
-            prepare(log)
+        if phase.prepare is not None:
+            phase.prepare(log)
+        calls = phase.calls
         if batch is not None:
             calls = list(calls)  # a batch file holds them all
         if batch is not None and calls:
             request = calls[0].request
-            runner = BatchRunner(batches_path(path), client, request.model,
+            runner = BatchRunner(batches_path(phase.log), client, request.model,
                                  request.api_base, batch)
             totals = runner.run(calls, log, progress)
         else:
-            totals = execute(calls, client, log, concurrency, progress, max_cost, total=total)
+            totals = execute(calls, client, log, settings.concurrency, progress,
+                             settings.max_cost, total=phase.total)
     finally:
         log.close()
     return totals, log.records
+
+
+def price_stage(stage: Stage, client: ModelClient) -> DryRun:
+    """The dry run of a stage: its folder checked (a folder holding another run is refused
+    here too), each phase's calls priced against its log; nothing called or written. A
+    phase planned from the previous one's records sees them as the logs hold them."""
+    folder = stage.folder
+    RunFolder.check(stage.spec(None), folder.spec_path, own_folder=folder.own_folder,
+                    force=folder.force, writes=folder.writes)
+    total, costs = DryRun(), []
+    for phase in stage.phases():
+        finished = finished_ids(phase.log, phase.record_type)
+        priced = dry_run(phase.calls, client, finished)
+        total.add(priced)
+        total.missing = total.missing or priced.missing
+        if priced.to_call:
+            costs.append(priced.cost_usd)
+        phase.records = read_log(phase.log, phase.record_type).latest()
+    if costs:  # unknown when any phase's is
+        total.cost_usd = None if None in costs else sum(costs)
+    return total

@@ -1,0 +1,77 @@
+"""What `fbi report` and `fbi robustness` print on the terminal, as renderer-neutral
+blocks (a sentence, or a table's title, header and rows): the CLI draws them with rich,
+80 columns wide; this module decides what is shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fbi.metrics import RobustnessResults
+from fbi.report._human import human_tables
+from fbi.report._manipulation import manipulation_table
+from fbi.report._markdown import coverage_warning
+from fbi.report._robustness import robustness_tables, suite_tables
+from fbi.report._schema import RobustnessEntry, Summary
+from fbi.report._tables import PREFERENCE_NOTE, ability_columns, table_3, weighted_table
+from fbi.report._verdict import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
+
+
+@dataclass
+class Block:
+    """A sentence (``text``) or a table (``title``, ``header``, ``rows``)."""
+
+    text: str = ""
+    title: str = ""
+    header: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    alert: bool = False  # a sentence that says something failed
+
+
+def report_warnings(summary: Summary) -> list[str]:
+    """The summary's problems and its coverage gaps, one warning each."""
+    return summary.problems + [coverage_warning(r) for r in summary.coverage]
+
+
+def terminal_report(summary: Summary) -> list[Block]:
+    """The comparison's verdict first, then paper Table 3 per judge, the weighted scores,
+    robustness, manipulation and human agreement: what fits a terminal."""
+    blocks: list[Block] = []
+    if summary.comparisons:
+        blocks += [Block(text=sentence) for sentence in verdict_sentences(summary)]
+        blocks += [Block(title=t, header=h, rows=r) for t, h, r in verdict_pair_tables(summary)]
+        blocks.append(Block(text=VERDICT_LEGEND))
+    shown = {"paper": "paper's convention", "authors": "authors' script's convention"}.get(
+        summary.convention, "[95% interval]")
+    columns = ability_columns(summary)
+    what = (f"% undetected ({shown}); SI: % retained" if "LF" in columns else "") + (
+        ("; " if "LF" in columns else "") + f"Pref: % error, 1 − accuracy ({shown})"
+        if "Pref" in columns else "")
+    for judge in sorted({r.judge for r in summary.rates}):
+        header, rows = table_3(summary, judge)
+        blocks.append(Block(title=f"{judge}: {what}", header=header, rows=rows))
+    if "Pref" in columns:
+        blocks.append(Block(text=PREFERENCE_NOTE))
+    if summary.weighted_scores:
+        blocks.append(Block("", "% undetected under the sampled and the probability-"
+                            "weighted score (--logprobs) [95% interval]",
+                            *weighted_table(summary)))
+    blocks += [Block(title=t, header=h, rows=r) for t, h, r in robustness_tables(summary)]
+    if summary.manipulation:
+        blocks.append(Block("", "Under manipulation: errors caught in the twins, then missed",
+                            *manipulation_table(summary, terminal=True)))
+    blocks += [Block(title=t, header=h, rows=r)
+               for t, h, r in human_tables(summary, terminal=True)]
+    return blocks
+
+
+def robustness_blocks(results: RobustnessResults) -> list[Block]:
+    """One robustness run's (or answers table's) failed and skipped suites and its
+    tables."""
+    blocks = [Block(text=f"suite {suite} failed: {reason}", alert=True)
+              for suite, reason in results.failed_suites.items()]
+    blocks += [Block(text=f"suite {suite} skipped: {reason}")
+               for suite, reason in results.skipped_suites.items()]
+    entry = RobustnessEntry(**{**dict(results), "folder": "", "model": results.model or "–",
+                               "dataset": results.dataset or results.source or "–"})
+    blocks += [Block(title=t, header=h, rows=r) for t, h, r in suite_tables([entry])]
+    return blocks
