@@ -1,0 +1,85 @@
+"""Issue 39: one stage protocol. The contributing page's example stage (a whole new
+stage in one file, docs/examples/gold_audit.py) runs, resumes, prices and refuses like
+fbi's own; every model-calling stage of fbi implements the same protocol."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from openai_server import ChatServer
+
+from fbi import load_dataset
+from fbi.errors import InputError
+from fbi.llm import ModelClient
+from fbi.runs import Stage
+from fbi.settings import ModelSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def example():
+    spec = importlib.util.spec_from_file_location(
+        "gold_audit", ROOT / "docs" / "examples" / "gold_audit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def audits(request: dict) -> str:
+    """A model that finds every gold answer correct, except those mentioning Marlowe."""
+    text = request["messages"][-1]["content"]
+    return json.dumps({"correct": "Marlowe" not in text})
+
+
+def test_the_example_stage_runs_resumes_and_prices_like_fbis_own(tmp_path):
+    gold_audit = example()
+    dataset = load_dataset("sample")
+    with ChatServer(script=audits) as server:
+        settings = ModelSettings(model="openai/auditor", api_base=server.url)
+        stage = gold_audit.GoldAuditStage(dataset, settings, tmp_path / "audit")
+        assert isinstance(stage, Stage)
+        totals = stage.run(ModelClient())
+        assert totals.completed == len(dataset) and totals.failed == 0
+        records = [json.loads(line) for line in
+                   (tmp_path / "audit" / "audit.jsonl").read_text().splitlines()]
+        assert len(records) == len(dataset) and all(r["correct"] is True for r in records)
+        spec = json.loads((tmp_path / "audit" / "run.json").read_text())
+        assert spec["totals"]["completed"] == len(dataset) and spec["model"] == "openai/auditor"
+        asked = server.counts["ok"]
+        again = stage.run(ModelClient())  # resumed: nothing to make, nothing asked
+        assert again.completed == 0 and again.already_done == len(dataset)
+        assert server.counts["ok"] == asked
+        priced = stage.dry_run(ModelClient())
+        assert priced.calls == len(dataset) and priced.done == len(dataset)
+        assert priced.to_call == 0
+        other = gold_audit.GoldAuditStage(
+            dataset, ModelSettings(model="openai/other", api_base=server.url),
+            tmp_path / "audit")
+        with pytest.raises(InputError, match="holds another run"):
+            other.run(ModelClient())
+
+
+def test_every_model_calling_stage_implements_the_protocol():
+    from fbi.judge import Evaluation, ExplanationChecks
+    from fbi.perturb import Perturber
+    from fbi.robustness import RobustnessRun
+
+    for stage in (Evaluation, ExplanationChecks, Perturber, RobustnessRun):
+        assert issubclass(stage, Stage), stage
+
+
+def test_only_the_harness_runs_calls():
+    """A stage plans; the harness runs: no stage module calls the runner or the batch
+    engine itself (the stage protocol is the one way in)."""
+    offenders = []
+    for path in (ROOT / "fbi").rglob("*.py"):
+        if path.parent.name == "runs":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for name in ("execute(", "BatchRunner(", "execute_phase(", "RunFolder.open("):
+            if name in text:
+                offenders.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not offenders, offenders
