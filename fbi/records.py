@@ -223,7 +223,8 @@ def judge_name(label: str | None, model: str) -> str:
     return f"{label} ({model})" if label and label != model else model
 
 
-RunKind = Literal["evaluate", "explain-check", "perturb", "robustness"]
+#: The kinds of run fbi's own stages write; a new stage names its own (RunSpec.kind).
+RUN_KINDS = ("evaluate", "explain-check", "perturb", "robustness")
 
 
 class PromptRecord(BaseModel):
@@ -416,8 +417,9 @@ class RunSpec(BaseModel):
 
     schema_version: Literal[1, 2] = RUN_SCHEMA_VERSION
     """2; version 1 files (evaluate only) are read and upgraded."""
-    kind: RunKind = "evaluate"
-    """The stage: evaluate, explain-check, perturb or robustness."""
+    kind: str = Field(default="evaluate", min_length=1)
+    """The stage that wrote it: evaluate, explain-check, perturb, robustness (fbi's own,
+    :data:`RUN_KINDS`), or a new stage's own name."""
     label: str | None = None
     """The run's name in comparison reports (--label)."""
     fbi_version: str

@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 
-# Never reach for the network or a real user's cache from a test.
+# Never reach for the network or a real user's cache from a test: the response cache
+# (and anything else that would land in ~/.cache) goes to a folder of this test session,
+# in this process and every process a test starts (they inherit the environment).
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+_SESSION = Path(tempfile.mkdtemp(prefix="fbi-tests-"))
+os.environ["FBI_CACHE"] = str(_SESSION / "responses.sqlite")
+os.environ["XDG_CACHE_HOME"] = str(_SESSION / "xdg-cache")
 
 # Subprocesses run outside the checkout, so `python -m fbi` imports the installed package
 # (as a user's shell would) rather than the source tree.
@@ -26,3 +31,4 @@ def fbi_original() -> Path:
         pytest.skip(f"the original FBI release is not at {FBI_ORIGINAL} "
                     "(it lives in ../shared/data/fbi-original beside the checkout)")
     return FBI_ORIGINAL
+

@@ -64,3 +64,17 @@ def test_clear_asks_first(tmp_path):
 def test_a_missing_cache_is_a_message(tmp_path):
     result = fbi("cache", "info", "--cache", str(tmp_path / "none.sqlite"))
     assert result.exit_code == 2 and "no response cache here yet" in result.output
+
+
+def test_no_test_can_reach_the_users_cache():
+    """Issue 38: tests/conftest.py points the response cache (and every ~/.cache) at a
+    folder of the test session, for every test and every process a test starts."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from fbi.cache import default_cache_path
+
+    assert default_cache_path().is_relative_to(tempfile.gettempdir())
+    assert not default_cache_path().is_relative_to(Path.home() / ".cache")
+    assert os.environ["XDG_CACHE_HOME"].startswith(tempfile.gettempdir())

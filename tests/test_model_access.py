@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from conftest import OUTSIDE_CHECKOUT
@@ -25,17 +24,18 @@ def env_without_keys(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**env, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "COLUMNS": "200", **extra}
 
 
-def fbi(tmp_path: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, float]:
-    started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "fbi", *args], capture_output=True,
-                            text=True, timeout=300, cwd=OUTSIDE_CHECKOUT,
-                            env=env_without_keys(tmp_path, **env))
-    return result, time.monotonic() - started
+def fbi(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fbi", *args], capture_output=True,
+                          text=True, timeout=300, cwd=OUTSIDE_CHECKOUT,
+                          env=env_without_keys(tmp_path, **env))
 
 
-def configuration_error(result, seconds: float, *words: str) -> None:
+def configuration_error(result, *words: str) -> None:
+    """Fail fast means: one message, exit 2, nothing retried (the callers count the
+    requests where a server can count them) — never a time bound, which a busy machine
+    would break."""
     assert result.returncode == 2, result.stdout + result.stderr
-    assert seconds < 10 and "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr
     assert result.stderr.count("error:") == 1
     for word in words:
         assert word in result.stderr, (word, result.stderr)
@@ -43,9 +43,9 @@ def configuration_error(result, seconds: float, *words: str) -> None:
 
 def test_a_refused_server_is_one_message_before_anything_is_written(tmp_path):
     out = tmp_path / "run"
-    result, seconds = fbi(tmp_path, "evaluate", "--judge", "openai/x", "--api-base",
+    result = fbi(tmp_path, "evaluate", "--judge", "openai/x", "--api-base",
                           "http://127.0.0.1:9/v1", "--output", str(out))
-    configuration_error(result, seconds, "unreachable", "check --api-base")
+    configuration_error(result, "unreachable", "check --api-base")
     assert not out.exists()
 
 
@@ -53,9 +53,9 @@ def test_a_missing_key_is_named_statically_and_a_dry_run_notes_it(tmp_path):
     """A run without a key stops before anything is written; a dry run (issue 26) prices
     the calls and names the key the real run will need."""
     args = ("evaluate", "--judge", "gpt-4-turbo", "--output", str(tmp_path / "run"))
-    result, seconds = fbi(tmp_path, *args)
-    configuration_error(result, seconds, "OPENAI_API_KEY", "--api-key")
-    dry, _ = fbi(tmp_path, *args, "--dry-run")
+    result = fbi(tmp_path, *args)
+    configuration_error(result, "OPENAI_API_KEY", "--api-key")
+    dry = fbi(tmp_path, *args, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     said = " ".join(dry.stdout.split())
     assert "to make" in said and "before the real run:" in said and "OPENAI_API_KEY" in said
@@ -63,18 +63,18 @@ def test_a_missing_key_is_named_statically_and_a_dry_run_notes_it(tmp_path):
 
 
 def test_an_unknown_model_is_named(tmp_path):
-    result, seconds = fbi(tmp_path, "evaluate", "--judge", "gpt-5-nonexistent", "--output",
+    result = fbi(tmp_path, "evaluate", "--judge", "gpt-5-nonexistent", "--output",
                           str(tmp_path / "run"))
-    configuration_error(result, seconds, "unknown model 'gpt-5-nonexistent'", "PROVIDER/MODEL")
+    configuration_error(result, "unknown model 'gpt-5-nonexistent'", "PROVIDER/MODEL")
 
 
 def test_a_model_the_server_does_not_have_and_a_wrong_key_fail_at_the_probe(tmp_path):
     with ChatServer(api_key=KEY, models=("judge",)) as server:
         base = ("evaluate", "--api-base", server.url, "--output", str(tmp_path / "run"))
-        result, seconds = fbi(tmp_path, *base, "--judge", "openai/other", "--api-key", KEY)
-        configuration_error(result, seconds, "not_found", "does not exist")
-        result, seconds = fbi(tmp_path, *base, "--judge", "openai/judge", "--api-key", "wrong")
-        configuration_error(result, seconds, "auth", "--api-key")
+        result = fbi(tmp_path, *base, "--judge", "openai/other", "--api-key", KEY)
+        configuration_error(result, "not_found", "does not exist")
+        result = fbi(tmp_path, *base, "--judge", "openai/judge", "--api-key", "wrong")
+        configuration_error(result, "auth", "--api-key")
         assert server.counts["ok"] == 2  # one probe each, no retries
     assert not (tmp_path / "run").exists()
 
@@ -84,13 +84,13 @@ def test_the_circuit_breaker_stops_a_run_whose_model_disappears(tmp_path):
     after five in a row — not after retrying every call."""
     with ChatServer(models=("judge",)) as server:
         out = tmp_path / "run"
-        result, seconds = fbi(tmp_path, "evaluate", "--judge", "openai/gone", "--api-base",
+        result = fbi(tmp_path, "evaluate", "--judge", "openai/gone", "--api-base",
                               server.url, "--output", str(out), "--no-probe",
                               "--concurrency", "2")
         requests = server.counts["ok"]
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "calls in a row failed (not_found)" in result.stderr
-    assert requests <= 5 + 2 and seconds < 20  # no retries, no call after the breaker
+    assert requests <= 5 + 2  # no retries, no call after the breaker
     records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
     assert records and all(r["status"] == "error" for r in records)
     assert json.loads((out / "run.json").read_text())["totals"]["stopped_by"]
@@ -101,7 +101,7 @@ def test_a_compatible_server_needs_no_key_and_takes_any_parameter(tmp_path):
     system.write_text("You are a strict grader.", encoding="utf-8")
     out = tmp_path / "run"
     with ChatServer() as server:
-        result, _ = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
+        result = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
                         server.url, "--output", str(out), "--category", "entity",
                         "--limit", "1", "--seed", "7", "--model-arg", "top_p=0.5",
                         "--model-arg", 'extra_body={"min_p": 0.1}', "--system-prompt",
@@ -123,10 +123,10 @@ def test_a_compatible_server_needs_no_key_and_takes_any_parameter(tmp_path):
 def test_the_api_key_reaches_the_server_and_is_written_nowhere(tmp_path):
     out = tmp_path / "run"
     with ChatServer(api_key=KEY) as server:
-        by_option, _ = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
+        by_option = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
                            server.url, "--output", str(out), "--category", "entity",
                            "--limit", "1", "--api-key", KEY, "--no-cache")
-        by_env, _ = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
+        by_env = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base",
                         server.url, "--output", str(tmp_path / "run2"), "--category",
                         "entity", "--limit", "1", "--no-cache", FBI_API_KEY=KEY)
     assert by_option.returncode == 0, by_option.stderr
@@ -140,22 +140,22 @@ def test_a_changed_model_arg_is_a_different_run_and_cache_entry(tmp_path):
     with ChatServer() as server:
         args = ("evaluate", "--judge", "openai/judge", "--api-base", server.url, "--output",
                 str(tmp_path / "run"), "--category", "entity", "--limit", "1")
-        assert fbi(tmp_path, *args, "--model-arg", "top_p=0.5")[0].returncode == 0
-        refused, _ = fbi(tmp_path, *args, "--model-arg", "top_p=0.9")
+        assert fbi(tmp_path, *args, "--model-arg", "top_p=0.5").returncode == 0
+        refused = fbi(tmp_path, *args, "--model-arg", "top_p=0.9")
         assert refused.returncode == 2 and "model_args" in refused.stderr
         served = server.counts["ok"]
         elsewhere = (*args[:-5], str(tmp_path / "run2"), "--category", "entity", "--limit", "1")
-        again, _ = fbi(tmp_path, *elsewhere, "--model-arg", "top_p=0.5")
+        again = fbi(tmp_path, *elsewhere, "--model-arg", "top_p=0.5")
         assert again.returncode == 0 and server.counts["ok"] == served  # all from the cache
-        other, _ = fbi(tmp_path, *elsewhere[:-5], str(tmp_path / "run3"), *elsewhere[-4:],
+        other = fbi(tmp_path, *elsewhere[:-5], str(tmp_path / "run3"), *elsewhere[-4:],
                        "--model-arg", "top_p=0.9")
         assert other.returncode == 0 and server.counts["ok"] == served + 1 + 2  # probe, 2
 
 
 def test_bad_model_args_are_refused_with_the_option_to_use(tmp_path):
-    result, _ = fbi(tmp_path, "evaluate", "--model-arg", "temperature=1", "--dry-run")
+    result = fbi(tmp_path, "evaluate", "--model-arg", "temperature=1", "--dry-run")
     assert result.returncode == 2 and "--temperature" in result.stderr
-    result, _ = fbi(tmp_path, "evaluate", "--model-arg", "top_p", "--dry-run")
+    result = fbi(tmp_path, "evaluate", "--model-arg", "top_p", "--dry-run")
     assert result.returncode == 2 and "KEY=VALUE" in result.stderr
 
 
@@ -227,7 +227,7 @@ def test_a_check_left_for_the_first_uncached_call_stops_the_run_cleanly(tmp_path
     needs the network: the run stops there with the key named, the 300 kept."""
     _cache_first_calls(tmp_path, "gpt-4-turbo", ("vanilla", "pairwise", "reference"), 300)
     out = tmp_path / "run"
-    result, _ = fbi(tmp_path, "evaluate", "--judge", "gpt-4-turbo", "--dataset", "sample",
+    result = fbi(tmp_path, "evaluate", "--judge", "gpt-4-turbo", "--dataset", "sample",
                     "--strategy", "vanilla", "--strategy", "pairwise", "--strategy",
                     "reference", "--concurrency", "1", "--output", str(out))
     assert result.returncode == 1 and "Traceback" not in result.stderr

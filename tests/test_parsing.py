@@ -58,11 +58,8 @@ def test_the_explanation_is_kept():
     assert free.explanation == "Good answer.\nRating: [[8]]"
 
 
-def test_a_huge_reply_with_many_quotes_parses_quickly():
-    import time
-
+def test_a_huge_reply_with_many_quotes_parses():
+    """(How fast: benchmarks/parser_adversarial.py; a test asserts no time.)"""
     answer = "x " * 50 + "Rating: [[10]]"
     reply = ('"x x" ' * 20_000) + "Rating: [[3]]"
-    started = time.perf_counter()
     assert parse_reply(reply, "score", (1, 10), [answer]).score == 3
-    assert time.perf_counter() - started < 5

@@ -226,6 +226,9 @@ def test_a_report_never_pools_two_runs(tmp_path):
 ])
 def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path, sent_signal, code,
                                                                   said):
+    """No new call starts after the signal (the server receives at most the calls already
+    on their way), the calls in flight get a grace period, and the run is resumable.
+    Asserted by what the server received, not by a clock a busy machine slows."""
     env = env_for(tmp_path)
     out = tmp_path / "run"
     with ChatServer(latency_s=0.5) as server:
@@ -233,11 +236,11 @@ def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path, sent_
                 "--output", str(out), "--strategy", "vanilla_star", "--concurrency", "4")
         process = start(*args, env=env)
         wait_for_lines(out / "judgments.jsonl", 8, process)
+        asked_before = server.counts["ok"]
         process.send_signal(sent_signal)
-        sent = time.monotonic()
-        _, stderr = process.communicate(timeout=30)
-        elapsed = time.monotonic() - sent
-        assert process.returncode == code and elapsed < 5, (elapsed, stderr)
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == code, stderr
+        assert server.counts["ok"] - asked_before <= 4  # only those already sent
         assert f"{said}: " in stderr and "to resume" in stderr
         assert "never awaited" not in stderr and "Traceback" not in stderr
         kept = lines(out / "judgments.jsonl")
@@ -251,7 +254,9 @@ def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path, sent_
 
 def test_a_second_ctrl_c_exits_at_once(tmp_path):
     env = env_for(tmp_path)
-    with ChatServer(latency_s=20) as server:
+    """The second signal ends the process without waiting for the call in flight: its
+    reply would take 300 s, so exiting at all shows it."""
+    with ChatServer(latency_s=300) as server:
         for stage, extra in (("probe", ()), ("run", ("--no-probe",))):
             out = tmp_path / stage
             judge = f"{JUDGE}-{stage}"  # its own model name: only this process's calls count
@@ -264,9 +269,8 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path):
             process.send_signal(signal.SIGINT)
             time.sleep(0.3)
             process.send_signal(signal.SIGINT)
-            sent = time.monotonic()
-            _, stderr = process.communicate(timeout=30)
-            assert process.returncode == 130 and time.monotonic() - sent < 1.5, (stage, stderr)
+            _, stderr = process.communicate(timeout=120)  # (a hang guard, not a bound)
+            assert process.returncode == 130, (stage, stderr)
             assert "Traceback" not in stderr
         assert not (tmp_path / "probe").exists()  # stopped before the run began
 
@@ -292,12 +296,13 @@ def test_ctrl_c_stops_the_embedded_judge_within_seconds(tmp_path):
                     "entity", "--category", "grammar", env=env_for(tmp_path))
     wait_for_lines(out / "judgments.jsonl", 1, process, limit=240)
     process.send_signal(signal.SIGINT)
-    sent = time.monotonic()
-    _, stderr = process.communicate(timeout=60)
-    elapsed = time.monotonic() - sent
-    assert process.returncode == 130 and elapsed < 5, (elapsed, stderr)
+    _, stderr = process.communicate(timeout=120)  # (a hang guard, not a bound)
+    assert process.returncode == 130, stderr
     kept = lines(out / "judgments.jsonl")
-    assert 1 <= len(kept) < 12 and all(r["status"] != "error" for r in kept)
+    # the embedded judge stopped generating: the run ended before its last call, with no
+    # call cut short recorded as failed, and says it was interrupted
+    assert 1 <= len(kept) < 4 and all(r["status"] != "error" for r in kept)
+    assert json.loads((out / "run.json").read_text())["totals"]["interrupted"]
 
 
 # ----------------------------------------------------------------- 5. robustness

@@ -55,7 +55,7 @@ class GoldAuditStage(Stage):
         from fbi import __version__
 
         stamp = now()
-        return RunSpec(kind="evaluate", label="gold-audit", fbi_version=__version__,
+        return RunSpec(kind="gold-audit", fbi_version=__version__,
                        model=self.settings.model, api_base=self.settings.api_base,
                        dataset=DatasetRecord(spec=self.dataset.spec,
                                              fingerprint=self.dataset.fingerprint),

@@ -57,10 +57,10 @@ from fbi.runs import (
     Parsed,
     Phase,
     Progress,
-    RunFolder,
     RunTotals,
     Stage,
     StageFolder,
+    check_folder,
     dry_run,
     finished_ids,
     now,
@@ -503,8 +503,7 @@ class Evaluation(Stage):
         are estimated from it (``DryRun.sampled`` and ``prompt_tokens_margin`` say so): a
         dry run of 200,000 instances × 11 strategies would otherwise render 4.2 million
         prompts."""
-        RunFolder.check(self.spec(), self.folder.spec_path, force=self.force,
-                        writes=RUN_FILES)
+        check_folder(self)
         finished = finished_ids(self.judgments_path, Judgment)
         exact_up_to = DRY_RUN_EXACT_CALLS if exact_up_to is None else exact_up_to
         sample_size = DRY_RUN_SAMPLE if sample_size is None else sample_size

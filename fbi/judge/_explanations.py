@@ -15,7 +15,7 @@ from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.judge._strategies import StrategyRegistry
-from fbi.llm import ModelClient, ModelRequest, ModelResponse, json_object_in, litellm_version
+from fbi.llm import ModelRequest, ModelResponse, json_object_in, litellm_version
 from fbi.metrics import instance_outcomes
 from fbi.records import (
     DatasetRecord,
@@ -28,17 +28,14 @@ from fbi.records import (
     TotalsRecord,
 )
 from fbi.runs import (
-    BatchOptions,
     Call,
     Parsed,
     Phase,
-    Progress,
     RunTotals,
     Stage,
     StageFolder,
     load_run,
     now,
-    run_stage,
 )
 from fbi.settings import ModelSettings
 from fbi.taxonomy import get_category
@@ -152,7 +149,3 @@ class ExplanationChecks(Stage):
 
     def probe_requests(self) -> list[ModelRequest]:
         return [c.request for c in self.calls]
-
-    def run(self, client: ModelClient, progress: Progress | None = None,
-            batch: BatchOptions | None = None) -> RunTotals:
-        return run_stage(self, client, progress, batch)

@@ -82,7 +82,6 @@ from fbi.runs import (
     Stage,
     StageFolder,
     now,
-    run_stage,
 )
 from fbi.settings import ModelSettings
 from fbi.templates import TemplateFolder
@@ -296,8 +295,8 @@ class RobustnessRun(Stage):
             batch: BatchOptions | None = None) -> RunTotals:
         """Rewrites, then answers, then the metrics. In batch mode, answers wait until
         the rewrites are back, and the metrics until the answers are."""
-        self._planned: list[AnswerJob] | None = None
-        return run_stage(self, client, progress, batch)
+        self._planned = None  # the answers asked for, once the rewrites are in
+        return super().run(client, progress, batch)
 
     def finish(self, totals: RunTotals) -> None:
         """The metrics, from what is answered (a budget or Ctrl-C leaves some out); not

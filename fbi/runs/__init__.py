@@ -39,7 +39,14 @@ from fbi.runs._execute import (
 )
 from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
 from fbi.runs._read import Run, load_run
-from fbi.runs._stage import Phase, Stage, StageFolder, price_stage, run_stage
+from fbi.runs._stage import (
+    Phase,
+    Stage,
+    StageFolder,
+    check_folder,
+    price_stage,
+    run_stage,
+)
 
 __all__ = [
     "BatchOptions",
@@ -59,6 +66,7 @@ __all__ = [
     "StageFolder",
     "batches_path",
     "check_batchable",
+    "check_folder",
     "dry_run",
     "estimate_from_sample",
     "execute",

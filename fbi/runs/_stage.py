@@ -116,6 +116,12 @@ class Stage(ABC):
         """Calls still to make, their tokens and cost; writes nothing (:func:`price_stage`)."""
         return price_stage(self, client)
 
+    def run(self, client: ModelClient, progress: Progress | None = None,
+            batch: BatchOptions | None = None) -> RunTotals:
+        """Run (or resume) the stage (:func:`run_stage`); returns what this invocation
+        did."""
+        return run_stage(self, client, progress, batch)
+
 
 def run_stage(stage: Stage, client: ModelClient, progress: Progress | None = None,
               batch: BatchOptions | None = None) -> RunTotals:
@@ -126,8 +132,7 @@ def run_stage(stage: Stage, client: ModelClient, progress: Progress | None = Non
     check_batchable(batch, settings)
     if batch is not None:  # a provider whose batch API fbi does not drive: said first
         provider_of(settings.model, settings.api_base)
-    RunFolder.check(stage.spec(None), folder.spec_path, own_folder=folder.own_folder,
-                    force=folder.force, writes=folder.writes)
+    check_folder(stage)
     client.preflight(settings.model, settings.api_base, stage.probe_requests())
     with RunFolder.open(stage.spec(None), folder.spec_path, folder.lock_path,
                         own_folder=folder.own_folder, force=folder.force,
@@ -142,6 +147,14 @@ def run_stage(stage: Stage, client: ModelClient, progress: Progress | None = Non
         stage.finish(totals)
         run_folder.write(stage.spec(totals))  # (not after a failure: the disk may be full)
     return totals
+
+
+def check_folder(stage: Stage) -> None:
+    """Refuse a folder fbi did not write, or whose spec is unreadable or has another
+    identity than the stage's; reads only (a dry run, or before the probe call)."""
+    folder = stage.folder
+    RunFolder.check(stage.spec(None), folder.spec_path, own_folder=folder.own_folder,
+                    force=folder.force, writes=folder.writes)
 
 
 def stopped(totals: RunTotals) -> bool:
@@ -182,9 +195,7 @@ def price_stage(stage: Stage, client: ModelClient) -> DryRun:
     """The dry run of a stage: its folder checked (a folder holding another run is refused
     here too), each phase's calls priced against its log; nothing called or written. A
     phase planned from the previous one's records sees them as the logs hold them."""
-    folder = stage.folder
-    RunFolder.check(stage.spec(None), folder.spec_path, own_folder=folder.own_folder,
-                    force=folder.force, writes=folder.writes)
+    check_folder(stage)
     total, costs = DryRun(), []
     for phase in stage.phases():
         finished = finished_ids(phase.log, phase.record_type)
