@@ -1,9 +1,9 @@
 """One async model interface: cache, retries with backoff, a pool of servers, tokens
-and cost, over a transport (:mod:`fbi.transports`: fbi's own HTTP client for
+and cost, over a transport ([`fbi.transports`][fbi.transports]: fbi's own HTTP client for
 OpenAI-protocol servers, litellm for every other provider).
 
-Every LLM call fbi makes (judging, perturbing, explanation checks, robustness answers)
-goes through :meth:`ModelClient.complete`. It knows nothing of judges or categories.
+Every LLM call fbi makes (judging, perturbing, explanation checks, robustness answers) goes through
+[`ModelClient.complete`][fbi.llm.ModelClient.complete]. It knows nothing of judges or categories.
 
 litellm is imported lazily (it takes seconds and would slow `fbi --help`), with its cost
 map read from the package rather than the network, and not at all on the direct path.
@@ -43,7 +43,6 @@ from fbi.redaction import (
     public_url,
 )
 from fbi.transports import (
-    HTTPTransport,
     LitellmTransport,
     PoolExhausted,
     ServerPool,
@@ -51,11 +50,8 @@ from fbi.transports import (
     direct,
     environment_key,
     import_litellm,
-    litellm_cost,
-    token_logprobs_of,
+    provider_for,
 )
-
-__all__ = ["import_litellm", "litellm_cost", "token_logprobs_of"]  # (kept here too)
 
 #: The embedded offline judge, registered as a litellm custom provider "local".
 LOCAL_JUDGE = "local/smollm2-135m"
@@ -68,16 +64,25 @@ class ModelRequest:
     """Everything that decides a model's reply. API keys are never part of it."""
 
     model: str
-    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
+    """The model string (``openai/gpt-4o``, ``local/smollm2-135m``)."""
+    messages: tuple[tuple[str, str], ...]
+    """(role, content) pairs."""
     temperature: float = 0.0
+    """Sampling temperature (0: greedy, the paper's setting)."""
     max_tokens: int | None = None
-    response_schema: dict[str, Any] | None = None  # JSON schema for structured output
+    """The reply's token cap (None: the provider's default)."""
+    response_schema: dict[str, Any] | None = None
+    """JSON schema for structured output."""
     api_base: str | None = None
-    top_logprobs: int = 0  # ask for the top-k token log-probabilities (0: none)
+    """The server's URL, for self-hosted servers (a pool's first server)."""
+    top_logprobs: int = 0
+    """Ask for the top-k token log-probabilities (0: none)."""
     seed: int | None = None
-    # further litellm parameters (--model-arg top_p=0.9), sorted by name
+    """The provider's sampling seed, when given."""
     model_args: tuple[tuple[str, Any], ...] = ()
-    sample: int = 0  # the k-th asking of the same request (--samples): its own reply
+    """Further provider parameters (--model-arg top_p=0.9), sorted by name."""
+    sample: int = 0
+    """The k-th asking of the same request (--samples): its own reply."""
 
     def cache_key(self) -> str:
         """sha256 of the canonical JSON of the fields that change the output.
@@ -87,7 +92,7 @@ class ModelRequest:
         The text hashed is ``json.dumps`` of those fields (sorted keys, compact, not
         ASCII-escaped), built from two parts: everything but the messages, the same for
         every call of a strategy and so dumped once, and the messages, escaped string by
-        string (a cached re-run makes 50,400 keys: :func:`_messages_json`).
+        string (a cached re-run makes 50,400 keys: `_messages_json`).
         """
         head, tail = key_frame(self)
         canonical = head + messages_json(self.messages, ascii_only=False) + tail
@@ -105,15 +110,22 @@ class ModelRequest:
 @dataclass
 class ModelResponse:
     text: str
+    """The reply's text."""
     prompt_tokens: int = 0
+    """Tokens in the request, as the provider counted them."""
     completion_tokens: int = 0
-    cost: float | None = None  # USD from litellm's cost data; None when the model is unknown
+    """Tokens in the reply."""
+    cost: float | None = None
+    """USD from litellm's cost data; None when the model is unknown."""
     latency_s: float = 0.0
+    """Seconds from request to reply (0 when cached)."""
     cached: bool = False
+    """Answered from the response cache."""
     finish_reason: str | None = None
-    # per generated token, (text, log-probability) of the chosen token and then of its top
-    # alternatives, when the request asked for them and the provider returns them
+    """Why the reply ended (``stop``, ``length``, ...), as the provider said."""
     token_logprobs: list[list[tuple[str, float]]] | None = None
+    """Per generated token, (text, log-probability) of the chosen token and then of its top
+    alternatives, when the request asked for them and the provider returns them."""
 
     def __post_init__(self) -> None:
         self.token_logprobs = _as_token_logprobs(self.token_logprobs)
@@ -153,9 +165,13 @@ class RetryPolicy:
     """Exponential backoff with full jitter; a server's Retry-After wins when given."""
 
     max_retries: int = 6
+    """Tries after the first, for what another try can fix."""
     base_delay_s: float = 0.5
+    """The first backoff's cap, doubled each try."""
     max_delay_s: float = 30.0
+    """The largest backoff (a server's Retry-After may ask for up to four times it)."""
     rng: random.Random = field(default_factory=random.Random)
+    """The jitter's random source (seeded in tests)."""
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -166,7 +182,7 @@ class RetryPolicy:
 class ModelClient:
     """The one model interface: the response cache, retries with backoff, the circuit
     breaker, a pool of servers, and the secrets kept out of replies, over a transport
-    (:mod:`fbi.transports`): fbi's own HTTP client for OpenAI-protocol servers, litellm
+    ([`fbi.transports`][fbi.transports]): fbi's own HTTP client for OpenAI-protocol servers, litellm
     for every other provider.
 
     ``sleep`` is injectable so retry timing can be tested without waiting; ``transport``
@@ -209,8 +225,8 @@ class ModelClient:
         # server answered.
         servers = tuple(dict.fromkeys(api_pool))
         self.pool = ServerPool(servers, POOL_COOLDOWN_S) if len(servers) > 1 else None
-        self._http = HTTPTransport(timeout_s)
         self._litellm = LitellmTransport()
+        self._own: dict[str, Transport] = {}  # provider prefix → its transport, made once
         self._transport = transport
         # (model, api_base) → the stand-in key it needs, or None: litellm's check of the
         # environment is too slow to make for every call
@@ -225,10 +241,17 @@ class ModelClient:
         return self.pool is not None and api_base == self.pool.name
 
     def transport_for(self, request: ModelRequest) -> Transport:
-        """fbi's HTTP client for an OpenAI-protocol server, litellm for the rest."""
+        """The transport of the request's provider
+        ([`fbi.transports.provider_for`][fbi.transports.provider_for]:
+        fbi's HTTP client for an OpenAI-protocol server), litellm for the rest."""
         if self._transport is not None:
             return self._transport
-        return self._http if direct(request.model, request.api_base) else self._litellm
+        provider = provider_for(request.model, request.api_base)
+        if provider is None:
+            return self._litellm
+        if provider.prefix not in self._own:
+            self._own[provider.prefix] = provider.transport(self.timeout_s)
+        return self._own[provider.prefix]
 
     def cached(self, request: ModelRequest) -> ModelResponse | None:
         if self.cache is None:
@@ -253,12 +276,12 @@ class ModelClient:
     async def aclose(self) -> None:
         """Close what the transports hold for the running event loop (the runner calls it
         before its loop ends)."""
-        await self._http.aclose()
-        if self._transport is not None:
-            await self._transport.aclose()
+        for transport in [*self._own.values(), *([self._transport] if self._transport
+                                                  else [])]:
+            await transport.aclose()
 
     async def _call_with_retries(self, request: ModelRequest) -> ModelResponse:
-        """Retry only what another try can fix; stop the run (:class:`ModelUnavailable`)
+        """Retry only what another try can fix; stop the run (`ModelUnavailable`)
         once ``breaker`` calls in a row found the model unreachable. In a pool, a call
         that fails on one server goes to another healthy one at once."""
         attempt = 0
@@ -298,14 +321,15 @@ class ModelClient:
 
     def preflight(self, model: str, api_base: str | None,
                   requests: Iterable[ModelRequest] | None = None) -> None:
-        """Before a run: :func:`check_model`, then (unless ``probe_first`` is off, the model
-        is the embedded one, or every request is answered from the cache) one probe call.
+        """Before a run: [`check_model`][fbi.llm.check_model], then (unless ``probe_first``
+        is off, the model is the embedded one, or every request is answered from the cache)
+        one probe call.
         ``requests`` None means the calls are not known yet: probe anyway. Once per client.
 
-        When every one of ``requests`` (the run's first calls) is in the cache, nothing
-        is checked yet: a cached re-run then needs neither litellm (3 s to import) nor the
-        network. :meth:`check_deferred` checks before the first call the cache cannot
-        answer."""
+        When every one of ``requests`` (the run's first calls) is in the cache, nothing is checked
+        yet: a cached re-run then needs neither litellm (3 s to import) nor the network.
+        [`check_deferred`][fbi.llm.ModelClient.check_deferred] checks before the first call the
+        cache cannot answer."""
         requests = None if requests is None else list(requests)
         answered = requests is not None and all(self.cached(r) is not None for r in requests)
         if answered and requests:
@@ -318,7 +342,8 @@ class ModelClient:
         self.probe_first = False
 
     def check_deferred(self) -> None:
-        """The :func:`check_model` that :meth:`preflight` left for the first real call."""
+        """The [`check_model`][fbi.llm.check_model] that
+        [`preflight`][fbi.llm.ModelClient.preflight] left for the first real call."""
         if self._unchecked is not None:
             model, api_base = self._unchecked
             self._unchecked = None
@@ -327,7 +352,7 @@ class ModelClient:
     def probe(self, model: str, api_base: str | None) -> None:
         """One tiny uncached call, so a wrong model, key or server is a message before a
         run starts rather than a thousand failed calls. Only a configuration failure
-        (:data:`CONFIGURATION`) is an error here; a busy or flaky server is the run's
+        (`CONFIGURATION`) is an error here; a busy or flaky server is the run's
         retries' business. Every server of a pool is asked: one that serves another
         model is left out of the run (a warning says so), one that fails otherwise is
         the run's to route around; the probe fails only when none answers.
@@ -514,7 +539,7 @@ def abort_local_calls() -> None:
 
 
 def allow_local_calls() -> None:
-    """Undo :func:`abort_local_calls` when a new run starts."""
+    """Undo [`abort_local_calls`][fbi.llm.abort_local_calls] when a new run starts."""
     from fbi.local import allow_all
 
     allow_all()
@@ -551,6 +576,8 @@ def litellm_version() -> str:
 
 
 def count_tokens(model: str, messages: list[dict[str, str]]) -> int:
+    """The prompt tokens of ``messages`` for ``model``, by litellm's tokenizer for it (a
+    dry run's estimate); about 4 characters a token when it has none."""
     litellm = import_litellm()
     try:
         return int(litellm.token_counter(model=model, messages=messages))

@@ -1,18 +1,24 @@
-"""How a model request reaches a model: one :class:`Transport` per way of sending.
+"""How a model request reaches a model: one [`Transport`][fbi.transports.Transport] per way of
+sending.
 
-* :class:`HTTPTransport` speaks the OpenAI chat-completions protocol itself, on httpx:
-  the protocol vLLM, SGLang, TGI, llama.cpp's server, Ollama and OpenAI serve. fbi uses
-  it for ``openai/NAME`` and ``hosted_vllm/NAME`` with ``--api-base`` (:func:`direct`):
-  a team driving a pool of its own servers is then limited by the servers, not by a
-  general client's per-call work (issue 39; ``benchmarks/transport_throughput.py``);
-* :class:`LitellmTransport` sends everything else through litellm, for its providers.
+* [`HTTPTransport`][fbi.transports.HTTPTransport] speaks the OpenAI chat-completions protocol
+  itself: the protocol vLLM, SGLang, TGI, llama.cpp's server, Ollama and OpenAI serve. fbi uses it
+  for ``openai/NAME`` and ``hosted_vllm/NAME`` with ``--api-base``
+  ([`direct`][fbi.transports.direct]): a team driving a pool of its own servers is then limited by
+  the servers, not by a general client's per-call work (issue 39;
+  ``benchmarks/transport_throughput.py``). Its calls go out on aiohttp: httpx's connection pool
+  slows as requests wait for a connection (measured: a raw httpx loop made 58 calls/s at
+  concurrency 256 where a raw aiohttp loop made 992, the server allowing 1,280); its one
+  synchronous call, the probe, on httpx;
+* [`LitellmTransport`][fbi.transports.LitellmTransport] sends everything else through litellm,
+  for its providers.
 
-Both return a :class:`Reply`, and both refuse a reply that is not one: no choices, a
-usage that is no count, or (HTTP) a body that is not JSON (:class:`BadReply`, retried);
-the HTTP transport also refuses a reply served by another model than the one asked for
-(:class:`WrongModel`: a server of a pool serving something else is routed around, not
-recorded). Everything above them — the cache, retries, the pool, redaction, records —
-is the model client's (:mod:`fbi.llm`), the same for both.
+Both return a [`Reply`][fbi.transports.Reply], and both refuse a reply that is not one: no choices,
+a usage that is no count, or (HTTP) a body that is not JSON ([`BadReply`][fbi.transports.BadReply],
+retried); the HTTP transport also refuses a reply served by another model than the one asked for
+([`WrongModel`][fbi.transports.WrongModel]: a server of a pool serving something else is routed
+around, not recorded). Everything above them — the cache, retries, the pool, redaction, records —
+is the model client's ([`fbi.llm`][fbi.llm]), the same for both.
 """
 
 from __future__ import annotations
@@ -25,15 +31,48 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-#: Providers whose requests fbi sends itself when the server is given (--api-base).
-DIRECT_PROVIDERS = ("openai", "hosted_vllm")
 #: --model-arg names that are HTTP headers, not body fields, on the direct path.
 HEADER_ARGS = ("extra_headers", "headers")
 
 
+@dataclass(frozen=True)
+class Provider:
+    """A provider fbi sends to itself, named by the prefix of its model strings
+    (``PREFIX/NAME``); every other model goes through litellm."""
+
+    prefix: str
+    """The model strings' prefix, e.g. ``openai`` for ``openai/NAME``."""
+    transport: Any
+    """Makes the provider's [`Transport`][fbi.transports.Transport], given the client's
+    time-out in seconds."""
+    needs_server: bool = False
+    """Only when a server is given (--api-base); without one, litellm's own provider of
+    that name (``openai/gpt-4o`` is OpenAI's)."""
+
+
+#: The providers fbi sends to itself, by prefix (`register_provider` adds one).
+PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(provider: Provider) -> None:
+    """Send the calls of ``PREFIX/NAME`` models through ``provider``'s transport."""
+    PROVIDERS[provider.prefix] = provider
+
+
+def provider_for(model: str, api_base: str | None) -> Provider | None:
+    """The provider fbi sends this model's calls to itself, or None (litellm's)."""
+    if "/" not in model:
+        return None
+    provider = PROVIDERS.get(model.split("/", 1)[0])
+    if provider is None or (provider.needs_server and not api_base):
+        return None
+    return provider
+
+
 def direct(model: str, api_base: str | None) -> bool:
-    """Whether fbi speaks to this model's server itself (:class:`HTTPTransport`)."""
-    return bool(api_base) and model.split("/", 1)[0] in DIRECT_PROVIDERS and "/" in model
+    """Whether fbi sends this model's calls itself
+    ([`provider_for`][fbi.transports.provider_for])."""
+    return provider_for(model, api_base) is not None
 
 
 def served_name(model: str) -> str:
@@ -59,7 +98,7 @@ class WrongModel(Exception):
 
 class ProviderHTTPError(Exception):
     """An HTTP error status from an OpenAI-protocol server, with its message; raised as
-    the subclass the OpenAI SDK names for the status (:func:`http_error`)."""
+    the subclass the OpenAI SDK names for the status ([`http_error`][fbi.transports.http_error])."""
 
     def __init__(self, status_code: int, message: str, response: Any):
         self.status_code, self.response = status_code, response
@@ -106,15 +145,25 @@ class Reply:
     """One chat completion as a transport read it."""
 
     text: str
+    """The reply's text."""
     prompt_tokens: int = 0
+    """Tokens in the request, as the server counted them."""
     completion_tokens: int = 0
+    """Tokens in the reply."""
     cost: float | None = None
+    """USD, from the price list; None when unknown."""
     finish_reason: str | None = None
-    served_by: str | None = None  # the model the reply says it came from
+    """Why the reply ended (``stop``, ``length``, ...)."""
+    served_by: str | None = None
+    """The model the reply says it came from."""
     token_logprobs: list | None = None
+    """Per token, the chosen token's log-probability and its top alternatives'."""
     latency_s: float = 0.0
-    reasoning: str | None = None  # a reasoning model's thinking, apart from the reply
+    """Seconds from request to reply."""
+    reasoning: str | None = None
+    """A reasoning model's thinking, apart from the reply."""
     reasoning_tokens: int = 0
+    """Tokens the model spent reasoning, when the server counts them."""
 
 
 class Transport(Protocol):
@@ -197,9 +246,9 @@ def _count(usage: dict, name: str) -> int:
 
 
 def reply_of(body: Any, asked: str | None = None, server: str | None = None) -> Reply:
-    """A chat-completions body (a dict) as a :class:`Reply`; BadReply when it is not one,
-    WrongModel when ``asked`` is given and the body names another model (see
-    :func:`same_model`)."""
+    """A chat-completions body (a dict) as a [`Reply`][fbi.transports.Reply]; BadReply when
+    it is not one, WrongModel when ``asked`` is given and the body names another model (see
+    [`same_model`][fbi.transports.same_model])."""
     if not isinstance(body, dict):
         raise BadReply("the reply is not a JSON object")
     choices = body.get("choices")
@@ -244,16 +293,16 @@ def same_model(asked: str, served: str) -> bool:
 
 
 class HTTPTransport:
-    """The OpenAI chat-completions protocol over httpx (see the module docstring).
+    """The OpenAI chat-completions protocol (see the module docstring).
 
-    One ``httpx.AsyncClient`` per event loop (fbi's runner starts one loop per run),
+    One ``aiohttp.ClientSession`` per event loop (fbi's runner starts one loop per run),
     with unlimited connections: the runner's concurrency is the limit. What litellm
     would send goes into the body: every --model-arg as a field of its own,
     ``extra_body``'s fields beside them, ``extra_headers`` as headers."""
 
     def __init__(self, timeout_s: float = 120.0):
         self.timeout_s = timeout_s
-        self._clients: dict[int, Any] = {}
+        self._sessions: dict[int, Any] = {}
 
     def _request(self, arguments: dict[str, Any], server: str | None, api_key: str | None
                  ) -> tuple[str, dict[str, Any], dict[str, str], str]:
@@ -270,23 +319,26 @@ class HTTPTransport:
         base = (server or "").rstrip("/")
         return base + "/chat/completions", body, headers, body["model"]
 
-    def _client(self):
-        import httpx
+    def _session(self):
+        import aiohttp
 
         loop = id(asyncio.get_running_loop())
-        client = self._clients.get(loop)
-        if client is None or client.is_closed:
-            client = self._clients[loop] = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout_s),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=None))
-        return client
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            session = self._sessions[loop] = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=self.timeout_s))
+        return session
 
     async def send(self, arguments: dict[str, Any], server: str | None,
                    api_key: str | None) -> Reply:
         url, body, headers, asked = self._request(arguments, server, api_key)
         started = time.perf_counter()
-        response = await self._client().post(url, content=_dumps(body), headers=headers)
-        return self._read(response, asked, server, time.perf_counter() - started)
+        async with self._session().post(url, data=_dumps(body), headers=headers) as response:
+            content = await response.read()
+            status, reason = response.status, response.reason or ""
+            found = _Response(status, content, reason, dict(response.headers))
+        return self._read(found, asked, server, time.perf_counter() - started)
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
                  api_key: str | None) -> Reply:
@@ -297,10 +349,14 @@ class HTTPTransport:
         started = time.perf_counter()
         with httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client:
             response = client.post(url, content=_dumps(body), headers=headers)
-        return self._read(response, asked, server, time.perf_counter() - started)
+        found = _Response(response.status_code, response.content, response.reason_phrase,
+                          dict(response.headers))
+        return self._read(found, asked, server, time.perf_counter() - started)
 
     @staticmethod
-    def _read(response: Any, asked: str, server: str | None, latency: float) -> Reply:
+    def _read(response: _Response, asked: str, server: str | None, latency: float) -> Reply:
+        from fbi.prices import cost_of
+
         if response.status_code >= 400:
             raise http_error(response.status_code, _error_message(response), response)
         try:
@@ -308,19 +364,32 @@ class HTTPTransport:
         except ValueError:  # not JSON, or not UTF-8
             raise BadReply(f"HTTP {response.status_code} with a body that is not "
                            "JSON") from None
-        from fbi.prices import cost_of
-
         reply = reply_of(body, asked, server)
         reply.latency_s = latency
         reply.cost = cost_of(asked, reply.prompt_tokens, reply.completion_tokens)
         return reply
 
     async def aclose(self) -> None:
-        """Close this event loop's client (the runner calls it before its loop ends)."""
+        """Close this event loop's session (the runner calls it before its loop ends)."""
         loop = id(asyncio.get_running_loop())
-        client = self._clients.pop(loop, None)
-        if client is not None:
-            await client.aclose()
+        session = self._sessions.pop(loop, None)
+        if session is not None:
+            await session.close()
+
+
+@dataclass
+class _Response:
+    """What a transport keeps of an HTTP response, whichever library read it: what
+    `fbi.provider_errors.retry_after` and the messages read."""
+
+    status_code: int
+    content: bytes
+    reason_phrase: str
+    headers: dict[str, str]
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
 
 
 def _dumps(body: dict[str, Any]) -> bytes:
@@ -414,9 +483,13 @@ class ServerPool:
     out for good. The first server names the pool in requests and cache keys."""
 
     servers: tuple[str, ...]
+    """The servers' URLs; the first names the pool."""
     cooldown_s: float = 10.0
+    """How long a server whose call failed is left out."""
     clock: Any = time.monotonic
+    """The time source (injected in tests)."""
     rng: Any = None
+    """The random source that picks a server (seeded in tests)."""
     _until: dict[str, float] = field(default_factory=dict)
     _excluded: dict[str, str] = field(default_factory=dict)
 
@@ -459,6 +532,12 @@ class PoolExhausted(Exception):
         reason = f" (left out: {left_out})" if left_out else ""
         super().__init__(f"every server of the pool failed within the last "
                          f"{pool.cooldown_s:g} s{reason}")
+
+
+# The OpenAI protocol's own servers (vLLM, SGLang, TGI, llama.cpp, Ollama, OpenAI) when
+# their URL is given.
+for _prefix in ("openai", "hosted_vllm"):
+    register_provider(Provider(_prefix, HTTPTransport, needs_server=True))
 
 
 def environment_key(model: str) -> str | None:

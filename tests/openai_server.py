@@ -56,7 +56,16 @@ def qa_script(request: dict) -> str:
     return json.dumps({"answer": "Paris", "confidence": 60})
 
 
-SCRIPTS = {"judge": hashed_verdict_script, "qa": qa_script}
+def any_prompt_script(request: dict) -> str:
+    """The judge for a judge prompt, the QA model for the rest: one server for every
+    command of the docs (tests/test_doc_commands.py)."""
+    prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+    if '"verdict"' in prompt or re.search(r"an integer from \d+ to \d+", prompt):
+        return hashed_verdict_script(request)
+    return qa_script(request)
+
+
+SCRIPTS = {"judge": hashed_verdict_script, "qa": qa_script, "any": any_prompt_script}
 
 
 _TOKENS = re.compile(r"\d+|\w+|\s+|[^\w\s]")
@@ -326,10 +335,13 @@ class ChatServer:
         on_answer: Callable[[dict], None] | None = None,
         served_as: str | None = None,
         empty_choices: bool = False,
+        key_header: str = "Authorization",
+        port: int = 0,
     ):
         self.script = script
         # a server that lies (issue 38): its replies name another model, or hold no choice
         self.served_as, self.empty_choices = served_as, empty_choices
+        self.key_header = key_header  # where api_key is looked for ("api-key": a gateway's)
         self.on_answer = on_answer  # called after each chat reply is sent
         # with on_answer, replies are sent one at a time, each followed by its call: a
         # server that ends itself in on_answer (--die-after) then never gets a reply out
@@ -394,8 +406,9 @@ class ChatServer:
                         return self._send(200, chat_completion(echoed, request))
                     return self._send(401, {"error": {
                         "message": echoed, "type": "invalid_request_error"}})
-                if server.api_key and self.headers.get("Authorization") != \
-                        f"Bearer {server.api_key}":
+                expected = f"Bearer {server.api_key}" if server.key_header == \
+                    "Authorization" else server.api_key
+                if server.api_key and self.headers.get(server.key_header) != expected:
                     return self._send(401, {"error": {"message": "Incorrect API key provided",
                                                       "type": "invalid_request_error",
                                                       "code": "invalid_api_key"}})
@@ -445,7 +458,7 @@ class ChatServer:
             daemon_threads = True
             request_queue_size = 1024  # the default backlog of 5 resets connections
 
-        self._httpd = Server(("127.0.0.1", 0), Handler)
+        self._httpd = Server(("127.0.0.1", port), Handler)  # 0: any free port
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
@@ -468,6 +481,7 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--script", choices=sorted(SCRIPTS), default="judge")
+    parser.add_argument("--port", type=int, default=0, help="default: any free port")
     parser.add_argument("--die-after", type=int,
                         help="print 'answered' per chat reply sent, and end the process "
                              "at once (as a crash would) after this many")
@@ -483,7 +497,7 @@ if __name__ == "__main__":
             if answered >= args.die_after:
                 os._exit(0)
 
-    with ChatServer(SCRIPTS[args.script], latency_s=args.latency,
+    with ChatServer(SCRIPTS[args.script], latency_s=args.latency, port=args.port,
                     fault_rate=args.fault_rate,
                     on_answer=count_and_die if args.die_after else None) as chat_server:
         print(chat_server.url, flush=True)

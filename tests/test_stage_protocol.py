@@ -86,3 +86,32 @@ def test_only_the_harness_runs_calls():
                     offenders += [f"{path.relative_to(ROOT)}: {alias.name}"
                                   for alias in node.names if alias.name in engine]
     assert not offenders, offenders
+
+
+def test_the_example_provider_is_registered_and_judges(tmp_path):
+    """The contributing page's provider example: registered by importing it, its model
+    strings (gateway/NAME) go through its transport, with its key in its header."""
+    from click.testing import CliRunner
+
+    from fbi.cli import main
+    from fbi.transports import PROVIDERS, provider_for
+
+    spec = importlib.util.spec_from_file_location(
+        "keyed_gateway", ROOT / "docs" / "examples" / "keyed_gateway.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        assert provider_for("gateway/judge", "http://x/v1").transport is module.KeyedGateway
+        assert provider_for("gateway/judge", None) is None  # without a server: litellm's
+        with ChatServer(api_key="gw-key-1234", key_header="api-key") as server:
+            result = CliRunner().invoke(main, [
+                "evaluate", "--judge", "gateway/judge", "--api-base", server.url,
+                "--api-key", "gw-key-1234", "--output", str(tmp_path / "run"),
+                "--category", "entity", "--no-cache"])
+            assert result.exit_code == 0, result.output
+            assert server.counts["ok"] == 1 + 2  # the probe and the two calls
+        records = [json.loads(line) for line in
+                   (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
+        assert len(records) == 2 and all(r["status"] == "ok" for r in records)
+    finally:
+        PROVIDERS.pop("gateway", None)
