@@ -79,7 +79,8 @@ def fbi_runner(evaluation, n: int) -> tuple[float, float]:
     litellm imported beforehand (a one-off ~3 s, not a per-call cost); and the seconds
     the calls themselves took, from the records' latencies."""
     from fbi.judge import read_judgments
-    from fbi.llm import ModelClient, import_litellm
+    from fbi.llm import ModelClient
+    from fbi.transports import import_litellm
 
     import_litellm()
     evaluation = first_calls(evaluation, n)

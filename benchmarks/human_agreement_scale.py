@@ -13,7 +13,7 @@ import time
 
 from peak_rss import peak_rss_mb
 
-from fbi.judge._evaluate import JudgmentVerdict
+from fbi.judge._read import JudgmentVerdict
 from fbi.metrics import HumanLabel, human_agreement
 from fbi.taxonomy import category_names, get_category
 

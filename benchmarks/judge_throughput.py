@@ -63,7 +63,7 @@ def fbi_run(evaluation, cache_path: Path | None) -> tuple[float, int]:
 
 def bare_litellm(evaluation, concurrency: int) -> tuple[float, int]:
     """The same calls through litellm.acompletion with a semaphore: the baseline."""
-    from fbi.llm import import_litellm
+    from fbi.transports import import_litellm
 
     litellm = import_litellm()
     requests = [call.request for call in evaluation.calls()]

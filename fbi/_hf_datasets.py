@@ -10,10 +10,10 @@ Two choices keep what fbi reads equal to what the file says:
 
 * CSV and TSV columns are read as text, with pandas' missing-value guessing off: an
   answer "NA" or "null" stays that text, and "007" is not the number 7.
-* Whatever ``datasets`` cannot read is a :class:`CannotRead`; for the formats fbi has a
-  reader of its own, :mod:`fbi.sources` re-reads the file with it to name the line.
+* Whatever ``datasets`` cannot read is a `CannotRead`; for the formats fbi has a
+  reader of its own, `fbi.sources` re-reads the file with it to name the line.
 
-This module yields ``(file, location, row)`` triples; :mod:`fbi.sources` turns them into
+This module yields ``(file, location, row)`` triples; `fbi.sources` turns them into
 records.
 """
 

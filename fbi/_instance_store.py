@@ -1,8 +1,8 @@
 """A dataset's instances in memory, at a cost that suits the dataset's size.
 
-Up to :data:`COMPACT_ABOVE` instances are kept as objects, as a list would keep them. Past
+Up to `COMPACT_ABOVE` instances are kept as objects, as a list would keep them. Past
 it the store turns compact: each instance is kept as its canonical row (the bytes
-:func:`canonical_row` gives, which the dataset fingerprint hashes) compressed with LZ4
+`canonical_row` gives, which the dataset fingerprint hashes) compressed with LZ4
 (pyarrow's codec; pyarrow is a core dependency), and built again when it is read. A row of
 the FBI release takes about 2 kB so, against 10.7 kB as Python strings (its long answers
 hold non-ASCII text, two bytes a character), and 200,000 of them fit a dry run in 1 GB

@@ -1,10 +1,10 @@
 """Every dataset source fbi reads, as raw rows with their location.
 
-The readers behind :func:`fbi.sources.load_dataset`: the built-in sample, files, the
+The readers behind [`fbi.sources.load_dataset`][fbi.load_dataset]: the built-in sample, files, the
 original FBI TSV layout, Hugging Face folders and Hub datasets. They yield
-:class:`~fbi._rows.RawRow` values; :mod:`fbi._rows` turns them into instances. Files,
+`RawRow` values; `fbi._rows` turns them into instances. Files,
 Hugging Face folders and Hub datasets go through ``datasets.load_dataset``
-(:mod:`fbi._hf_datasets`); the sample, the FBI TSV layout and, to name a bad row's line,
+(`fbi._hf_datasets`); the sample, the FBI TSV layout and, to name a bad row's line,
 fbi's own readers read the rest.
 """
 
@@ -190,7 +190,7 @@ def _read_hf_folder(
     split: str | None = None,
 ) -> Iterator[RawRow]:
     """A Hugging Face dataset folder, as ``datasets.load_dataset(folder)`` reads it, its
-    JSON files first checked by fbi's exact reader (:func:`_check_json_files`)."""
+    JSON files first checked by fbi's exact reader (`_check_json_files`)."""
     _check_json_files(folder)
     files.append(label)
     try:
@@ -212,7 +212,7 @@ _ID_COLUMNS = ("id", "cdx")
 
 def _check_json_files(folder: Path) -> None:
     """Read every JSON file of a folder with fbi's exact reader before ``datasets`` reads
-    them: a value no column holds exactly (see :func:`exact_json`), a text column holding
+    them: a value no column holds exactly (see `exact_json`), a text column holding
     a non-text value, or an id column mixing text and numbers is a DatasetError naming
     the file and line, not a silently converted column."""
     problems: list[Problem] = []
@@ -251,7 +251,7 @@ def _holds_one_object(path: Path) -> bool:
 
 def _check_json_rows(rows: Iterator[RawRow], id_kinds: dict[str, str],
                      problems: list[Problem]) -> None:
-    """The checks of :func:`_check_json_files` on one file's rows (at most 20 problems)."""
+    """The checks of `_check_json_files` on one file's rows (at most 20 problems)."""
     for row in rows:
         if "__error__" in row.data:
             problems.append(Problem(row.file, row.location, *row.data["__error__"]))
@@ -436,10 +436,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def exact_json(text: str) -> Any:
-    """``text`` parsed as JSON, refusing (:class:`JSONRefused`) what no file fbi writes
+    """``text`` parsed as JSON, refusing (`JSONRefused`) what no file fbi writes
     could hold exactly: NaN and infinities, integers past 64 bits, lone surrogates
     (``"\\ud800"``: text that cannot be written as UTF-8), and nesting deeper than
-    :data:`MAX_JSON_DEPTH` — checked before parsing, so no reader recurses that deep."""
+    `MAX_JSON_DEPTH` — checked before parsing, so no reader recurses that deep."""
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and \
             _depth(text) > MAX_JSON_DEPTH:
         raise JSONRefused(f"JSON nested more than {MAX_JSON_DEPTH} levels deep",

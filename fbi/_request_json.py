@@ -32,7 +32,7 @@ _KEY_FRAMES: dict[tuple, tuple[object, str, str]] = {}
 
 def key_frame(request: Any) -> tuple[str, str]:
     """The cache key's canonical JSON before and after the messages of ``request`` (a
-    :class:`fbi.llm.ModelRequest`)."""
+    [`fbi.llm.ModelRequest`][fbi.llm.ModelRequest])."""
     shape = (request.model, request.temperature, request.max_tokens,
              id(request.response_schema), request.api_base, request.top_logprobs,
              request.seed, repr(request.model_args), request.sample)

@@ -1,7 +1,7 @@
 """Rows as read from a source, made into instances: the columns a row may use (fbi's,
 the FBI release's, a preference set's), every check on their values, and one Problem per
 bad row, never a silent drop. The readers that produce the rows are in
-:mod:`fbi.sources`."""
+`fbi.sources`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The exception tree. Every error fbi raises on purpose derives from :class:`FbiError`.
+"""The exception tree. Every error fbi raises on purpose derives from [`FbiError`][fbi.FbiError].
 
 ::
 
@@ -50,9 +50,13 @@ class Problem:
     """One problem found in a dataset: where it is, what is wrong, and how to fix it."""
 
     file: str
-    location: str  # "line 12", "row 3", or "" for the whole file
+    """The file the problem is in."""
+    location: str
+    """Where in the file: ``line 12``, ``row 3``, or empty for the whole file."""
     message: str
+    """What is wrong."""
     fix: str = ""
+    """What to do about it (empty when the message says it)."""
 
     def __str__(self) -> str:
         where = f"{self.file}, {self.location}" if self.location else self.file

@@ -2,7 +2,7 @@
 
 fbi never deletes or overwrites a file it did not write. Every folder it writes into as
 an output (a run folder, a report's ``--output``, the folder ``publish`` uploads) carries
-a marker, :data:`MARKER`, listing the files fbi wrote there. :func:`claim_folder` is the
+a marker, `MARKER`, listing the files fbi wrote there. `claim_folder` is the
 check made before anything is written:
 
 * a new or empty folder is fbi's to fill;
@@ -39,7 +39,7 @@ def claim_folder(folder: str | Path, writes: Iterable[str] = (), force: bool = F
                  option: str = "--output") -> list[str]:
     """Refuse to write into ``folder`` unless fbi wrote it (see the module docstring).
     ``writes`` are the paths (relative to it) fbi is about to write. Reads only; returns
-    the names of the files there that are not fbi's (for :func:`mark_written`)."""
+    the names of the files there that are not fbi's (for `mark_written`)."""
     folder = Path(folder)
     if not folder.exists():
         return []
@@ -122,7 +122,7 @@ def files_written(folder: str | Path) -> list[str]:
 def mark_written(folder: str | Path, paths: Iterable[str | Path],
                  theirs: Iterable[str] = (), replace: bool = False) -> None:
     """Add ``paths`` (in ``folder``) to the folder's marker (``replace``: they are all
-    of fbi's files now), and ``theirs`` (what :func:`claim_folder` found there) to the
+    of fbi's files now), and ``theirs`` (what `claim_folder` found there) to the
     files it must never replace."""
     folder = Path(folder)
     marker = _marker(folder)

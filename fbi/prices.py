@@ -49,7 +49,7 @@ def price_of(model: str, batch: bool = False) -> tuple[float, float] | None:
 
 def cost_of(model: str, prompt_tokens: int, completion_tokens: int,
             batch: bool = False) -> float | None:
-    """USD of a call of this size (see :func:`price_of`), None when unpriced."""
+    """USD of a call of this size (see `price_of`), None when unpriced."""
     price = price_of(model, batch)
     if price is None:
         return None

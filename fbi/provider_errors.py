@@ -1,6 +1,6 @@
 """What a provider's error means, decided once at the boundary (as httpx's
 ``map_exceptions``): every failed call is classified by its whole exception chain into an
-:data:`ErrorKind`, which decides whether it is retried, counts towards the circuit
+`ErrorKind`, which decides whether it is retried, counts towards the circuit
 breaker, or stops the run with a fix; and its text is made safe to store and print.
 """
 
@@ -13,7 +13,7 @@ from fbi.redaction import redact
 
 #: What went wrong with a call, as fbi sees it. litellm's classes blur the difference
 #: that matters (a refused connection and a missing key both arrive as
-#: InternalServerError), so :func:`error_kind` reads the exception chain itself.
+#: InternalServerError), so `error_kind` reads the exception chain itself.
 ErrorKind = Literal["rate_limit", "server", "timeout", "dropped", "unreachable", "auth",
                     "not_found", "wrong_model", "rejected", "interrupted"]
 #: Worth another try: the model is there but busy, slow or flaky (or its reply was not
@@ -23,7 +23,7 @@ RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "dropp
 CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found",
                                            "wrong_model"})
 #: A pool's server that failed is left out for this many seconds; its calls go to the
-#: others meanwhile (:class:`fbi.transports.ServerPool`).
+#: others meanwhile (`fbi.transports.ServerPool`).
 POOL_COOLDOWN_S = 10.0
 
 _UNREACHABLE = {"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
@@ -52,7 +52,7 @@ FIXES = {
 
 
 def error_kind(error: BaseException) -> ErrorKind:
-    """Classify a failed call by its whole exception chain (see :data:`ErrorKind`)."""
+    """Classify a failed call by its whole exception chain (see `ErrorKind`)."""
     names: set[str] = set()
     link: BaseException | None = error
     while link is not None and len(names) < 12:

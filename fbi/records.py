@@ -34,13 +34,21 @@ class Provenance(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    source: str = ""  # dataset the gold answer came from, e.g. "fbi-original", "sample"
-    original_id: str = ""  # the id in that source (FBI's `cdx`), which may repeat there
-    generator: str = ""  # "gpt-4-turbo", "rules:spelling", "human", ...
+    source: str = ""
+    """Dataset the gold answer came from, e.g. "fbi-original", "sample"."""
+    original_id: str = ""
+    """The id in that source (FBI's `cdx`), which may repeat there."""
+    generator: str = ""
+    """What made the perturbation: a model (``gpt-4-turbo``), a rule (``rules:spelling``),
+    ``human``, ..."""
     template_version: str = ""
+    """The version of the perturbation template that made it (empty for rules and
+    people)."""
     seed: int | None = None
-    # the model that wrote the gold answer, when known: a judge of its family may favour it
+    """The seed the perturbation was made with, when one was."""
     gold_model: str = ""
+    """The model that wrote the gold answer, when known: a judge of its family may favour
+    it."""
 
 
 class Instance(BaseModel):
@@ -52,16 +60,28 @@ class Instance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: Literal[1] = INSTANCE_SCHEMA_VERSION
+    """The instance format's version."""
     id: str = Field(min_length=1)
+    """Unique within its dataset."""
     ability: Ability
+    """The ability its category tests (of the underlying prompt, for score-invariant
+    edits)."""
     category: str
+    """The perturbation category (`fbi.CATEGORIES`)."""
     instruction: str = Field(min_length=1)
+    """The question or task the answers answer."""
     gold_answer: str = Field(min_length=1)
+    """The reference answer, unperturbed."""
     perturbed_answer: str = Field(min_length=1)
+    """The gold answer with one targeted error (or a score-invariant rewrite)."""
     rationale: str | None = None
+    """What was changed and why, as the perturber said it."""
     provenance: Provenance = Provenance()
+    """Where the instance came from and how its perturbation was made."""
     label: VettingLabel = VettingLabel.UNVETTED
-    flags: tuple[str, ...] = ()  # pre-screen flags set by the perturbation generator
+    """The vetting label it carries (``unvetted`` until someone vetted it)."""
+    flags: tuple[str, ...] = ()
+    """Pre-screen flags set by the perturbation generator."""
 
     @field_validator("category")
     @classmethod
@@ -91,7 +111,8 @@ class Instance(BaseModel):
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Instance:
-        """The instance :meth:`to_row` wrote (every column present, as it writes them)."""
+        """The instance [`to_row`][fbi.Instance.to_row] wrote (every column present, as it
+        writes them)."""
         provenance = Provenance(**{name: row[name] for name in PROVENANCE_COLUMNS})
         return cls(id=row["id"], ability=row["ability"], category=row["category"],
                    instruction=row["instruction"], gold_answer=row["gold_answer"],
@@ -100,7 +121,8 @@ class Instance(BaseModel):
                    schema_version=row["schema_version"])
 
     def to_row(self) -> dict[str, Any]:
-        """The flat dict written to files; :meth:`from_row` reads it back losslessly."""
+        """The flat dict written to files; [`from_row`][fbi.Instance.from_row] reads it back
+        losslessly."""
         return {
             "id": self.id,
             "ability": self.ability.value,
@@ -152,10 +174,15 @@ class GoldItem:
     """An instruction and its gold answer: the input of perturbation."""
 
     id: str
+    """Unique within its file."""
     ability: str
+    """The ability of the question (LF, F, IF, R)."""
     instruction: str
+    """The question or task."""
     gold_answer: str
+    """The answer to perturb."""
     source: str = ""
+    """The dataset it came from."""
 
 
 # ------------------------------------------------------------------ judge runs
@@ -173,17 +200,29 @@ class CallRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: Literal[1] = 1
-    call_id: str  # unique within its log; a re-run skips ids already there
-    prompt_hash: str  # sha256 of the rendered messages
+    """The record format's version."""
+    call_id: str
+    """Unique within its log; a re-run skips ids already there."""
+    prompt_hash: str
+    """Sha256 of the rendered messages."""
     raw_output: str | None = None
-    repair_outputs: list[str] = Field(default_factory=list)  # follow-up replies, if any
+    """The model's reply, as it came (None when the call failed)."""
+    repair_outputs: list[str] = Field(default_factory=list)
+    """Follow-up replies, if any."""
     status: Status
-    reason: str | None = None  # why unparseable, or the error
+    """``ok``, ``unparseable`` (a reply fbi could not read) or ``error`` (no reply)."""
+    reason: str | None = None
+    """Why unparseable, or the error."""
     prompt_tokens: int = 0
+    """Tokens in the request, as the provider counted them."""
     completion_tokens: int = 0
+    """Tokens in the reply, as the provider counted them."""
     cost: float | None = None
+    """USD, from the provider's prices; None when unknown."""
     latency_s: float = 0.0
+    """Seconds from request to reply (0 for a cached reply)."""
     cached: bool = False
+    """Answered from the response cache."""
 
 
 class Judgment(CallRecord):
@@ -196,25 +235,41 @@ class Judgment(CallRecord):
     """
 
     instance_id: str
+    """The instance judged."""
     ability: Ability
+    """The instance's ability."""
     category: str
+    """The instance's category."""
     strategy: str
+    """The strategy's name (``vanilla``, ``pairwise``, ``reference``, ...)."""
     strategy_version: str
+    """The strategy template's version."""
     paradigm: Literal["single", "pairwise", "reference"]
+    """``single``, ``pairwise`` or ``reference``."""
     role: Literal["gold", "perturbed", "gold-first", "perturbed-first"]
+    """What was judged (see above)."""
     judge: str
+    """The judge's name: its label and model (`fbi.records.judge_name`)."""
     score_range: tuple[int, int] | None = None
+    """The score range the judge was asked for (single-answer and reference strategies)."""
     score: int | None = None
+    """The score read from the reply."""
     slot_verdict: str | None = None
+    """The pairwise verdict as the judge gave it: A, B, tie or both_bad."""
     verdict: Literal["gold", "perturbed", "tie", "both_bad"] | None = None
+    """The pairwise verdict mapped to the answers: gold, perturbed, tie or both_bad."""
     explanation: str | None = None
-    # --logprobs: the score weighted by the judge's token probabilities (G-Eval), the
-    # distribution behind it, and the share of the score token's probability it covers
+    """The judge's explanation, when the strategy asks for one."""
     expected_score: float | None = None
+    """--logprobs: the score weighted by the judge's token probabilities (G-Eval)."""
     score_probabilities: dict[int, float] | None = None
+    """--logprobs: the probability of each score, renormalised over the scores."""
     score_mass: float | None = None
+    """--logprobs: the share of the score token's probability the scores cover."""
     parser_version: str = ""
-    sample: int = 0  # which of --samples K asks of the same call (0: the first, or only)
+    """The version of the reply parser that read it (a re-parse updates it)."""
+    sample: int = 0
+    """Which of --samples K asks of the same call (0: the first, or only)."""
 
 
 def judge_name(label: str | None, model: str) -> str:
@@ -365,7 +420,8 @@ class RunSettings(BaseModel):
 
 
 class TotalsRecord(BaseModel):
-    """What a run's invocations did, written when each ends (:class:`fbi.runs.RunTotals`)."""
+    """What a run's invocations did, written when each ends
+    ([`fbi.runs.RunTotals`][fbi.runs.RunTotals])."""
 
     model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
 
@@ -419,7 +475,7 @@ class RunSpec(BaseModel):
     """2; version 1 files (evaluate only) are read and upgraded."""
     kind: str = Field(default="evaluate", min_length=1)
     """The stage that wrote it: evaluate, explain-check, perturb, robustness (fbi's own,
-    :data:`RUN_KINDS`), or a new stage's own name."""
+    `RUN_KINDS`), or a new stage's own name."""
     label: str | None = None
     """The run's name in comparison reports (--label)."""
     fbi_version: str
@@ -455,7 +511,7 @@ class RunSpec(BaseModel):
 
     @property
     def judge_name(self) -> str:
-        """The label and model as printed (:func:`judge_name`)."""
+        """The label and model as printed ([`judge_name`][fbi.records.judge_name])."""
         return judge_name(self.label, self.model)
 
     @model_validator(mode="before")
@@ -522,7 +578,12 @@ class ExplanationCheck(CallRecord):
     ``instance_id|strategy|explain-check``."""
 
     instance_id: str
+    """The undetected instance whose explanation was checked."""
     judge: str
+    """The judge whose explanation it was."""
     strategy: str
+    """The strategy the judge used."""
     checker: str
+    """The checker model."""
     points_out_error: bool | None = None
+    """Whether the explanation points out the error (None: the reply was unreadable)."""

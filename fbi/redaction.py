@@ -37,7 +37,7 @@ SECRET_PLACEHOLDER = "[secret]"
 
 def is_secret_arg(name: str) -> bool:
     """Whether a model argument (``--model-arg NAME=VALUE``) holds a secret: a header, or
-    a name of a key, secret, token, password or credential (see :data:`_SECRET_ARG`)."""
+    a name of a key, secret, token, password or credential (see `_SECRET_ARG`)."""
     return name in _HEADER_ARGS or bool(_SECRET_ARG.search(name))
 
 
@@ -82,7 +82,7 @@ def _percent_encoded(value: str) -> str:
 @functools.lru_cache(maxsize=8)
 def _secrets_pattern(values: frozenset[str]) -> re.Pattern | None:
     """One pattern for every form a secret can be echoed in: as given, URL-encoded in any
-    way (:func:`_percent_encoded`), and base64 (standard and URL-safe) at each of the
+    way (`_percent_encoded`), and base64 (standard and URL-safe) at each of the
     three byte alignments it can have inside a longer encoded string (a Basic auth
     header, an encoded JSON body)."""
     import base64
@@ -107,12 +107,12 @@ def _secrets_pattern(values: frozenset[str]) -> re.Pattern | None:
 
 def redact_known_secrets(text: str) -> str:
     """``text`` without the secrets fbi was given or finds in the environment, in any of
-    their echoed forms (:func:`_secrets_pattern`). For replies: nothing else is touched."""
+    their echoed forms (`_secrets_pattern`). For replies: nothing else is touched."""
     return known_secrets_redactor()(text)
 
 
 def known_secrets_redactor() -> Callable[[str], str]:
-    """:func:`redact_known_secrets` for the secrets known now, looked up once: for a model
+    """`redact_known_secrets` for the secrets known now, looked up once: for a model
     client, which redacts every reply (scanning the environment for each of thousands of
     replies cost more than the rest of a reply's handling)."""
     pattern = _secrets_pattern(_secret_values())

@@ -1,13 +1,14 @@
-"""How a stage reaches and samples its model: one :class:`ModelSettings`, held by every
-stage's config (evaluate, perturb, robustness, explain-check), from which the model
-client is made (:meth:`ModelSettings.client`).
+"""How a stage reaches and samples its model: one
+[`ModelSettings`][fbi.settings.ModelSettings], held by every stage's config (evaluate,
+perturb, robustness, explain-check), from which the model client is made
+([`ModelSettings.client`][fbi.settings.ModelSettings.client]).
 
 The settings check themselves when made, so a Python caller gets the CLI's refusals as
-an :class:`~fbi.errors.InputError`: numbers finite and in range, a pool whose first
+an [`InputError`][fbi.InputError]: numbers finite and in range, a pool whose first
 server is the api_base, and ``model_args`` that set nothing fbi sets itself and hold no
 NaN or infinity (a provider would refuse every call after its retries). Secret model
 arguments — HTTP headers, keys, tokens, passwords, credentials
-(:func:`fbi.redaction.is_secret_arg`) — are redacted wherever provider text enters fbi
+(`fbi.redaction.is_secret_arg`) — are redacted wherever provider text enters fbi
 from the moment the settings exist, and recorded only as ``[secret]``.
 """
 
@@ -118,7 +119,7 @@ class ModelSettings(BaseModel):
                 for name, value in self.model_args}
 
     def client(self, cache=None, api_key: str | None = None, **options: Any):
-        """The :class:`~fbi.llm.ModelClient` these settings describe."""
+        """The [`ModelClient`][fbi.llm.ModelClient] these settings describe."""
         from fbi.llm import ModelClient, RetryPolicy
 
         return ModelClient(cache=cache, timeout_s=self.timeout_s,

@@ -11,12 +11,12 @@ A SPEC is one of:
   local path): a Hub dataset, downloaded with huggingface_hub's ``snapshot_download``.
 
 Files, Hugging Face folders and Hub datasets are read by ``datasets.load_dataset``
-(streaming; see :mod:`fbi._hf_datasets`), the FBI TSV layout and the sample by fbi's own
+(streaming; see `fbi._hf_datasets`), the FBI TSV layout and the sample by fbi's own
 readers. When a file holds a bad row, fbi's own reader re-reads it so the message names
 the line (``reader="fbi"`` reads with it from the start).
 
 Every reader yields raw rows with their location; one builder turns them into
-:class:`~fbi.records.Instance` records and collects every problem, so ``validate`` can
+[`Instance`][fbi.Instance] records and collects every problem, so ``validate`` can
 list them all and ``load`` can refuse the dataset naming the first one.
 """
 
@@ -72,17 +72,23 @@ _T = TypeVar("_T")
 @dataclass
 class Dataset:
     """Instances loaded from one SPEC, with how many rows were read. ``instances`` may be
-    given as any iterable; it is kept in an :class:`~fbi._instance_store.InstanceStore`
+    given as any iterable; it is kept in an `InstanceStore`
     (compact past 20,000 instances)."""
 
     spec: str
+    """The SPEC it was loaded from: a built-in name, a path, or ``hf:owner/name``."""
     instances: InstanceStore
+    """The instances, in file order."""
     rows_read: int
+    """Rows read from the files, including those left out by the filters."""
     files: list[str] = field(default_factory=list)
-    # the filters that chose these instances, and the fingerprint of what they chose from
+    """The files read."""
     selection: dict[str, Any] = field(default_factory=dict)
+    """The filters that chose these instances (category, ability, limit, sample, seed)."""
     source_fingerprint: str | None = None
-    columns: dict[str, str] = field(default_factory=dict)  # --columns, when given
+    """The fingerprint of the rows the filters chose from (None without filters)."""
+    columns: dict[str, str] = field(default_factory=dict)
+    """--columns, when given."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.instances, InstanceStore):
@@ -183,13 +189,18 @@ class Validation:
     """The outcome of checking a SPEC: rows read, instances that loaded, every problem."""
 
     spec: str
+    """The SPEC checked."""
     rows_read: int
+    """Rows read from the files."""
     instances: InstanceStore
+    """The instances that loaded."""
     problems: list[Problem]
+    """Every problem found, each with its file, line or row, and a fix."""
     files: list[str]
-    #: What loads but a user should know: texts with control characters (they could
-    #: drive a terminal; fbi shows them as escapes).
+    """The files read."""
     warnings: list[Problem] = field(default_factory=list)
+    """What loads but a user should know: texts with control characters (they could drive a
+    terminal; fbi shows them as escapes)."""
 
     @property
     def ok(self) -> bool:
@@ -276,7 +287,8 @@ def _own_reader_reads(spec: str) -> bool:
 
 def with_line_numbers(spec: str, attempt: Callable[[Reader], _T]) -> _T:
     """``attempt("datasets")``; if it raises DatasetError and fbi reads SPEC itself too,
-    ``attempt("fbi")``, whose problems name lines (see :func:`validate_dataset`)."""
+    ``attempt("fbi")``, whose problems name lines (see
+    [`validate_dataset`][fbi.validate_dataset])."""
     try:
         return attempt("datasets")
     except DatasetError:
@@ -300,7 +312,7 @@ def load_dataset(spec: str = SAMPLE, reader: Reader = "datasets",
                  columns: Mapping[str, str] | None = None) -> Dataset:
     """Load SPEC into instances; raises DatasetError naming the first of its problems.
     ``columns`` maps a preference dataset's fields to its column names (``{"prompt":
-    "question", ...}``; see :func:`parse_columns`)."""
+    "question", ...}``; see `parse_columns`)."""
     result = validate_dataset(spec, reader, columns)
     if result.problems:
         raise DatasetError(result.problems, rows_read=result.rows_read)

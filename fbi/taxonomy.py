@@ -73,14 +73,22 @@ class Category:
     """
 
     name: str
+    """The name fbi and its files use (``entity``, ``spelling``)."""
     display_name: str
+    """The name the paper's tables use (``Entity``, ``Spelling``)."""
     ability: Ability | None
+    """The ability it tests (LF, F, IF, R); None for score-invariant edits."""
     description: str
+    """What the perturbation does to an answer, in one sentence."""
     lowers_score: bool = True
+    """Whether a good judge should score the perturbed answer lower (False for
+    score-invariant edits)."""
     extra: bool = False
-    #: "manipulation" for text added to an already perturbed answer to sway the judge
-    #: (:mod:`fbi.perturb._manipulate`): extra, but judged whenever a dataset holds it
+    """In the original release but outside the paper's 22 categories."""
     family: str = ""
+    """``manipulation`` for text added to an already perturbed answer to sway the judge
+    (`fbi.perturb._manipulate`): extra, but judged whenever a dataset holds it; empty
+    otherwise."""
 
 
 CATEGORIES: tuple[Category, ...] = (

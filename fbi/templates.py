@@ -3,10 +3,10 @@ prompts alike.
 
 Templates render with StrictUndefined, so a missing variable is an error rather than an
 empty string; with a user folder they render in jinja2's immutable sandbox, so a template
-cannot run code, and under limits (:class:`_LimitedSandbox`), so it cannot hang fbi or
-fill its memory: at most :data:`MAX_OUTPUT_CHARS` of output (a string or list multiplied,
-padded or formatted past it is refused before it is made), :data:`MAX_ITERATIONS` steps
-of ``range`` per render, no ``lipsum``, and :data:`MAX_RENDER_S` seconds. A user folder
+cannot run code, and under limits (`_LimitedSandbox`), so it cannot hang fbi or
+fill its memory: at most `MAX_OUTPUT_CHARS` of output (a string or list multiplied,
+padded or formatted past it is refused before it is made), `MAX_ITERATIONS` steps
+of ``range`` per render, no ``lipsum``, and `MAX_RENDER_S` seconds. A user folder
 is searched before the built-in one, so users add or override templates by file name.
 Every way a template can build a long text is bounded before (or, for ``~``, as soon as)
 it is built: repetition, ``+``, ``~``, padding, ``replace``, ``join``, format widths
@@ -75,7 +75,7 @@ def _limited_sandbox():
 
     def built(size: int, what: str) -> None:
         """Count ``size`` characters (or items) about to be built; refuse past one text's
-        limit, or past the render's total (:data:`MAX_BUILT_CHARS`)."""
+        limit, or past the render's total (`MAX_BUILT_CHARS`)."""
         if size > MAX_OUTPUT_CHARS:
             refuse(f"{what} of {size:,} characters")
         left = _built_left.get([MAX_BUILT_CHARS])

@@ -2,8 +2,8 @@
 
 PyYAML's ``safe_load`` builds no objects but does expand aliases: a 600-byte document of
 nested aliases ("billion laughs") expands to gigabytes. A user's configuration never
-needs an alias, so :func:`load_user_yaml` refuses them, and files past
-:data:`MAX_USER_YAML_CHARS`, before anything is built.
+needs an alias, so `load_user_yaml` refuses them, and files past
+`MAX_USER_YAML_CHARS`, before anything is built.
 """
 
 from __future__ import annotations

@@ -21,7 +21,10 @@ os.environ["XDG_CACHE_HOME"] = str(_SESSION / "xdg-cache")
 # (as a user's shell would) rather than the source tree.
 OUTSIDE_CHECKOUT = tempfile.gettempdir()
 
-FBI_ORIGINAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fbi-original"
+#: The original FBI release (the authors' TSV files): where FBI_ORIGINAL says, else
+#: shared/data/fbi-original beside the checkout.
+FBI_ORIGINAL = Path(os.environ.get("FBI_ORIGINAL") or Path(__file__).resolve().parents[1].parent
+                    / "shared" / "data" / "fbi-original")
 
 
 @pytest.fixture
@@ -29,6 +32,6 @@ def fbi_original() -> Path:
     """The original FBI release beside the checkout; skips the test when it is absent."""
     if not FBI_ORIGINAL.is_dir():
         pytest.skip(f"the original FBI release is not at {FBI_ORIGINAL} "
-                    "(it lives in ../shared/data/fbi-original beside the checkout)")
+                    "(set FBI_ORIGINAL to the folder of its TSV files)")
     return FBI_ORIGINAL
 

@@ -182,8 +182,8 @@ def test_batch_mode_refuses_what_it_cannot_keep(tmp_path):
 
 
 def test_batch_cost_uses_the_providers_batch_prices():
-    from fbi.llm import import_litellm
     from fbi.runs._batch import batch_cost
+    from fbi.transports import import_litellm
 
     prices = import_litellm().model_cost["gpt-4o"]
     expected = 1000 * prices["input_cost_per_token_batches"] + \

@@ -16,7 +16,7 @@ from scipy.stats import kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from fbi.cli import main
-from fbi.judge._evaluate import JudgmentVerdict
+from fbi.judge._read import JudgmentVerdict
 from fbi.metrics import HumanLabel, human_agreement
 from fbi.taxonomy import get_category
 

@@ -95,3 +95,49 @@ def test_no_module_is_over_600_lines_and_no_renderer_over_60():
             if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno >= 60:
                 long_renderers.append(f"{path.name}: {node.name}")
     assert not long_renderers, long_renderers
+
+
+def face_names(path: Path) -> tuple[list[str], set[str], set[str] | None]:
+    """A face's ``__all__``, the names it imports, and a lazy face's ``_EXPORTS`` keys."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    listed: list[str] = []
+    imported: set[str] = set()
+    exports = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id == "__all__":
+                listed = [elt.value for elt in node.value.elts]
+            elif node.targets[0].id == "_EXPORTS":
+                exports = {key.value for key in node.value.keys}
+        elif isinstance(node, ast.ImportFrom) and node.module and \
+                node.module.startswith(f"fbi.{path.parent.name}._"):
+            imported.update(alias.asname or alias.name for alias in node.names)
+    return listed, imported, exports
+
+
+def test_every_face_lists_what_it_imports_and_each_name_resolves():
+    """A package's face (``__init__``) is its whole public API: ``__all__`` names exactly
+    the names it takes from its private modules (for a lazy face, exactly ``_EXPORTS``, the
+    names it loads, and its ``TYPE_CHECKING`` imports, the names readers see); each
+    resolves to the object its private module defines."""
+    import importlib
+
+    problems = []
+    for path in sorted(FBI.glob("*/__init__.py")):
+        package = f"fbi.{path.parent.name}"
+        listed, imported, exports = face_names(path)
+        if not listed:
+            continue
+        if len(set(listed)) != len(listed):
+            problems.append(f"{package}: __all__ names a name twice")
+        if set(listed) != imported:
+            problems.append(f"{package}: __all__ and its imports differ by "
+                            f"{sorted(set(listed) ^ imported)}")
+        if exports is not None and exports != set(listed):
+            problems.append(f"{package}: _EXPORTS and __all__ differ by "
+                            f"{sorted(exports ^ set(listed))}")
+        face = importlib.import_module(package)
+        for name in listed:
+            if getattr(face, name, None) is None and name not in vars(face):
+                problems.append(f"{package}.{name} does not resolve")
+    assert not problems, "\n".join(problems)

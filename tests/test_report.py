@@ -117,6 +117,10 @@ def test_markdown_html_and_csv(tmp_path):
     assert "| strategy | LF | F | IF | R | SI retained |" in markdown
     assert "| Entity | 4 | 1 | 0 | 1 | 1 | 1 | 0 | 75.0 [30–95] | 75.0 |" in markdown  # G P ✓ ✗ ≠
     assert "| Entity | 4 | 1 | 2 | 1 | 66.7 [21–94] | 75.0 |" in markdown  # single, worst case
+    # one judge, several strategies: Table 4 without the paired tests' mark and Verdict
+    # (issue 39: it referred to "the Verdict above", which such a report does not have)
+    assert "(paper Table 4)" in markdown and "## Verdict" not in markdown
+    assert "Verdict above" not in markdown and "†" not in markdown
     html = (tmp_path / "report.html").read_text()
     assert "<h1>FBI blind-spot report</h1>" in html
     assert "Undetected rate by category and strategy" in html and "<svg" in html

@@ -22,7 +22,7 @@ from fbi.errors import ConfigError, FbiError, FbiWarning, InputError, Terminated
 
 class FbiGroup(click.Group):
     """A click group that turns fbi's errors into a message and an exit code, and loads
-    each command from :data:`COMMANDS` when it is first asked for."""
+    each command from `COMMANDS` when it is first asked for."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMANDS, *self.commands})
@@ -77,7 +77,7 @@ class FbiGroup(click.Group):
 
 def _handle_sigterm() -> None:
     """SIGTERM (a scheduler, ``timeout``, ``kill``) as the first Ctrl-C: outside a run it
-    raises :class:`Terminated`; inside one, the runner's own handler stops it gracefully."""
+    raises `Terminated`; inside one, the runner's own handler stops it gracefully."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         def terminate(signum, frame):
             raise Terminated()

@@ -1,5 +1,5 @@
 """The consoles every command prints through: text from outside never reaches the
-terminal raw (control characters are shown as escapes, see :func:`fbi.escaping.visible`)."""
+terminal raw (control characters are shown as escapes, see `fbi.escaping.visible`)."""
 
 from __future__ import annotations
 

@@ -221,7 +221,7 @@ def batch_of(batch: bool, wait: bool, poll: float, fallback: str, concurrency: i
 
 def print_blocks(blocks, draw=None) -> None:
     """fbi.report's terminal blocks: sentences (in red when they say something failed) and
-    tables, drawn by ``draw`` (title, header, rows) or :func:`rate_table`."""
+    tables, drawn by ``draw`` (title, header, rows) or `rate_table`."""
     for block in blocks:
         if block.title or block.header:
             console.print((draw or rate_table)(block.title, block.header, block.rows))

@@ -169,8 +169,10 @@ def export(queue, output) -> None:
     for reason, n in sorted(tally.dropped.items()):
         table.add_row(f"dropped: {reason}", str(n))
     console.print(table)
-    console.print(f"{tally.edited} kept instances carry an annotator's edit.")
+    console.print(f"{tally.edited} kept instance{'s carry' if tally.edited != 1 else ' carries'}"
+                  " an annotator's edit.")
     unsettled = tally.dropped["disagreement"] + tally.dropped["not-sure"]
     if unsettled:
-        console.print(f"[yellow]{unsettled} items are unsettled; run `fbi annotate adjudicate "
+        are = "items are" if unsettled != 1 else "item is"
+        console.print(f"[yellow]{unsettled} {are} unsettled; run `fbi annotate adjudicate "
                       f"{queue} --adjudicator NAME` to decide them.[/]")

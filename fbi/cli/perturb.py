@@ -136,7 +136,7 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
 def write_manipulations(input_spec: str, output: Path, categories: tuple[str, ...], seed: int,
                         limit: int | None, replace: bool) -> None:
     """The queue of a manipulation run: the input's instances (the twins) and each kind of
-    manipulation of each (:mod:`fbi.perturb._manipulate`)."""
+    manipulation of each (`fbi.perturb._manipulate`)."""
     from fbi.outputs import claim_file
     from fbi.perturb import manipulated_queue, manipulation_kinds, manipulations
     from fbi.sources import load_dataset, write_dataset

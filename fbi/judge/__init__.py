@@ -12,8 +12,6 @@ from fbi.judge._evaluate import (
     echoes_of,
     judge_parser,
     plan_calls,
-    read_judgments,
-    read_verdicts,
     recorded_explanation_chars,
     reparse,
 )
@@ -30,6 +28,7 @@ from fbi.judge._parsing import (
     ParsedReply,
     parse_reply,
 )
+from fbi.judge._read import read_judgments, read_verdicts
 from fbi.judge._show import ShownCall, show_call
 from fbi.judge._strategies import (
     EXPLANATION_MAX_CHARS,

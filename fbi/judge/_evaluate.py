@@ -5,7 +5,7 @@
   the slot verdict (A / B) back to gold / perturbed;
 * the reference-guided strategy scores the perturbed answer with the gold as reference.
 
-Each call becomes one :class:`~fbi.records.Judgment` in ``judgments.jsonl``; ``run.json``
+Each call becomes one [`Judgment`][fbi.records.Judgment] in ``judgments.jsonl``; ``run.json``
 records what was asked. Running the same evaluation again resumes it.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
@@ -108,24 +108,32 @@ class EvaluationConfig:
     unknown protocol)."""
 
     model: ModelSettings = field(default_factory=lambda: ModelSettings(model=LOCAL_JUDGE))
+    """The judge: its model, server or pool, sampling, concurrency and budget."""
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
-    score_range: tuple[int, int] | None = None  # overrides every scored strategy's range
-    repair: int = 0  # follow-ups asking for just the verdict when a reply is unreadable
+    """The strategies to run, by name (built-in or in ``prompts_dir``)."""
+    score_range: tuple[int, int] | None = None
+    """Overrides every scored strategy's range."""
+    repair: int = 0
+    """Follow-ups asking for just the verdict when a reply is unreadable."""
     prompts_dir: Path | None = None
+    """A folder of the user's own strategy templates (--prompts)."""
     label: str | None = None
-    system_prompt: str | None = None  # sent as the system message of every call
-    samples: int = 1  # ask every call this many times (repeatability; see --samples)
-    # --logprobs: ask scored calls for this many top token log-probabilities per token,
-    # for the probability-weighted (G-Eval) score; 0: none
+    """The judge's name in reports (--label); the model string when None."""
+    system_prompt: str | None = None
+    """Sent as the system message of every call."""
+    samples: int = 1
+    """Ask every call this many times (repeatability; see --samples)."""
     logprobs: int = 0
-    # the explanation's length cap in the reply's JSON schema; None: 120 characters for
-    # the embedded judge, 600 otherwise
+    """--logprobs: ask scored calls for this many top token log-probabilities per token, for
+    the probability-weighted (G-Eval) score; 0: none."""
     explanation_chars: int | None = None
-    #: What is sent: "fbi" (fbi's prompts' reply format, asked also as a JSON schema in
-    #: ``response_format``) or "paper" (what the FBI authors sent: their system message,
-    #: their reply schema described in the prompt, their field names and section markers,
-    #: no ``response_format``). See PROTOCOLS and docs/concepts/strategies.md.
+    """The explanation's length cap in the reply's JSON schema; None: 120 characters for the
+    embedded judge, 600 otherwise."""
     protocol: Literal["fbi", "paper"] = "fbi"
+    """What is sent: ``fbi`` (fbi's prompts' reply format, asked also as a JSON schema in
+    ``response_format``) or ``paper`` (what the FBI authors sent: their system message,
+    their reply schema described in the prompt, their field names and section markers, no
+    ``response_format``). See docs/concepts/strategies.md."""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -192,7 +200,8 @@ def recorded_explanation_chars(parameters: Parameters) -> int:
 def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
                  echoes: tuple[str, ...], structured: bool = True):
     """How the replies of one judge call become its verdict fields (``structured``: the
-    judge was asked for JSON, so its reply is its first object; see :func:`parse_reply`).
+    judge was asked for JSON, so its reply is its first object; see
+    [`parse_reply`][fbi.judge.parse_reply]).
 
     The first reply is read; if it is unreadable, each ``--repair`` reply in turn, with
     the explanation kept from the first. A pairwise slot verdict (A / B) is mapped to
@@ -301,8 +310,9 @@ def _judge_request(registry: StrategyRegistry, strategy: Strategy, instance: Ins
 
 
 def calls_per_instance(strategy: Strategy, samples: int = 1) -> int:
-    """How many calls :func:`plan_calls` makes of one instance for ``strategy``: both
-    answers or both slot orders, one reference-guided call; each ``samples`` times."""
+    """How many calls [`plan_calls`][fbi.judge.plan_calls] makes of one instance for
+    ``strategy``: both answers or both slot orders, one reference-guided call; each
+    ``samples`` times."""
     return (1 if strategy.paradigm == "reference" else 2) * samples
 
 
@@ -408,7 +418,7 @@ class Evaluation(Stage):
 
     @property
     def call_count(self) -> int:
-        """How many calls :meth:`calls` yields, without rendering them."""
+        """How many calls [`calls`][fbi.judge.Evaluation.calls] yields, without rendering them."""
         return len(self.dataset) * sum(calls_per_instance(s, self.config.samples)
                                        for s in self.strategies)
 
@@ -464,7 +474,7 @@ class Evaluation(Stage):
             totals=TotalsRecord() if totals is None else totals.record())
 
     def run_spec(self, totals: RunTotals | None = None) -> RunSpec:
-        """The same as :meth:`spec` (its older name)."""
+        """The same as `spec` (its older name)."""
         return self.spec(totals)
 
     def phases(self) -> Iterator[Phase]:
@@ -497,9 +507,9 @@ class Evaluation(Stage):
         """Calls still to make, and their estimated tokens and cost; writes nothing. A folder
         holding another run is refused here too.
 
-        Up to ``exact_up_to`` (:data:`DRY_RUN_EXACT_CALLS`) planned calls every prompt is
+        Up to ``exact_up_to`` (`DRY_RUN_EXACT_CALLS`) planned calls every prompt is
         rendered and counted. Past it, the same seeded sample of ``sample_size``
-        (:data:`DRY_RUN_SAMPLE`) instances is rendered under every strategy and the totals
+        (`DRY_RUN_SAMPLE`) instances is rendered under every strategy and the totals
         are estimated from it (``DryRun.sampled`` and ``prompt_tokens_margin`` say so): a
         dry run of 200,000 instances × 11 strategies would otherwise render 4.2 million
         prompts."""
@@ -522,9 +532,9 @@ class Evaluation(Stage):
         """Run (or resume) the evaluation; returns the totals of this invocation.
 
         A budget stop (``stopped_by_budget``) and an interruption (``interrupted``) are
-        reported in the totals, with everything finished saved. With ``batch``, the calls
-        go through the provider's batch API (:class:`fbi.runs.BatchRunner`); calls still
-        at the provider are counted in ``in_batches``.
+        reported in the totals, with everything finished saved. With ``batch``, the calls go
+        through the provider's batch API ([`fbi.runs.BatchRunner`][fbi.runs.BatchRunner]);
+        calls still at the provider are counted in ``in_batches``.
         """
         return run_stage(self, client, progress, batch)
 
@@ -539,60 +549,3 @@ class Evaluation(Stage):
         log.rewrite(reparse(j, instances.get(j.instance_id))
                     if j.parser_version != PARSER_VERSION else j
                     for j in read_log(self.judgments_path, Judgment).records)
-
-
-class JudgmentVerdict(NamedTuple):
-    """What outcome rules read of a judgment (see :mod:`fbi.metrics`), without its texts:
-    the compact form :func:`read_verdicts` keeps of each call, with the attribute names of
-    :class:`~fbi.records.Judgment`."""
-
-    instance_id: str
-    judge: str
-    strategy: str
-    paradigm: str
-    role: str
-    ability: Any
-    category: str
-    status: str
-    score: int | None
-    verdict: str | None
-    score_range: tuple[int, int] | None
-    sample: int
-
-
-def read_verdicts(run_dir: str | Path, sample: int | None = 0) -> list[JudgmentVerdict]:
-    """The verdicts of a run folder (the last record of each call; of one ``sample`` of
-    --samples K, or all with None), read one record at a time: a run of 50,000 calls is
-    summarised without holding its replies. A bad line is an InputError naming it."""
-    path = _judgments_of(run_dir)
-    latest: dict[str, JudgmentVerdict] = {}
-
-    def keep(j: Judgment) -> None:
-        if sample is None or j.sample == sample:
-            latest[j.call_id] = JudgmentVerdict(
-                j.instance_id, j.judge, j.strategy, j.paradigm, j.role, j.ability,
-                j.category, j.status, j.score, j.verdict, j.score_range, j.sample)
-
-    contents = read_log(path, Judgment, keep=False, visit=keep)
-    if contents.problem():
-        raise InputError(contents.problem())
-    return list(latest.values())
-
-
-def read_judgments(run_dir: str | Path) -> list[Judgment]:
-    """The judgments of a run folder, the last record of each call; a bad line is an
-    InputError naming it."""
-    path = _judgments_of(run_dir)
-    contents = read_log(path, Judgment)
-    if contents.problem():
-        raise InputError(contents.problem())
-    return list(contents.latest().values())
-
-
-def _judgments_of(run_dir: str | Path) -> Path:
-    """A run folder's judgments.jsonl; an InputError when there is none."""
-    path = Path(run_dir) / "judgments.jsonl"
-    if not path.exists():
-        raise InputError(f"{path}: no judgments here. Fix: pass a folder written by "
-                         "`fbi evaluate --output`")
-    return path

@@ -16,7 +16,6 @@ from pathlib import Path
 from fbi.errors import InputError
 from fbi.judge._strategies import StrategyRegistry
 from fbi.llm import ModelRequest, ModelResponse, json_object_in, litellm_version
-from fbi.metrics import instance_outcomes
 from fbi.records import (
     DatasetRecord,
     ExplanationCheck,
@@ -53,6 +52,8 @@ def explanations_to_check(judgments: list[Judgment]) -> dict[tuple[str, str], st
     for judgment in judgments:
         by_key.setdefault((judgment.strategy, judgment.instance_id), []).append(judgment)
     found = {}
+    from fbi.metrics import instance_outcomes  # (not at import: `fbi evaluate` needs none)
+
     for outcome in instance_outcomes(judgments):
         if outcome.outcome != "undetected":
             continue

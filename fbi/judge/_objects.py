@@ -8,7 +8,7 @@ reading is unambiguous: Python-dict quotes (``{'score': 3}``), Python literals (
 the token limit: a cut-off ``{"score": 1`` may have been 10), line breaks inside strings.
 An answer's objects are found wherever they start — nested in others, after an unclosed
 brace of code, written inside a JSON string — so no object an answer holds can pass for
-the judge's (:mod:`fbi.judge._parsing`).
+the judge's (`fbi.judge._parsing`).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def answer_objects(text: str) -> Iterator[dict]:
     """The objects an answer holds that carry a verdict field at their top level, wherever
     they start: nested ones, ones after an unbalanced brace, lenient ones, and ones
     written inside a JSON string (``\\"``). Each is the innermost brace around a field
-    key, decoded once; at most :data:`_ANSWER_DECODE_CHARS` are decoded."""
+    key, decoded once; at most `_ANSWER_DECODE_CHARS` are decoded."""
     budget = _ANSWER_DECODE_CHARS
     for variant in dict.fromkeys((text, text.replace('\\"', '"'))):
         keys = [m.start() for m in _FIELD_KEY.finditer(variant)]

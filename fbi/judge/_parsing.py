@@ -16,7 +16,7 @@ as judges that mix the two formats write it. Otherwise the reply is read as free
 
 **Lenient objects.** The FBI authors' reader accepts shapes strict JSON refuses (a
 Python dict, a trailing comma, a missing final brace), and fbi reads them too where the
-reading is unambiguous (:mod:`fbi.judge._objects`).
+reading is unambiguous (`fbi.judge._objects`).
 
 **Free text.** Every verdict marker is collected: for scores ``[[N]]``, ``Rating: N``,
 ``Score: N/M``, ``N/M`` or ``N out of M`` (M the top of the range), and JSON objects
@@ -134,11 +134,17 @@ class ParsedReply:
     """What the parser read from one judge reply: a score or a slot verdict, the explanation,
     or why it is unparseable."""
     status: Literal["ok", "unparseable"]
+    """``ok``, or ``unparseable`` when no verdict could be read."""
     score: int | None = None
-    verdict: str | None = None  # the slot verdict: A, B, tie or both_bad
+    """The score read (single-answer and reference strategies)."""
+    verdict: str | None = None
+    """The slot verdict: A, B, tie or both_bad."""
     explanation: str | None = None
-    reason: str | None = None  # why it is unparseable
-    at: int | None = None  # where the object or marker that gave the verdict starts
+    """The judge's explanation, when the reply holds one."""
+    reason: str | None = None
+    """Why it is unparseable."""
+    at: int | None = None
+    """Where the object or marker that gave the verdict starts."""
 
 
 def parse_reply(
@@ -384,9 +390,12 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
 class _Marker:
     at: int
     end: int
-    value: object  # what the marker says, before checking
-    text: str  # the marker's own words, compared with the answers
-    rank: int = 0  # how explicit (0 most): of the scores, the most explicit kind decides
+    value: object
+    """What the marker says, before checking."""
+    text: str
+    """The marker's own words, compared with the answers."""
+    rank: int = 0
+    """How explicit (0 most): of the scores, the most explicit kind decides."""
     is_object: bool = False
 
 

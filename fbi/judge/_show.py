@@ -22,12 +22,19 @@ class ShownCall:
     """One stored judge call as `fbi show` prints it: its messages re-rendered, the stored
     judgment, and whether the re-rendered prompt matches the recorded hash."""
     call_id: str
-    judge: str  # the run's label and model, as fbi names a judge everywhere
-    strategy: str  # the strategy's display name
-    messages: tuple[tuple[str, str], ...]  # (role, content), as re-rendered now
+    """The call's id in the run's log."""
+    judge: str
+    """The run's label and model, as fbi names a judge everywhere."""
+    strategy: str
+    """The strategy's display name."""
+    messages: tuple[tuple[str, str], ...]
+    """(role, content), as re-rendered now."""
     judgment: Judgment
-    hash_matches: bool  # the re-rendered messages are the ones the call sent
-    note: str | None = None  # why they may differ, when they do
+    """The stored judgment."""
+    hash_matches: bool
+    """The re-rendered messages are the ones the call sent."""
+    note: str | None = None
+    """Why they may differ, when they do."""
 
 
 def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None,

@@ -45,16 +45,23 @@ class StrategyMeta(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     display_name: str
+    """The name the paper's tables use (``Vanilla*``, ``Axis+Rubrics``)."""
     paradigm: Paradigm
+    """Single-answer, pairwise or reference-guided."""
     explanation: bool
+    """Whether the judge is asked to explain before its verdict."""
     score_range: tuple[int, int] | None = None
-    # a different range on some axes (the paper's Axis: hallucination 0–1, the rest 0–2)
+    """The score range it asks for (single-answer and reference strategies)."""
     axis_score_ranges: dict[str, tuple[int, int]] = {}
-    # the range the FBI authors' released prompt labels its levels with, asked for under
-    # --protocol paper where it differs (their rubric: 0/1/2, fbi's 1–3)
+    """A different range on some axes (the paper's Axis: hallucination 0–1, the rest
+    0–2)."""
     paper_score_range: tuple[int, int] | None = None
+    """The range under --protocol paper where it differs (the authors' rubric: 0/1/2, fbi's
+    1–3)."""
     version: str | int
+    """The template's version; a judgment records it."""
     description: str = ""
+    """What the strategy asks, in one sentence."""
 
     def range_for(self, axis: str, protocol: str = "fbi") -> tuple[int, int] | None:
         """The score range asked for on this axis under ``protocol`` (None for pairwise
@@ -86,9 +93,13 @@ class Strategy:
     """A loaded strategy: its name (the file name), metadata, and where it came from."""
 
     name: str
+    """The strategy's name: its template's file name without ``.j2``."""
     meta: StrategyMeta
-    origin: str  # "built-in" or the --prompts folder
-    source_sha: str  # hash of the template text, recorded in run.json
+    """Its front matter."""
+    origin: str
+    """Where the template came from: ``built-in`` or the --prompts folder."""
+    source_sha: str
+    """Hash of the template text, recorded in run.json."""
 
     @property
     def paradigm(self) -> Paradigm:

@@ -31,8 +31,10 @@ Candidates = list[tuple[str, float]]  # (token text, log-probability), chosen fi
 @dataclass(frozen=True)
 class WeightedScore:
     expected: float
-    probabilities: dict[int, float]  # score → probability, renormalised over the scores
-    mass: float  # the share of the score token's probability that fell on score values
+    probabilities: dict[int, float]
+    """Score → probability, renormalised over the scores."""
+    mass: float
+    """The share of the score token's probability that fell on score values."""
 
 
 def weighted_score(text: str, score: int, at: int, score_range: tuple[int, int],

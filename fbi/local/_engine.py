@@ -46,7 +46,7 @@ class Generation:
 
 #: What the loop uses of llama-cpp-python beyond its public API: llama.cpp's functions and
 #: types, and two modules' helpers. A version without one of them gets the fallback
-#: (:mod:`fbi.local._fallback`).
+#: (`fbi.local._fallback`).
 LOW_LEVEL_NAMES = (
     "llama_batch_init", "llama_decode", "llama_get_logits_ith", "llama_get_memory",
     "llama_memory_seq_rm", "llama_model_get_vocab", "llama_sampler_accept",
@@ -58,7 +58,7 @@ LOW_LEVEL_NAMES = (
 
 
 def missing_low_level_names() -> list[str]:
-    """The names of :data:`LOW_LEVEL_NAMES` this llama-cpp-python lacks."""
+    """The names of `LOW_LEVEL_NAMES` this llama-cpp-python lacks."""
     import importlib
 
     import llama_cpp
@@ -119,7 +119,7 @@ class ContextOverflow(ValueError):
 
 class LlamaEngine:
     """One loaded GGUF model and a context to decode in; not thread-safe by itself:
-    :meth:`generate` holds a lock for the whole call."""
+    `generate` holds a lock for the whole call."""
 
     def __init__(self, model_path: str, context_tokens: int, threads: int):
         import llama_cpp
@@ -157,7 +157,7 @@ class LlamaEngine:
                  top_logprobs: int = 0, should_stop: Callable[[], bool] = lambda: False
                  ) -> Generation:
         """The reply to ``messages``. ``should_stop`` is asked before every token; when
-        it says yes, :class:`InterruptedError` is raised."""
+        it says yes, `InterruptedError` is raised."""
         prompt = self.prompt_tokens(messages)
         if len(prompt) + max_tokens > self._n_ctx:
             raise ContextOverflow(

@@ -80,7 +80,7 @@ def check_available(judge: str) -> None:
 
 def load_engine(model: str):
     """The model's engine, loaded once per process: fbi's decoding loop
-    (:class:`~fbi.local._engine.LlamaEngine`), or — when this llama-cpp-python lacks a
+    (`LlamaEngine`), or — when this llama-cpp-python lacks a
     name the loop needs — its own chat completion, said once as a warning."""
     with _load_lock:
         if model not in _engines:

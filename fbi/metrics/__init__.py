@@ -1,110 +1,103 @@
 """Pure functions of stored records: per-instance outcomes, rates with intervals,
 the QA robustness metrics and inter-annotator agreement. No I/O, no model.
+
+The face is lazy (`fbi._faces`): a name's module is imported when the name is
+first used, so reading one table's counts does not load numpy and scipy.
 """
 
-from fbi.metrics._agreement import (
-    agreement_report,
-    agreement_summary,
-    cohen_kappa,
-    fleiss_kappa,
-    fleiss_table,
-    krippendorff_alpha,
-    percent_agreement,
-)
-from fbi.metrics._bias import length_bias, model_family, self_preference
-from fbi.metrics._bootstrap import bca_interval, bootstrap_distribution, bootstrap_interval
-from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
-from fbi.metrics._human import HumanLabel, human_agreement, judge_verdict
-from fbi.metrics._leaderboard import leaderboard
-from fbi.metrics._manipulation import manipulation_effects
-from fbi.metrics._outcomes import (
-    InstanceOutcome,
-    Outcome,
-    PairwiseClass,
-    Rate,
-    headline,
-    instance_outcomes,
-    judgments_by_instance,
-    missing_outcomes,
-    outcome_of,
-    pairwise_class,
-    rate_of,
-)
-from fbi.metrics._qa import (
-    EFFECT_SIZE_LABELS,
-    auroc,
-    bootstrap_mean,
-    cluster_sizes,
-    cohens_h,
-    effect_size_label,
-    fleiss_kappa_over_answers,
-    kr20,
-    multiqa_metrics,
-    noise_group_metrics,
-    noise_metrics,
-    performance_drop_rate,
-    permutation_aggregates,
-    remap_by_first_appearance,
-    response_consistency,
-    retest_metrics,
-    set_scores,
-    token_confidence,
-)
-from fbi.metrics._qa_results import (
-    ROBUSTNESS_SCHEMA_VERSION,
-    MAQAMetrics,
-    Metrics,
-    MultiQAMetrics,
-    NoiseGroupMetrics,
-    NoiseMetrics,
-    NoiseSuite,
-    RetestMetrics,
-    RobustnessResults,
-    SuiteResults,
-)
-from fbi.metrics._ranking import kendall_tau_b, ranking_stability
-from fbi.metrics._rates import (
-    Z_95,
-    aggregate,
-    group_rate,
-    judge_stability,
-    pairwise_breakdowns,
-    reference_histograms,
-    wilson_interval,
-)
-from fbi.metrics._repeat import repeatability
-from fbi.metrics._results import (
-    Agreement,
-    AnnotatorAgreement,
-    AnnotatorPair,
-    BandRate,
-    ComparisonRow,
-    GroupRate,
-    HumanAgreement,
-    JudgeAgreement,
-    JudgeStabilityRow,
-    JudgeStrategy,
-    LeaderboardRow,
-    LengthBiasRow,
-    ManipulationRow,
-    PairwiseBreakdown,
-    RankingRow,
-    ReferenceHistogram,
-    RepeatabilityRow,
-    Row,
-    SelfPreferenceRow,
-    Share,
-    Statistic,
-    VettingAgreement,
-    WeightedRow,
-)
-from fbi.metrics._weighted import weighted_rates
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fbi._faces import lazy_face
+
+#: Each public name and the private module that defines it.
+_EXPORTS = {
+    "agreement_report": "_agreement",
+    "cohen_kappa": "_agreement",
+    "fleiss_kappa": "_agreement",
+    "fleiss_table": "_agreement",
+    "krippendorff_alpha": "_agreement",
+    "percent_agreement": "_agreement",
+    "length_bias": "_bias",
+    "model_family": "_bias",
+    "self_preference": "_bias",
+    "bootstrap_interval": "_bootstrap",
+    "SIGNIFICANCE": "_compare",
+    "holm": "_compare",
+    "mcnemar_exact_p": "_compare",
+    "paired_comparisons": "_compare",
+    "HumanLabel": "_human",
+    "human_agreement": "_human",
+    "leaderboard": "_leaderboard",
+    "manipulation_effects": "_manipulation",
+    "InstanceOutcome": "_outcomes",
+    "Rate": "_outcomes",
+    "headline": "_outcomes",
+    "instance_outcomes": "_outcomes",
+    "judgments_by_instance": "_outcomes",
+    "missing_outcomes": "_outcomes",
+    "outcome_of": "_outcomes",
+    "pairwise_class": "_outcomes",
+    "auroc": "_qa",
+    "cluster_sizes": "_qa",
+    "cohens_h": "_qa",
+    "effect_size_label": "_qa",
+    "fleiss_kappa_over_answers": "_qa",
+    "kr20": "_qa",
+    "multiqa_metrics": "_qa",
+    "noise_group_metrics": "_qa",
+    "noise_metrics": "_qa",
+    "performance_drop_rate": "_qa",
+    "remap_by_first_appearance": "_qa",
+    "response_consistency": "_qa",
+    "retest_metrics": "_qa",
+    "set_scores": "_qa",
+    "token_confidence": "_qa",
+    "MAQAMetrics": "_qa_results",
+    "Metrics": "_qa_results",
+    "MultiQAMetrics": "_qa_results",
+    "NoiseGroupMetrics": "_qa_results",
+    "NoiseMetrics": "_qa_results",
+    "NoiseSuite": "_qa_results",
+    "RetestMetrics": "_qa_results",
+    "RobustnessResults": "_qa_results",
+    "SuiteResults": "_qa_results",
+    "kendall_tau_b": "_ranking",
+    "ranking_stability": "_ranking",
+    "aggregate": "_rates",
+    "judge_stability": "_rates",
+    "pairwise_breakdowns": "_rates",
+    "reference_histograms": "_rates",
+    "wilson_interval": "_rates",
+    "repeatability": "_repeat",
+    "Agreement": "_results",
+    "AnnotatorAgreement": "_results",
+    "AnnotatorPair": "_results",
+    "BandRate": "_results",
+    "ComparisonRow": "_results",
+    "GroupRate": "_results",
+    "HumanAgreement": "_results",
+    "JudgeAgreement": "_results",
+    "JudgeStabilityRow": "_results",
+    "JudgeStrategy": "_results",
+    "LeaderboardRow": "_results",
+    "LengthBiasRow": "_results",
+    "ManipulationRow": "_results",
+    "PairwiseBreakdown": "_results",
+    "RankingRow": "_results",
+    "ReferenceHistogram": "_results",
+    "RepeatabilityRow": "_results",
+    "Row": "_results",
+    "SelfPreferenceRow": "_results",
+    "Share": "_results",
+    "VettingAgreement": "_results",
+    "WeightedRow": "_results",
+    "weighted_rates": "_weighted",
+}
 
 __all__ = [
-    "EFFECT_SIZE_LABELS",
-    "ROBUSTNESS_SCHEMA_VERSION",
     "SIGNIFICANCE",
-    "Z_95",
     "Agreement",
     "AnnotatorAgreement",
     "AnnotatorPair",
@@ -126,9 +119,7 @@ __all__ = [
     "NoiseGroupMetrics",
     "NoiseMetrics",
     "NoiseSuite",
-    "Outcome",
     "PairwiseBreakdown",
-    "PairwiseClass",
     "RankingRow",
     "Rate",
     "ReferenceHistogram",
@@ -138,18 +129,13 @@ __all__ = [
     "Row",
     "SelfPreferenceRow",
     "Share",
-    "Statistic",
     "SuiteResults",
     "VettingAgreement",
     "WeightedRow",
     "aggregate",
     "agreement_report",
-    "agreement_summary",
     "auroc",
-    "bca_interval",
-    "bootstrap_distribution",
     "bootstrap_interval",
-    "bootstrap_mean",
     "cluster_sizes",
     "cohen_kappa",
     "cohens_h",
@@ -157,13 +143,11 @@ __all__ = [
     "fleiss_kappa",
     "fleiss_kappa_over_answers",
     "fleiss_table",
-    "group_rate",
     "headline",
     "holm",
     "human_agreement",
     "instance_outcomes",
     "judge_stability",
-    "judge_verdict",
     "judgments_by_instance",
     "kendall_tau_b",
     "kr20",
@@ -183,9 +167,7 @@ __all__ = [
     "pairwise_class",
     "percent_agreement",
     "performance_drop_rate",
-    "permutation_aggregates",
     "ranking_stability",
-    "rate_of",
     "reference_histograms",
     "remap_by_first_appearance",
     "repeatability",
@@ -197,3 +179,93 @@ __all__ = [
     "weighted_rates",
     "wilson_interval",
 ]
+
+__getattr__ = lazy_face("fbi.metrics", _EXPORTS)
+
+if TYPE_CHECKING:  # the same names, for readers, type checkers and the API reference
+    from fbi.metrics._agreement import (
+        agreement_report,
+        cohen_kappa,
+        fleiss_kappa,
+        fleiss_table,
+        krippendorff_alpha,
+        percent_agreement,
+    )
+    from fbi.metrics._bias import length_bias, model_family, self_preference
+    from fbi.metrics._bootstrap import bootstrap_interval
+    from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
+    from fbi.metrics._human import HumanLabel, human_agreement
+    from fbi.metrics._leaderboard import leaderboard
+    from fbi.metrics._manipulation import manipulation_effects
+    from fbi.metrics._outcomes import (
+        InstanceOutcome,
+        Rate,
+        headline,
+        instance_outcomes,
+        judgments_by_instance,
+        missing_outcomes,
+        outcome_of,
+        pairwise_class,
+    )
+    from fbi.metrics._qa import (
+        auroc,
+        cluster_sizes,
+        cohens_h,
+        effect_size_label,
+        fleiss_kappa_over_answers,
+        kr20,
+        multiqa_metrics,
+        noise_group_metrics,
+        noise_metrics,
+        performance_drop_rate,
+        remap_by_first_appearance,
+        response_consistency,
+        retest_metrics,
+        set_scores,
+        token_confidence,
+    )
+    from fbi.metrics._qa_results import (
+        MAQAMetrics,
+        Metrics,
+        MultiQAMetrics,
+        NoiseGroupMetrics,
+        NoiseMetrics,
+        NoiseSuite,
+        RetestMetrics,
+        RobustnessResults,
+        SuiteResults,
+    )
+    from fbi.metrics._ranking import kendall_tau_b, ranking_stability
+    from fbi.metrics._rates import (
+        aggregate,
+        judge_stability,
+        pairwise_breakdowns,
+        reference_histograms,
+        wilson_interval,
+    )
+    from fbi.metrics._repeat import repeatability
+    from fbi.metrics._results import (
+        Agreement,
+        AnnotatorAgreement,
+        AnnotatorPair,
+        BandRate,
+        ComparisonRow,
+        GroupRate,
+        HumanAgreement,
+        JudgeAgreement,
+        JudgeStabilityRow,
+        JudgeStrategy,
+        LeaderboardRow,
+        LengthBiasRow,
+        ManipulationRow,
+        PairwiseBreakdown,
+        RankingRow,
+        ReferenceHistogram,
+        RepeatabilityRow,
+        Row,
+        SelfPreferenceRow,
+        Share,
+        VettingAgreement,
+        WeightedRow,
+    )
+    from fbi.metrics._weighted import weighted_rates

@@ -2,13 +2,13 @@
 
 * A share of 0/1 values (the ability and overall rates): the percentile interval the
   bootstrap approaches as its resamples grow, computed exactly from the counts
-  (:func:`bootstrap_interval`), so no seed and no Monte Carlo error.
+  (`bootstrap_interval`), so no seed and no Monte Carlo error.
 * Any other statistic (agreement with people, Cohen's κ, rank correlations, Kendall's τ
   between two rankings): scipy draws the resamples, a block at a time, and
-  :func:`bootstrap_distribution` hands back every resample's value; the caller drops the
+  `bootstrap_distribution` hands back every resample's value; the caller drops the
   resamples where its statistic is undefined before taking percentiles.
-* The QA noise metrics (:mod:`fbi.metrics._qa`): the noise paper's 95% BCa interval,
-  percentile where BCa is degenerate (:func:`bca_interval`).
+* The QA noise metrics (`fbi.metrics._qa`): the noise paper's 95% BCa interval,
+  percentile where BCa is degenerate (`bca_interval`).
 """
 
 from __future__ import annotations

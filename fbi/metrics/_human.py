@@ -22,14 +22,14 @@ between the judge's score of an answer and the people's (their mean when several
 it), as ``scipy.stats.spearmanr`` and ``kendalltau``.
 
 Intervals: a percentile bootstrap over instances (an instance's votes stay together),
-:data:`HUMAN_RESAMPLES` resamples drawn by ``scipy.stats.bootstrap``, seeded; a resample
+`HUMAN_RESAMPLES` resamples drawn by ``scipy.stats.bootstrap``, seeded; a resample
 whose statistic is undefined (no tie-free vote drawn) is left out of the percentiles. Each
 resample is handed to the statistics as a row of instance weights (how often each
 instance was drawn), so every statistic is a weighted sum over instances,
 computed for a block of resamples at once (memory grows with the instances, not with
 resamples × instances): the agreement shares and κ from weighted counts, ρ and
 τ-b from the weighted table of score pairs (midranks, and concordant and discordant pairs
-from the table), which needs scores of at most :data:`MAX_SCORE_VALUES` distinct values a
+from the table), which needs scores of at most `MAX_SCORE_VALUES` distinct values a
 side (ratings; beyond it the interval is None and ``interval_note`` says why).
 """
 
@@ -59,21 +59,28 @@ class HumanLabel:
     """One person's label of one instance: a verdict, or a score of one of its answers."""
 
     instance_id: str
+    """The instance labelled."""
     annotator: str = "human"
+    """Who labelled it."""
     verdict: Verdict | None = None
+    """A pairwise verdict: gold, perturbed, tie or both_bad."""
     score: float | None = None
-    answer: Literal["gold", "perturbed"] = "perturbed"  # the answer ``score`` is of
+    """A score of one of its answers (``answer``)."""
+    answer: Literal["gold", "perturbed"] = "perturbed"
+    """The answer ``score`` is of."""
 
 
 @dataclass
 class _Item:
     """What one instance contributes to one group's statistics."""
 
-    with_ties: int = 0  # (judge, human) vote comparisons
+    with_ties: int = 0
+    """(judge, human) vote comparisons."""
     agree_with_ties: int = 0
     without_ties: int = 0
     agree_without_ties: int = 0
-    confusion: np.ndarray | None = None  # 3 × 3 counts, judge's label × human's
+    confusion: np.ndarray | None = None
+    """3 × 3 counts, judge's label × human's."""
 
 
 def human_agreement(judgments: Iterable, labels: Iterable[HumanLabel],

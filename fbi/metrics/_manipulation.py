@@ -1,5 +1,5 @@
 """Judges under manipulation: does text added to an answer make the judge miss an error it
-had caught? (issue 24; the manipulations are made by :mod:`fbi.perturb._manipulate`.)
+had caught? (issue 24; the manipulations are made by `fbi.perturb._manipulate`.)
 
 Each manipulated instance is paired with its twin — the same perturbed answer without
 the added text — under the same judge and strategy, when the twin was judged readably.

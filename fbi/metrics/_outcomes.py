@@ -1,6 +1,6 @@
 """Per-instance outcomes from stored judgments (paper §4), and the headline rates.
 
-Pure functions of :class:`~fbi.records.Judgment` records: no model calls, no I/O.
+Pure functions of [`Judgment`][fbi.records.Judgment] records: no model calls, no I/O.
 
 * single-answer: detected iff score(perturbed) < score(gold);
 * pairwise, over both slot orders: G (gold preferred both times), P (perturbed both
@@ -11,7 +11,7 @@ Pure functions of :class:`~fbi.records.Judgment` records: no model calls, no I/O
   single score(perturbed) >= score(gold); pairwise not G; reference the top score;
 * a missing, unparseable or failed call makes the instance ``unparseable``;
 * an instance of the run's dataset with no judgment at all is ``missing``
-  (:func:`missing_outcomes`): in no rate, and reported.
+  ([`missing_outcomes`][fbi.metrics.missing_outcomes]): in no rate, and reported.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class InstanceOutcome:
     """One instance's outcome under one judge and strategy (paper §5): detected, undetected,
     retained, penalised, unparseable or missing, with the scores or pairwise class
     behind it. A slotted dataclass, not a model: a report over 20 runs makes a million,
-    and the summary's rows (:mod:`fbi.metrics._results`) are what is written."""
+    and the summary's rows (`fbi.metrics._results`) are what is written."""
 
     instance_id: str
     """The instance."""

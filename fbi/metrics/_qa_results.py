@@ -1,9 +1,10 @@
 """The QA robustness metrics as typed results, each field documented, and
-``robustness.json`` (:class:`RobustnessResults`), which is written and read through them.
+``robustness.json`` ([`RobustnessResults`][fbi.metrics.RobustnessResults]), which is written
+and read through them.
 
-The formulas are in :mod:`fbi.metrics._qa`, with the papers' sections; these models only
+The formulas are in `fbi.metrics._qa`, with the papers' sections; these models only
 say what each number is. A number that cannot be computed (a constant column, no
-defined group) is None, never NaN: :class:`Metrics` turns NaN into None and numpy
+defined group) is None, never NaN: [`Metrics`][fbi.metrics.Metrics] turns NaN into None and numpy
 scalars into Python numbers as a result is made, so every writer gets plain JSON.
 """
 

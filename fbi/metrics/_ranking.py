@@ -2,7 +2,7 @@
 
 Each side — a judge under a strategy — ranks the categories by its own undetected rate
 (over its readable verdicts, as its table shows them; score-invariant and extra
-categories left out, as in :mod:`fbi.metrics._compare`). For every pair of judges under
+categories left out, as in `fbi.metrics._compare`). For every pair of judges under
 a strategy both ran, and every pair of strategies one judge ran: Kendall's τ-b between the
 two rankings (ties counted as Kendall's b does, as ``scipy.stats.kendalltau`` computes
 it), over the categories both sides judged.
@@ -12,7 +12,7 @@ draws every category's instances with replacement (``scipy.stats.bootstrap``, ea
 category an unpaired sample of its own), the same draw for every side, and each side's
 rates are worked out again on it. The draws are made once for all sides, so
 a report of 20 judges × 11 strategies (3,190 pairs) costs seconds. Percentile interval,
-seeded, :data:`RANKING_RESAMPLES` resamples.
+seeded, `RANKING_RESAMPLES` resamples.
 """
 
 from __future__ import annotations

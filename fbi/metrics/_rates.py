@@ -4,7 +4,7 @@
   interval (good at small n and at rates near 0 or 1, where FBI's categories of 50–150
   items often sit).
 * Per ability and overall: the same rate with the 95% percentile bootstrap over the
-  pooled instances, computed exactly (:func:`bootstrap_interval`). Where every instance
+  pooled instances, computed exactly (`bootstrap_interval`). Where every instance
   has the same outcome (0% or 100%) the bootstrap collapses to a
   point that reads as certainty; there the interval is Wilson's on the pooled count
   (``ci_method`` ``wilson-pooled``), which keeps its width: 18/18 gives [82%, 100%].

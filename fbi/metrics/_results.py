@@ -113,7 +113,8 @@ class ReferenceHistogram(JudgeStrategy):
 
 
 class ComparisonRow(Row):
-    """Two sides' paired test on one group (:func:`fbi.metrics.paired_comparisons`)."""
+    """Two sides' paired test on one group
+    ([`fbi.metrics.paired_comparisons`][fbi.metrics.paired_comparisons])."""
 
     judge_a: str
     """Side A's run label."""
@@ -152,7 +153,8 @@ class ComparisonRow(Row):
 
 
 class RankingRow(Row):
-    """Whether two sides rank the categories alike (:func:`fbi.metrics.ranking_stability`)."""
+    """Whether two sides rank the categories alike
+    ([`fbi.metrics.ranking_stability`][fbi.metrics.ranking_stability])."""
 
     kind: Literal["judges", "strategies"]
     """Two judges under one strategy, or one judge's two strategies."""
@@ -179,7 +181,8 @@ class RankingRow(Row):
 
 
 class ManipulationRow(JudgeStrategy):
-    """One manipulation's effect against its twins (:func:`fbi.metrics.manipulation_effects`)."""
+    """One manipulation's effect against its twins
+    ([`fbi.metrics.manipulation_effects`][fbi.metrics.manipulation_effects])."""
 
     manipulation: str
     """The manipulation kind."""
@@ -228,7 +231,7 @@ class Agreement(Row):
 
 class JudgeAgreement(Agreement):
     """A judge × strategy against people's labels on one group
-    (:func:`fbi.metrics.human_agreement`)."""
+    ([`fbi.metrics.human_agreement`][fbi.metrics.human_agreement])."""
 
     judge: str
     """The run label."""
@@ -268,7 +271,8 @@ class HumanAgreement(Row):
 
 
 class LeaderboardRow(JudgeStrategy):
-    """A judge × strategy on the leaderboard (:func:`fbi.metrics.leaderboard`)."""
+    """A judge × strategy on the leaderboard
+    ([`fbi.metrics.leaderboard`][fbi.metrics.leaderboard])."""
 
     paradigm: str
     """``single``, ``pairwise`` or ``reference``."""
@@ -307,7 +311,8 @@ class LeaderboardRow(JudgeStrategy):
 
 
 class RepeatabilityRow(JudgeStrategy):
-    """How a judge's outcomes move between samples (:func:`fbi.metrics.repeatability`)."""
+    """How a judge's outcomes move between samples
+    ([`fbi.metrics.repeatability`][fbi.metrics.repeatability])."""
 
     samples: int
     """``--samples K``."""
@@ -328,7 +333,8 @@ class RepeatabilityRow(JudgeStrategy):
 
 
 class WeightedRow(JudgeStrategy):
-    """Sampled against probability-weighted scores (:func:`fbi.metrics.weighted_rates`)."""
+    """Sampled against probability-weighted scores
+    ([`fbi.metrics.weighted_rates`][fbi.metrics.weighted_rates])."""
 
     instances: int
     """Error instances with both scores."""
@@ -374,14 +380,15 @@ class BandRate(JudgeStrategy):
 
 
 class LengthBiasRow(BandRate):
-    """By length against the gold answer (:func:`fbi.metrics.length_bias`)."""
+    """By length against the gold answer ([`fbi.metrics.length_bias`][fbi.metrics.length_bias])."""
 
     band: str
     """``shorter`` (< 0.9×), ``about equal`` or ``longer`` (> 1.1×) than the gold."""
 
 
 class SelfPreferenceRow(BandRate):
-    """By the gold answer's model family (:func:`fbi.metrics.self_preference`)."""
+    """By the gold answer's model family
+    ([`fbi.metrics.self_preference`][fbi.metrics.self_preference])."""
 
     same_family: bool
     """Gold answers written by the judge's own model family."""
@@ -390,8 +397,9 @@ class SelfPreferenceRow(BandRate):
 
 
 class JudgeStabilityRow(JudgeStrategy):
-    """A judge's own stability (:func:`fbi.metrics.judge_stability`): the single-answer
-    fields or the pairwise ones."""
+    """A judge's own stability
+    ([`fbi.metrics.judge_stability`][fbi.metrics.judge_stability]): the single-answer fields
+    or the pairwise ones."""
 
     paradigm: str
     """``single`` or ``pairwise``."""
@@ -419,7 +427,7 @@ class JudgeStabilityRow(JudgeStrategy):
 
 class AnnotatorAgreement(Row):
     """Agreement between annotators over the items two or more of them labelled
-    (:func:`fbi.metrics.agreement_summary`)."""
+    (`fbi.metrics.agreement_summary`)."""
 
     items: int
     """Items labelled by two or more annotators."""
@@ -450,7 +458,7 @@ class AnnotatorPair(Row):
 
 class VettingAgreement(Row):
     """``fbi annotate agreement`` and the dataset card: overall, per pair, per category
-    (:func:`fbi.metrics.agreement_report`)."""
+    ([`fbi.metrics.agreement_report`][fbi.metrics.agreement_report])."""
 
     overall: AnnotatorAgreement
     """Over every item."""

@@ -12,7 +12,7 @@ outcome rules (paper §4) are applied to the expected scores unchanged:
   fractional score; the paper has no weighted variant.
 * score-invariant edits are retained iff not penalised by the same rules.
 
-Both scores go through the one rule, :func:`fbi.metrics._outcomes.penalised`.
+Both scores go through the one rule, `fbi.metrics._outcomes.penalised`.
 
 An instance counts only when every call it needs has an expected score (the provider
 returned log-probabilities and the score was read from the first reply); the others are
@@ -81,7 +81,7 @@ def weighted_rates(judgments: Iterable[Judgment]) -> list[WeightedRow]:
 
 def _penalised(roles: dict[str, Judgment], paradigm: str) -> tuple[bool, bool, bool, bool]:
     """(penalised under the sampled score, under the expected score, tie sampled, tie
-    expected) for one instance, by the one rule :func:`penalised`."""
+    expected) for one instance, by the one rule `penalised`."""
     perturbed = roles["perturbed"]
     top = perturbed.score_range[1]  # type: ignore[index]
     gold = roles.get("gold")

@@ -71,25 +71,41 @@ class PerturbationCall(CallRecord):
     ``call_id`` is ``item_id|category|variant``."""
 
     item_id: str
+    """The gold item perturbed."""
     category: str
+    """The category asked for."""
     variant: int
+    """Which of --n-per-item it is."""
     model: str
+    """The model that perturbed it."""
     template_version: str
+    """The perturbation template's version."""
     rationale: str | None = None
+    """What the model said it changed."""
     perturbed_answer: str | None = None
+    """The perturbed answer read from the reply."""
 
 
 @dataclass(frozen=True)
 class PerturbConfig:
     """What `fbi perturb` makes: categories, engine, the LLM engine's model settings,
     candidates per item, seed and limits."""
-    categories: tuple[str, ...] = ()  # empty: every category of each item's ability, and SI
+    categories: tuple[str, ...] = ()
+    """Empty: every category of each item's ability, and SI."""
     engine: Engine = "auto"
+    """``llm`` (a model rewrites the answer), ``rules`` (fbi's deterministic rules), or
+    ``auto`` (the rules where a category has them, the model for the rest)."""
     model: ModelSettings = field(default_factory=lambda: ModelSettings(model=LOCAL_JUDGE))
+    """The LLM engine's model settings."""
     n_per_item: int = 1
-    seed: int = 0  # the rules' (and recorded as the LLM engine's variant seed)
+    """Candidates per item and category (--n-per-item)."""
+    seed: int = 0
+    """The rules' (and recorded as the LLM engine's variant seed)."""
     length_threshold: float = DEFAULT_LENGTH_THRESHOLD
-    limit: int | None = None  # only the first N gold answers
+    """The pre-screen flags a candidate whose length differs from the gold answer's by more
+    than this share."""
+    limit: int | None = None
+    """Only the first N gold answers."""
 
     def __post_init__(self) -> None:
         if self.engine not in ("llm", "rules", "auto"):
@@ -111,10 +127,15 @@ class CategoryTally:
     """Per category, how many candidates were made, flagged by the pre-screen, declined by the
     rules, or failed."""
     generated: int = 0
+    """Candidates made."""
     flagged: int = 0
+    """Of those, flagged by the pre-screen (kept, for the annotators to look at)."""
     declined: int = 0
+    """Items a rule could not apply to (no number to change, no entity to swap, ...)."""
     failed: int = 0
+    """LLM calls that gave no usable candidate."""
     reasons: Counter = field(default_factory=Counter)
+    """Why items were declined or calls failed, with their counts."""
 
 
 @dataclass
@@ -122,17 +143,24 @@ class PerturbResult:
     """The candidates made, the tally per category, and the LLM engine's calls, tokens and
     cost."""
     candidates: list[Instance]
+    """The candidates made, unvetted."""
     tally: dict[str, CategoryTally]
-    skipped_pairs: int  # item × category pairs of another ability, not attempted
-    llm: RunTotals | None = None  # calls, tokens and cost of the LLM engine this time
+    """Per category, what was made, flagged, declined or failed."""
+    skipped_pairs: int
+    """Item × category pairs of another ability, not attempted."""
+    llm: RunTotals | None = None
+    """Calls, tokens and cost of the LLM engine this time."""
 
 
 @dataclass(frozen=True)
 class Job:
     """One candidate to make: a gold item, a category and which of `--n-per-item` it is."""
     item: GoldItem
+    """The gold item to perturb."""
     category: str
-    variant: int  # 1..n
+    """The category to perturb it in."""
+    variant: int
+    """1..n."""
 
     @property
     def call_id(self) -> str:

@@ -2,9 +2,10 @@
 
 A manipulated instance is its twin — an instance with a planted error — with one kind of
 text added to the perturbed answer: an instruction to the grader, a verdict in the judge's
-own reply format, an authority claim, self-praise, or padding to twice the length. The
-error is still there, so a judge that caught it in the twin and misses it now was swayed
-by the text alone; ``fbi report`` pairs the two (:func:`fbi.metrics.manipulation_effects`).
+own reply format, an authority claim, self-praise, or padding to twice the length. The error
+is still there, so a judge that caught it in the twin and misses it now was swayed by the
+text alone; ``fbi report`` pairs the two
+([`fbi.metrics.manipulation_effects`][fbi.metrics.manipulation_effects]).
 
 The texts are data, ``perturbations/manipulations.yaml``, versioned; a seeded choice per
 instance and kind makes a queue repeatable. The manipulated instance's id is the twin's

@@ -4,14 +4,14 @@ json, csv). Never calls a model.
 Its public face holds what a Python user calls — write or build a report, read one back,
 render it, the headline of a run — and is loaded lazily: a name's module is imported when
 the name is first used, so ``fbi evaluate`` (which prints only the headline) does not pay
-for the HTML renderer and the statistics. The CLI reaches the rest through the private
-modules (``tests/test_layout.py`` says so).
+for the HTML renderer and the statistics (`fbi._faces`).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fbi._faces import lazy_face
 
 #: Each public name and the private module that defines it.
 _EXPORTS = {
@@ -47,14 +47,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fbi.report' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"fbi.report.{module}"), name)
-    globals()[name] = value  # found once
-    return value
-
+__getattr__ = lazy_face("fbi.report", _EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for readers, type checkers and the API reference
     from fbi.report._headline import Headline, headline_table

@@ -22,14 +22,18 @@ class Headline:
     """A table as text: title, caption, header and rows."""
 
     title: str
+    """The table's title."""
     caption: str
+    """What the numbers mean, under the table."""
     header: list[str]
+    """The column names."""
     rows: list[list[str]] = field(default_factory=list)
+    """The rows, as text."""
 
 
 def headline_table(judgments: Iterable, display_names: Mapping[str, str],
                    label: str | None = None) -> Headline:
-    """The headline of a run's verdicts (:func:`fbi.judge.read_verdicts`);
+    """The headline of a run's verdicts ([`fbi.judge.read_verdicts`][fbi.judge.read_verdicts]);
     ``display_names``: strategy → the name the paper prints."""
     rows = headline(instance_outcomes(judgments))
     judges = sorted({judge for judge, _ in rows})

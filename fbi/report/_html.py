@@ -89,7 +89,7 @@ def ability_bars(summary: Summary) -> list[dict]:
 
 def missed_examples(runs: list[Run]) -> list[dict]:
     """Instances a judge missed, with the word diff and the judge's explanation: the first
-    :data:`EXAMPLES_PER_RUN` of each run (outcomes worked out only until they are found)."""
+    `EXAMPLES_PER_RUN` of each run (outcomes worked out only until they are found)."""
     from fbi.metrics import judgments_by_instance, outcome_of
 
     examples = []

@@ -1,5 +1,5 @@
 """Human labels for ``fbi report --human FILE``: reading them, and the report's tables of
-judge–human and human–human agreement (:mod:`fbi.metrics._human`).
+judge–human and human–human agreement (`fbi.metrics._human`).
 
 The file is any table fbi reads (.jsonl, .csv, .tsv, .parquet), one label a row:
 

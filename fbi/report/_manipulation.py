@@ -1,4 +1,4 @@
-"""The report's table of judges under manipulation (:mod:`fbi.metrics._manipulation`)."""
+"""The report's table of judges under manipulation (`fbi.metrics._manipulation`)."""
 
 from __future__ import annotations
 

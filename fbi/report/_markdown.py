@@ -131,12 +131,14 @@ def _markdown_paper_tables(summary: Summary) -> list[str]:
         parts += ["", f"## {md(judge)}: strategies × abilities (paper Table 3)", "",
                   markdown_table(*table_3(summary, judge))]
     if len(judges) > 1 or len(judge_strategies(summary)) > 1:
-        parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
-                  markdown_table(*table_4(summary)), "",
-                  f"{DIFFERS_MARK} differs from {md(min(judges))} on the same instances "
+        # the mark and its Verdict exist only where there are paired tests (several runs)
+        legend = ["", f"{DIFFERS_MARK} differs from {md(min(judges))} on the same instances "
                   "(exact McNemar test per ability, Holm-adjusted p < 0.05 across each "
                   "comparison's categories, abilities and overall; every test is in "
-                  "`summary.json` `comparisons`; the Verdict above lists them).",
+                  "`summary.json` `comparisons`; the Verdict above lists them)."] \
+            if summary.comparisons else []
+        parts += ["", "## Judges × strategies × abilities (paper Table 4)", "",
+                  markdown_table(*table_4(summary)), *legend,
                   "", "## Judges × strategies, all 22 categories pooled (fbi's table, not "
                   "in the paper)", "", markdown_table(*pooled_table(summary))]
     return parts

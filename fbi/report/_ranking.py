@@ -1,6 +1,6 @@
 """The report's ranking-stability table: whether two judges, or one judge's two
 strategies, agree on which planted errors are hardest (Kendall's τ-b between their
-rankings of the categories; :mod:`fbi.metrics._ranking`)."""
+rankings of the categories; `fbi.metrics._ranking`)."""
 
 from __future__ import annotations
 

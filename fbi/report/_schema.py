@@ -1,9 +1,9 @@
 """The report's summary as typed, versioned records: what ``summary.json`` holds.
 
-Every section is a list of rows of one model; the renderers (terminal, Markdown, HTML,
-CSV) read their attributes, and ``fbi report`` reads the file it wrote back through
-:class:`Summary` before it reports success, so a summary that does not match its schema
-is never left behind unnoticed. The fields are described in
+Every section is a list of rows of one model; the renderers (terminal, Markdown, HTML, CSV)
+read their attributes, and ``fbi report`` reads the file it wrote back through
+[`Summary`][fbi.report.Summary] before it reports success, so a summary that does not match
+its schema is never left behind unnoticed. The fields are described in
 docs/reference/report-files.md; each field's docstring here is the short form.
 """
 

@@ -2,7 +2,7 @@
 
 Everything here is computed from what a run folder holds (``run.json``,
 ``judgments.jsonl``, ``instances.jsonl`` and, if present, ``explanation_checks.jsonl``)
-through :mod:`fbi.metrics._outcomes` and :mod:`fbi.metrics._rates`; no model is called. Several run
+through `fbi.metrics._outcomes` and `fbi.metrics._rates`; no model is called. Several run
 folders (other judges, other strategies) make one comparison report.
 """
 
@@ -89,8 +89,8 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
                   human: str | Path | None = None) -> Summary:
     """The machine-readable summary (docs/reference/report-files.md). ``compare``: pairs of
     ``LABEL:STRATEGY`` sides to test beside every pair of judges (``fbi report
-    --compare``; see :func:`fbi.report._verdict.named_pairs`). ``human``: a file of
-    human labels (``fbi report --human``; see :mod:`fbi.report._human`)."""
+    --compare``; see `fbi.report._verdict.named_pairs`). ``human``: a file of
+    human labels (``fbi report --human``; see `fbi.report._human`)."""
     from fbi import __version__
 
     if convention not in CONVENTIONS:

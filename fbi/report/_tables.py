@@ -1,5 +1,5 @@
 """The report's tables (paper Tables 3, 4 and 6–16, fbi's own beside them) as header and
-rows of text, from a :class:`~fbi.report._schema.Summary`: one function a table, shared
+rows of text, from a [`Summary`][fbi.report.Summary]: one function a table, shared
 by the terminal, Markdown and HTML renderers."""
 
 from __future__ import annotations

@@ -21,10 +21,15 @@ class Block:
     """A sentence (``text``) or a table (``title``, ``header``, ``rows``)."""
 
     text: str = ""
+    """A sentence; empty for a table."""
     title: str = ""
+    """The table's title."""
     header: list[str] = field(default_factory=list)
+    """The table's column names."""
     rows: list[list[str]] = field(default_factory=list)
-    alert: bool = False  # a sentence that says something failed
+    """The table's rows, as text."""
+    alert: bool = False
+    """A sentence that says something failed."""
 
 
 def report_warnings(summary: Summary) -> list[str]:

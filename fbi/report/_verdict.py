@@ -2,7 +2,7 @@
 
 From the paired tests in ``summary.comparisons`` (exact McNemar on the instances both
 judges judged readably, Holm-adjusted over each pair's family of groups; see
-:mod:`fbi.metrics._compare`): per pair of judges and strategy, both overall rates with
+`fbi.metrics._compare`): per pair of judges and strategy, both overall rates with
 their Wilson 95% intervals, the difference, both p-values and one plain sentence; then
 the same per ability. The intervals and rates here are over the instances both judged,
 so they can differ from a judge's own table, which counts every instance it judged.

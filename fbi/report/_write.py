@@ -40,7 +40,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
     ``compare`` names pairs of sides to test (``LABEL:STRATEGY,LABEL:STRATEGY``);
     ``human`` is a file of human labels to hold the judges against.
     An ``output`` folder holding files fbi did not write is refused unless ``force``
-    (:func:`fbi.outputs.claim_folder`), before anything is read."""
+    (`fbi.outputs.claim_folder`), before anything is read."""
     output = Path(output) if output else Path(run_folders[0])
     theirs = claim_folder(output, [FILE_NAMES[fmt] for fmt in formats], force)
     robustness = [r for r in (load_robustness(f) for f in run_folders) if r is not None]
@@ -78,8 +78,8 @@ def summary_json(summary: Summary) -> str:
 
 
 def read_summary(path: str | Path) -> Summary:
-    """A ``summary.json`` read back through :class:`Summary`: one message naming the file
-    and the first field that does not match, for a file that is not one."""
+    """A ``summary.json`` read back through [`Summary`][fbi.report.Summary]: one message
+    naming the file and the first field that does not match, for a file that is not one."""
     path = Path(path)
     try:
         return Summary.model_validate_json(path.read_bytes())

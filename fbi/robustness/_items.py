@@ -38,12 +38,19 @@ class QAItem(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: Literal[1] = 1
+    """The record format's version."""
     id: str
+    """Unique within its file."""
     kind: Kind
+    """``extractive``, ``multiple-choice``, ``abstractive`` or ``multi-answer``."""
     question: str = Field(min_length=1)
-    answers: tuple[str, ...] = Field(min_length=1)  # gold; for multiple choice: the choice text
+    """The question."""
+    answers: tuple[str, ...] = Field(min_length=1)
+    """Gold; for multiple choice: the choice text."""
     choices: tuple[str, ...] | None = None
+    """The choices of a multiple-choice item."""
     context: str | None = None
+    """The passage an extractive item's answer comes from."""
 
     @property
     def gold_letter(self) -> str | None:

@@ -40,24 +40,43 @@ class QAAnswer(CallRecord):
     ``call_id`` is ``item|suite|variant|sample``."""
 
     item_id: str
+    """The QA item asked."""
     kind: str
+    """The item's kind (extractive, multiple-choice, abstractive, multi-answer)."""
     suite: str
+    """The suite that asked."""
     variant: str
+    """The variant's id (``original``, ``rephrase-2``, ...)."""
     variant_kind: str
+    """The variant's kind (original, rephrase, noise, ...)."""
     sample: int = 0
+    """Which of the suite's samples it is."""
     question: str
+    """The question as asked."""
     choices: list[str] | None = None
+    """The choices as shown, in their shown order."""
     gold: list[str]
+    """The gold answers."""
     gold_letter: str | None = None
+    """The gold choice's letter in the shown order (multiple-choice)."""
     model: str
-    answer: str | None = None  # as given (a letter for multiple choice)
-    answer_normalised: str | None = None  # for agreement: the chosen option's text for MC
-    confidence: float | None = None  # verbalised, 0–1
-    token_confidence: dict[str, float] | None = None  # max softmax, margin, neg. entropy
+    """The model answering."""
+    answer: str | None = None
+    """As given (a letter for multiple choice)."""
+    answer_normalised: str | None = None
+    """For agreement: the chosen option's text for MC."""
+    confidence: float | None = None
+    """Verbalised, 0–1."""
+    token_confidence: dict[str, float] | None = None
+    """Max softmax, margin, neg. entropy."""
     correct: bool | None = None
+    """Whether the answer counts as correct under the run's correctness rule."""
     precision: float | None = None
+    """Token precision against the best-matching gold answer."""
     recall: float | None = None
+    """Token recall against the best-matching gold answer."""
     f1: float | None = None
+    """Token F1 against the best-matching gold answer."""
 
 
 def score_answer(judge: Judge, kind: str, answer: str, golds: tuple[str, ...],
@@ -200,7 +219,7 @@ def _shuffle(group: pd.DataFrame) -> RetestMetrics:
     return metrics.model_copy(update={"dropped_incomplete": dropped})
 
 
-#: The token-confidence figures MAQA reports an AUROC of (:func:`token_confidence`).
+#: The token-confidence figures MAQA reports an AUROC of (`token_confidence`).
 TOKEN_CONFIDENCES = ("max_softmax", "margin", "neg_entropy")
 
 

@@ -99,8 +99,11 @@ class RewriteCall(CallRecord):
     """One call asking for rephrasings of a question: a line of ``rewrites.jsonl``."""
 
     item_id: str
+    """The QA item rephrased."""
     model: str
+    """The model that rephrased it."""
     rewrites: list[str] = Field(default_factory=list)
+    """The rephrasings read from the reply."""
 
 
 @dataclass(frozen=True)
@@ -108,15 +111,26 @@ class RobustnessConfig:
     """What `fbi robustness run` measures: the model under test (its settings), suites,
     their sizes, correctness rule and sampling."""
     model: ModelSettings = field(default_factory=lambda: ModelSettings(model=LOCAL_JUDGE))
+    """The model under test: its settings."""
     suites: tuple[str, ...] = SUITES
+    """The suites to run (``multiqa``, ``noise``, ``shuffle``, ``maqa``)."""
     rephrasings: int = 5
+    """MultiQ&A: rephrasings of each question."""
     shuffles: int = 4
+    """MMLU order: shuffles of each question's choices."""
     samples: int = 5
+    """Answers sampled per question where a suite samples (MultiQ&A, MAQA)."""
     seed: int = 0
+    """The seed of shuffles, noise and sampling."""
     correctness: Literal["match", "f1", "embedding"] = "f1"
+    """How an answer counts as correct: exact ``match``, token ``f1`` over a threshold, or
+    ``embedding`` similarity."""
     threshold: float | None = None
-    possible_answers: int | None = None  # K for certainty and M2; None: observed answers
-    limit: int | None = None  # only the first N questions
+    """The threshold of ``f1`` or ``embedding`` (None: the rule's default)."""
+    possible_answers: int | None = None
+    """K for certainty and M2; None: observed answers."""
+    limit: int | None = None
+    """Only the first N questions."""
 
     def __post_init__(self) -> None:
         unknown = set(self.suites) - set(SUITES)
@@ -139,10 +153,15 @@ class AnswerJob:
     """One question variant to put to the model under one suite, with its sample number and
     temperature."""
     item: QAItem
+    """The QA item."""
     suite: str
+    """The suite asking (``multiqa``, ``noise``, ``shuffle``, ``maqa``)."""
     variant: Variant
+    """The form of the question to ask."""
     sample: int = 0
+    """Which of the suite's samples it is."""
     temperature: float = 0.0
+    """The sampling temperature of this ask."""
 
     @property
     def call_id(self) -> str:
@@ -151,7 +170,7 @@ class AnswerJob:
 
 class RobustnessRun(Stage):
     """The suites of one model over QA items, as a stage of the run harness: rewrites,
-    then answers, then the metrics (:meth:`finish`)."""
+    then answers, then the metrics ([`finish`][fbi.robustness.RobustnessRun.finish])."""
 
     def __init__(self, items: list[QAItem], config: RobustnessConfig, output_dir: str | Path,
                  dataset_spec: str = "sample", force: bool = False):

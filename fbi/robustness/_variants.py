@@ -23,11 +23,17 @@ _WORD = re.compile(r"\S+")
 class Variant:
     """One form of a question: the original, a rephrasing, a noisy copy, a paraphrase, a
     distractor or a shuffle of its choices."""
-    id: str  # "original", "rephrase-2", "noise-typos", "paraphrase", "shuffle-3", ...
-    kind: str  # original, rephrase, noise, paraphrase, distractor, shuffle
+    id: str
+    """Which variant: ``original``, ``rephrase-2``, ``noise-typos``, ``paraphrase``,
+    ``shuffle-3``, ..."""
+    kind: str
+    """``original``, ``rephrase``, ``noise``, ``paraphrase``, ``distractor`` or ``shuffle``."""
     question: str
+    """The question in this form."""
     choices: tuple[str, ...] | None = None
+    """The choices in this form's order (multiple-choice)."""
     context: str | None = None
+    """The passage, when the item has one."""
 
     def gold_letter(self, item: QAItem) -> str | None:
         if not self.choices:

@@ -1,16 +1,17 @@
 """The run harness every model-calling stage goes through (evaluate, explain-check,
 perturb, robustness).
 
-* :mod:`fbi.runs._folder` — where a run folder is validated: the typed spec, the
+* `fbi.runs._folder` — where a run folder is validated: the typed spec, the
   same-run guard, the one-writer lock;
-* :mod:`fbi.runs._execute` — where a model reply becomes a record (:func:`record_of`),
+* `fbi.runs._execute` — where a model reply becomes a record ([`record_of`][fbi.runs.record_of]),
   and how calls run: concurrency, budget, dry run, progress, interruption;
-* :mod:`fbi.runs._read` — reading a judge run folder back for analysis;
-* :mod:`fbi.runs._batch` — the same calls through a provider's batch API;
-* :mod:`fbi.runs._stage` — the stage protocol (:class:`Stage`, its :class:`Phase` logs)
-  and what every stage does around its calls (:func:`run_stage`, :func:`price_stage`).
+* `fbi.runs._read` — reading a judge run folder back for analysis;
+* `fbi.runs._batch` — the same calls through a provider's batch API;
+* `fbi.runs._stage` — the stage protocol ([`Stage`][fbi.runs.Stage], its
+  [`Phase`][fbi.runs.Phase] logs) and what every stage does around its calls
+  ([`run_stage`][fbi.runs.run_stage], [`price_stage`][fbi.runs.price_stage]).
 
-Logs are written and read with the core's one JSONL policy, :mod:`fbi.logs`.
+Logs are written and read with the core's one JSONL policy, `fbi.logs`.
 """
 
 from fbi.runs._batch import (

@@ -3,7 +3,7 @@
 A full FBI run is tens of thousands of calls; the providers' batch services (the FBI
 authors ran theirs through OpenAI's) take them as files, answer within 24 hours at about
 half the price, and are not bound by per-minute rate limits. This engine does what
-:func:`fbi.runs.execute` does, through batches:
+[`fbi.runs.execute`][fbi.runs.execute] does, through batches:
 
 1. **collect**: every batch recorded beside the run log (a log ``NAME.jsonl`` has its
    batches in ``NAME.batches.jsonl``) and not yet collected is retrieved; a finished one
@@ -25,7 +25,7 @@ half the price, and are not bound by per-minute rate limits. This engine does wh
 A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an error
 (tried again by the next run), or made live with ``fallback="live"``.
 
-Providers (:data:`BATCH_PROTOCOLS`), all through litellm's files and batches API:
+Providers (`BATCH_PROTOCOLS`), all through litellm's files and batches API:
 ``openai`` and ``azure`` (OpenAI's chat-completions JSONL) and ``mistral`` (Mistral's Batch
 API: lines of ``custom_id`` and ``body``, the model set on the job; litellm cannot cancel
 its jobs, nor list them: an orphaned Mistral job is not adopted). Others are refused with
@@ -77,22 +77,40 @@ class BatchRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = BATCH_RECORD_VERSION
+    """The record format's version."""
     batch_id: str
+    """The provider's id for the batch."""
     provider: str
+    """The batch protocol (``openai``, ...)."""
     model: str
-    api_base: str | None = None  # without credentials
+    """The model its requests ask for."""
+    api_base: str | None = None
+    """Without credentials."""
     input_file_id: str
-    custom_ids: list[str]  # the call ids in this batch
+    """The provider's id for the uploaded requests file."""
+    custom_ids: list[str]
+    """The call ids in this batch."""
     status: str
+    """The provider's status, as last seen (``validating``, ``in_progress``, ``completed``,
+    ...)."""
     output_file_id: str | None = None
+    """The provider's id for the results file, once there is one."""
     error_file_id: str | None = None
+    """The provider's id for the errors file, once there is one."""
     collected: bool = False
-    failed_ids: list[str] = []  # requests that came back with an error
-    bad_lines: int = 0  # lines of its output or error file that were no readable reply
-    duplicated_ids: list[str] = []  # requests answered more than once: none trusted
-    adopted: bool = False  # found at the provider by its tag, after fbi was killed
+    """Its results are in the run's log."""
+    failed_ids: list[str] = []
+    """Requests that came back with an error."""
+    bad_lines: int = 0
+    """Lines of its output or error file that were no readable reply."""
+    duplicated_ids: list[str] = []
+    """Requests answered more than once: none trusted."""
+    adopted: bool = False
+    """Found at the provider by its tag, after fbi was killed."""
     created_at: float
+    """When it was submitted (Unix time)."""
     updated_at: float
+    """When its status was last seen (Unix time)."""
 
 
 def _openai_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -111,10 +129,13 @@ def _mistral_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
 class BatchProtocol:
     """How fbi drives one provider's batch service through litellm."""
 
-    line: Callable[[str, dict[str, Any]], dict[str, Any]]  # (call id, body) → input line
-    model_on_job: bool = False  # litellm needs the model to create and retrieve its jobs
+    line: Callable[[str, dict[str, Any]], dict[str, Any]]
+    """(call id, body) → input line."""
+    model_on_job: bool = False
+    """Litellm needs the model to create and retrieve its jobs."""
     can_cancel: bool = True
-    can_list: bool = True  # litellm lists its batches (how orphans are found)
+    can_list: bool = True
+    """Litellm lists its batches (how orphans are found)."""
 
 
 BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
@@ -130,9 +151,15 @@ class BatchOptions:
     """How `--batch` runs: wait and poll for the results, and what to do with requests that
     keep failing in batches (`fallback`)."""
     wait: bool = False
+    """Wait for the batches to end and collect them (--wait), instead of returning after
+    submitting."""
     poll_s: float = 30.0
+    """Seconds between two looks at a batch's status while waiting."""
     fallback: Literal["batch", "live"] = "batch"
-    concurrency: int = 8  # for live fallback calls
+    """What to do with requests that keep failing in batches: submit them in a batch again,
+    or call them live (--batch-fallback)."""
+    concurrency: int = 8
+    """For live fallback calls."""
 
 
 def batches_path(log_path: str | Path) -> Path:
@@ -455,7 +482,7 @@ class BatchRunner:
 def _response_of(line: dict, model: str) -> ModelResponse | None:
     """A batch output line as a reply, or None when the request failed or the line is
     not the shape a reply has (the provider's file is input like any other: its body is
-    read as a live reply is, :func:`fbi.transports.reply_of`)."""
+    read as a live reply is, [`fbi.transports.reply_of`][fbi.transports.reply_of])."""
     from fbi.transports import BadReply, reply_of
 
     response = line.get("response")

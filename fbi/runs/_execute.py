@@ -1,18 +1,19 @@
 """Where a model reply becomes a record, and how a stage's calls are run.
 
-A stage plans :class:`Call` objects: an id, the request, the record type with the fields
-known before calling, and a ``parse`` function that reads what the replies say.
-:func:`record_of` is the one place a reply (or an error) becomes a record: the prompt
-hash, the raw reply and any follow-up replies, the parsed fields, the status, the usage.
-:func:`execute` runs the calls not yet finished in a log, concurrently, within a budget,
-appending each record as it completes and reporting progress through the small
-:class:`Progress` protocol (so it never imports a UI).
+A stage plans [`Call`][fbi.runs.Call] objects: an id, the request, the record type with the
+fields known before calling, and a ``parse`` function that reads what the replies say.
+[`record_of`][fbi.runs.record_of] is the one place a reply (or an error) becomes a record:
+the prompt hash, the raw reply and any follow-up replies, the parsed fields, the status, the
+usage. [`execute`][fbi.runs.execute] runs the calls not yet finished in a log, concurrently,
+within a budget, appending each record as it completes and reporting progress through the
+small [`Progress`][fbi.runs.Progress] protocol (so it never imports a UI).
 
 Interruption: on the first Ctrl-C (or SIGTERM, which a scheduler or ``timeout`` sends) no
 new call starts, calls in flight get a few seconds to finish (the embedded judge stops
-generating at once), everything finished is already on disk, and :func:`execute` returns
-with ``interrupted`` set and the signal in ``interrupted_by``; a second signal exits at
-once. The caller writes its totals and exits 128 + the signal (130, 143).
+generating at once), everything finished is already on disk, and
+[`execute`][fbi.runs.execute] returns with ``interrupted`` set and the signal in
+``interrupted_by``; a second signal exits at once. The caller writes its totals and exits
+128 + the signal (130, 143).
 """
 
 from __future__ import annotations
@@ -51,29 +52,44 @@ class Parsed:
     """What a stage read from a call's replies."""
 
     status: Literal["ok", "unparseable"]
+    """``ok``, or ``unparseable`` when the reply could not be read."""
     fields: dict[str, Any] = field(default_factory=dict)
+    """The record's fields read from the reply (score, verdict, explanation, ...)."""
     reason: str | None = None
+    """Why the reply could not be read."""
 
 
 @dataclass(frozen=True)
 class Call:
     """One planned model call and how to turn its replies into a record.
 
-    ``planned`` is the request, or a function that renders it: :attr:`request` renders
-    it when first asked for, so a resumed run never renders the prompts of the calls it
-    skips. ``parse`` receives every reply of the call (the first, then follow-ups);
-    ``repair``, when given, builds a follow-up request from the request and its first
-    reply, asked up to ``repairs`` times while the parse stays unparseable.
+    ``planned`` is the request, or a function that renders it:
+    [`request`][fbi.runs.Call.request] renders it when first asked for, so a resumed run
+    never renders the prompts of the calls it skips. ``parse`` receives every reply of the
+    call (the first, then follow-ups); ``repair``, when given, builds a follow-up request
+    from the request and its first reply, asked up to ``repairs`` times while the parse
+    stays unparseable.
     """
 
     call_id: str
+    """Unique within its log; the record takes it (a resumed run skips ids already
+    there)."""
     planned: ModelRequest | Callable[[], ModelRequest]
+    """The request, or a function that renders it (see above)."""
     record_type: type[CallRecord]
+    """The record class its reply becomes (`Judgment`, `QAAnswer`, ...)."""
     fields: dict[str, Any]
+    """The record's fields that come from the plan, not the reply (instance, strategy, role,
+    ...)."""
     parse: Callable[[list[ModelResponse]], Parsed]
+    """Reads the call's replies (the first, then any repairs) into the record's fields."""
     repair: Callable[[ModelRequest, str], ModelRequest] | None = None
+    """Makes a follow-up request from the request and an unreadable reply (None: no
+    repair)."""
     repairs: int = 0
-    expected_reply_tokens: int | None = None  # for --dry-run estimates
+    """How many follow-ups to ask for at most."""
+    expected_reply_tokens: int | None = None
+    """For --dry-run estimates."""
 
     @functools.cached_property
     def request(self) -> ModelRequest:
@@ -144,24 +160,45 @@ class NoProgress:
 
 @dataclass
 class RunTotals:
+    """What a run (or one invocation of it) did: its calls, their outcomes, tokens and cost,
+    and why it stopped, if it did."""
+
     total: int = 0
+    """Calls the run plans."""
     already_done: int = 0
+    """Of those, already in the log when this invocation started."""
     completed: int = 0
+    """Calls this invocation finished (cached ones included)."""
     cached: int = 0
+    """Of those, answered by the response cache."""
     unparseable: int = 0
+    """Of those, with a reply fbi could not read."""
     failed: int = 0
+    """Of those, with no reply (an error)."""
     prompt_tokens: int = 0
+    """Prompt tokens of this invocation's calls."""
     completion_tokens: int = 0
+    """Reply tokens of this invocation's calls."""
     cost: float = 0.0
-    requests: int = 0  # requests that reached a model (retries included)
+    """USD of this invocation's calls (unknown prices count 0)."""
+    requests: int = 0
+    """Requests that reached a model (retries included)."""
     stopped_by_budget: bool = False
+    """--max-cost stopped the run."""
     interrupted: bool = False
-    interrupted_by: int = 0  # the signal that interrupted the run (SIGINT or SIGTERM)
-    stopped_by: str | None = None  # why the model became unavailable midway
-    in_batches: int = 0  # calls submitted to a provider batch and not yet collected
-    submitted: int = 0  # of ``requests``, those sent in provider batches this time
+    """A signal (Ctrl-C) stopped the run; it resumes."""
+    interrupted_by: int = 0
+    """The signal that interrupted the run (SIGINT or SIGTERM)."""
+    stopped_by: str | None = None
+    """Why the model became unavailable midway."""
+    in_batches: int = 0
+    """Calls submitted to a provider batch and not yet collected."""
+    submitted: int = 0
+    """Of ``requests``, those sent in provider batches this time."""
     budget: float | None = None
+    """The --max-cost budget, in USD."""
     errors: list[str] = field(default_factory=list)
+    """The first five errors' messages."""
 
     def add(self, record: CallRecord) -> None:
         self.completed += 1
@@ -366,18 +403,26 @@ class DryRun:
     make, and the tokens and cost of those still to make."""
 
     calls: int = 0
+    """Calls the run plans."""
     done: int = 0
+    """Of those, already in the run's log."""
     cached: int = 0
+    """Of the rest, answered by the response cache."""
     to_call: int = 0
+    """Calls still to make."""
     prompt_tokens: int = 0
+    """Their prompt tokens (estimated from a sample when ``sampled`` is not 0)."""
     completion_tokens: int = 0
+    """Their reply tokens, from each strategy's expected reply length."""
     cost_usd: float | None = None
-    #: Calls rendered to estimate the rest; 0 when every call was (the figures are exact).
+    """What they would cost, from the price list; None when the model's price is unknown."""
     sampled: int = 0
-    #: Half-width of the 95% interval of ``prompt_tokens`` when estimated from a sample.
+    """Calls rendered to estimate the rest; 0 when every call was (the figures are
+    exact)."""
     prompt_tokens_margin: int = 0
-    #: What the real run will need that is missing now (an API key), else None.
+    """Half-width of the 95% interval of ``prompt_tokens`` when estimated from a sample."""
     missing: str | None = None
+    """What the real run will need that is missing now (an API key), else None."""
 
     #: The counts that add up (and scale up from a sample).
     COUNTS = ("calls", "done", "cached", "to_call", "prompt_tokens", "completion_tokens")
@@ -421,10 +466,10 @@ def sampled_dry_run(strata: Iterable[tuple[int, Iterable[list[Call]]]],
                     client: ModelClient, finished: Iterable[str]) -> DryRun:
     """A dry run estimated from samples, for work too large to render every prompt.
 
-    ``strata`` gives, per stratum (fbi: a strategy), its number of units (instances) and
-    the calls of each unit of a simple random sample of them; each sampled call is
-    rendered and priced as :func:`dry_run` does, and :func:`estimate_from_sample` scales
-    the sample up."""
+    ``strata`` gives, per stratum (fbi: a strategy), its number of units (instances) and the
+    calls of each unit of a simple random sample of them; each sampled call is rendered and
+    priced as [`dry_run`][fbi.runs.dry_run] does, and
+    [`estimate_from_sample`][fbi.runs.estimate_from_sample] scales the sample up."""
     finished = set(finished)
     sampled, model, priced_strata, access = 0, "", [], DryRun()
     for size, units in strata:

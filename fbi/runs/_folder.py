@@ -1,10 +1,10 @@
 """Where a run folder is validated: its spec, the same-run guard, and the one-writer lock.
 
 Every stage that calls a model keeps its state in a run folder (or, for ``perturb``,
-beside its queue): a typed :class:`~fbi.records.RunSpec` and one or more append-only
-logs. :meth:`RunFolder.open` is the only way to write there. It
+beside its queue): a typed [`RunSpec`][fbi.records.RunSpec] and one or more append-only
+logs. [`RunFolder.open`][fbi.runs.RunFolder.open] is the only way to write there. It
 
-* refuses a folder fbi did not write (:func:`fbi.outputs.claim_folder`: a non-empty
+* refuses a folder fbi did not write (`fbi.outputs.claim_folder`: a non-empty
   folder without fbi's marker or run spec) unless ``force``, before writing anything;
 * takes an OS lock held for the whole run, so a second process on the same folder is
   refused at once with the holder's pid (two writers would double the cost and could

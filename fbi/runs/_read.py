@@ -19,7 +19,7 @@ from fbi.runs._folder import read_spec
 #: hash (``fbi show`` reads them from the full record).
 _UNREAD = frozenset({"raw_output", "repair_outputs", "prompt_hash"})
 
-#: A validated :class:`~fbi.records.Judgment` without the fields in ``_UNREAD``, in slots:
+#: A validated `Judgment` without the fields in ``_UNREAD``, in slots:
 #: a report over 20 runs of 50,400 calls holds a million of them. Made from Judgment's own
 #: field list so the two never drift; copy one with ``dataclasses.replace``.
 LeanJudgment = make_dataclass(
@@ -31,7 +31,7 @@ _lean_values = attrgetter(*LeanJudgment.__dataclass_fields__)
 
 
 def lean(judgment: Judgment) -> Any:
-    """The :data:`LeanJudgment` of a judgment. Its short strings (ids, names, versions)
+    """The `LeanJudgment` of a judgment. Its short strings (ids, names, versions)
     are already shared between records: pydantic's JSON parser caches them."""
     return LeanJudgment(*_lean_values(judgment))
 
@@ -63,12 +63,19 @@ class Run:
     samples are in ``repeats``, for the repeatability figures."""
 
     folder: Path
+    """The run folder."""
     spec: RunSpec
-    judgments: list[Judgment]  # or LeanJudgment, read with full=False
+    """Its run.json."""
+    judgments: list[Judgment]
+    """Or LeanJudgment, read with full=False."""
     instances: dict[str, Instance]
+    """The instances judged, by id (from the run's own dataset copy)."""
     checks: list[ExplanationCheck]
-    problems: list[str] = field(default_factory=list)  # what could not be read, said
-    repeats: list[Judgment] = field(default_factory=list)  # samples 1..K-1
+    """The explanation checks made on it, if any."""
+    problems: list[str] = field(default_factory=list)
+    """What could not be read, said."""
+    repeats: list[Judgment] = field(default_factory=list)
+    """Samples 1..K-1."""
 
     @property
     def label(self) -> str:
@@ -78,7 +85,7 @@ class Run:
 def load_run(folder: str | Path, full: bool = True) -> Run:
     """A judge run folder, read; never written. Lines of a log that do not validate are
     left out and named in ``problems`` (the report prints them). ``full=False`` keeps each
-    judgment as a :data:`LeanJudgment`, read one line at a time: what a report over many
+    judgment as a `LeanJudgment`, read one line at a time: what a report over many
     runs needs, in a fraction of the memory."""
     folder = Path(folder)
     spec_path, judgments_path = folder / "run.json", folder / "judgments.jsonl"

@@ -1,17 +1,18 @@
 """The stage protocol: what a model-calling stage is to the run harness, and running one.
 
-Every stage that calls a model (evaluate, explain-check, perturb's LLM engine, a
-robustness run) is a :class:`Stage`: its :class:`~fbi.settings.ModelSettings`, where its
-state lives (:class:`StageFolder`), the :class:`~fbi.records.RunSpec` it writes, and its
-calls grouped in :class:`Phase` logs, each call a :class:`~fbi.runs.Call` that says how its
-reply becomes a record. :func:`run_stage` does the rest, the same for all: refuses what
-cannot be kept (a budget with batches, a pool with batches), checks the folder before
-anything (read only, so a refusal comes before the probe call), probes the model, locks
-the folder, writes the spec, runs each phase into its log — live or through a provider's
-batch API — and writes the spec again with the totals. :func:`price_stage` is the same
-walk for ``--dry-run``: it calls and writes nothing.
+Every stage that calls a model (evaluate, explain-check, perturb's LLM engine, a robustness
+run) is a [`Stage`][fbi.runs.Stage]: its [`ModelSettings`][fbi.settings.ModelSettings],
+where its state lives ([`StageFolder`][fbi.runs.StageFolder]), the
+[`RunSpec`][fbi.records.RunSpec] it writes, and its calls grouped in
+[`Phase`][fbi.runs.Phase] logs, each call a [`Call`][fbi.runs.Call] that says how its reply
+becomes a record. [`run_stage`][fbi.runs.run_stage] does the rest, the same for all: refuses
+what cannot be kept (a budget with batches, a pool with batches), checks the folder before
+anything (read only, so a refusal comes before the probe call), probes the model, locks the
+folder, writes the spec, runs each phase into its log — live or through a provider's batch
+API — and writes the spec again with the totals. [`price_stage`][fbi.runs.price_stage] is
+the same walk for ``--dry-run``: it calls and writes nothing.
 
-A new stage subclasses :class:`Stage` (docs/contributing.md has a whole example).
+A new stage subclasses [`Stage`][fbi.runs.Stage] (docs/contributing.md has a whole example).
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ class Phase:
     shown: bool = True
     """Drawn on the progress bar."""
     keep_records: bool = True
-    """Hold the log's records in :attr:`records` afterwards (a judge run's do not: 50,000
-    replies)."""
+    """Hold the log's records in [`records`][fbi.runs.Phase.records] afterwards (a judge
+    run's do not: 50,000 replies)."""
     visit: Callable[[CallRecord], None] | None = None
     """Sees each record already in the log as it is opened."""
     prepare: Callable[[AppendLog], None] | None = None
@@ -113,13 +114,14 @@ class Stage(ABC):
         """After the phases, inside the lock (robustness: its metrics). Default: nothing."""
 
     def dry_run(self, client: ModelClient) -> DryRun:
-        """Calls still to make, their tokens and cost; writes nothing (:func:`price_stage`)."""
+        """Calls still to make, their tokens and cost; writes nothing
+        ([`price_stage`][fbi.runs.price_stage])."""
         return price_stage(self, client)
 
     def run(self, client: ModelClient, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:
-        """Run (or resume) the stage (:func:`run_stage`); returns what this invocation
-        did."""
+        """Run (or resume) the stage ([`run_stage`][fbi.runs.run_stage]); returns what this
+        invocation did."""
         return run_stage(self, client, progress, batch)
 
 

@@ -44,15 +44,25 @@ class AnnotationEvent(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: Literal[1] = 1
+    """The record format's version."""
     event_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    """Unique; an undo names the event it undoes."""
     timestamp: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat())
+    """When it happened (ISO 8601, UTC)."""
     annotator: str
+    """Who did it."""
     instance_id: str
+    """The instance it concerns."""
     action: Action
+    """``label``, ``note``, ``edit``, ``skip`` or ``undo``."""
     label: VettingLabel | None = None
+    """The label given (``label`` events)."""
     note: str | None = None
+    """The note written (``note`` events)."""
     edited_answer: str | None = None
-    undoes: str | None = None  # for undo: the event it cancels
+    """The perturbed answer as the annotator edited it (``edit`` events)."""
+    undoes: str | None = None
+    """For undo: the event it cancels."""
 
 
 class Adjudication(BaseModel):
@@ -61,12 +71,19 @@ class Adjudication(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: Literal[1] = 1
+    """The record format's version."""
     timestamp: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat())
+    """When it was settled (ISO 8601, UTC)."""
     instance_id: str
+    """The instance settled."""
     adjudicator: str
+    """Who settled it."""
     final_label: VettingLabel
-    labels_seen: dict[str, str]  # annotator → label at the time
+    """The label it settled on."""
+    labels_seen: dict[str, str]
+    """Annotator → label at the time."""
     note: str | None = None
+    """Why, if the adjudicator said."""
 
 
 @dataclass
@@ -74,10 +91,15 @@ class ItemState:
     """An annotator's current view of one instance."""
 
     label: VettingLabel | None = None
+    """The label last given, after undos."""
     note: str | None = None
+    """The note last written."""
     edited_answer: str | None = None
+    """The perturbed answer as last edited."""
     labelled_at: str | None = None
+    """When the label was given (ISO 8601, UTC)."""
     edited_at: str | None = None
+    """When the answer was last edited (ISO 8601, UTC)."""
 
 
 def check_annotator(name: str) -> str:
@@ -211,13 +233,21 @@ class Resolution:
     """One instance's settled vetting: every annotator's label, the final label (or None) and
     how it was reached."""
     instance: Instance
-    labels: dict[str, str]  # annotator → label
-    final: VettingLabel | None  # None: not settled (a disagreement, or nobody labelled)
-    how: str  # "adjudicated", "unanimous", "single", "disagreement", "unlabelled",
-    #           "pre-vetted" (a manipulation's twin that came labelled and no one relabelled)
+    """The instance as queued."""
+    labels: dict[str, str]
+    """Annotator → label."""
+    final: VettingLabel | None
+    """None: not settled (a disagreement, or nobody labelled)."""
+    how: str
+    """How the final label was reached: ``adjudicated``, ``unanimous``, ``single``,
+    ``disagreement``, ``unlabelled`` or ``pre-vetted`` (a manipulation's twin that came
+    labelled and no one relabelled)."""
     edited_answer: str | None = None
-    notes: dict[str, str] = field(default_factory=dict)  # annotator → note
-    edits: dict[str, str] = field(default_factory=dict)  # annotator → edited answer
+    """The edited perturbed answer that stands, if any."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """Annotator → note."""
+    edits: dict[str, str] = field(default_factory=dict)
+    """Annotator → edited answer."""
 
 
 def resolve(queue: str | Path) -> list[Resolution]:
@@ -263,9 +293,12 @@ def resolve(queue: str | Path) -> list[Resolution]:
 class ExportTally:
     """What an export kept (by category), dropped (by reason) and how many answers it took from
     an edit."""
-    kept: Counter = field(default_factory=Counter)  # by category
-    dropped: Counter = field(default_factory=Counter)  # by reason
+    kept: Counter = field(default_factory=Counter)
+    """By category."""
+    dropped: Counter = field(default_factory=Counter)
+    """By reason."""
     edited: int = 0
+    """Instances whose perturbed answer was taken from an annotator's edit."""
 
 
 def vetted_instances(resolutions: list[Resolution]) -> tuple[list[Instance], ExportTally]:

@@ -81,9 +81,9 @@ def write_hub_folder(instances: list[Instance], folder: str | Path, repo_id: str
     """Write the Parquet files and the dataset card; returns the files written. Every
     check passes before anything is written: a folder holding files fbi did not write is
     refused unless ``force`` (then fbi writes beside them, never over them; see
-    :func:`fbi.outputs.claim_folder`). Parquet files of an earlier publish that fbi
+    `fbi.outputs.claim_folder`). Parquet files of an earlier publish that fbi
     wrote there are removed, so the folder's fbi files are exactly what the card lists
-    (and what :func:`upload` sends)."""
+    (and what [`upload`][fbi.vet.upload] sends)."""
     check_repo_id(repo_id)
     check_license(license_id)
     if not instances:

@@ -2,7 +2,7 @@
 
 Each family module registers one function per category; a rule takes the gold item and a
 seeded ``random.Random`` and returns the perturbed answer with every change it made
-(the span before and after), or raises :class:`Declined` with the reason. Categories no
+(the span before and after), or raises `Declined` with the reason. Categories no
 rule can do honestly (they need world knowledge or judgement) are declined by name with
 the advice to use the LLM engine; nothing is ever faked.
 """
