@@ -1,5 +1,5 @@
 """`python -m fbi` runs the command line."""
 
-from fbi.cli import main
+from fbi.cli import run
 
-main(prog_name="fbi")
+run()
