@@ -38,7 +38,8 @@ from pathlib import Path
 from peak_rss import IMPORTABLE_IN_CHILD
 
 ROOT = Path(__file__).resolve().parents[1]
-FBI_ORIGINAL = ROOT.parent / "shared" / "data" / "fbi-original"
+FBI_ORIGINAL = Path(os.environ.get("FBI_ORIGINAL") or ROOT.parent / "shared" / "data"
+                    / "fbi-original")
 
 #: Runs the fbi CLI in this process with argv[1:] and prints its peak RSS (MB) last.
 MEASURED_FBI = IMPORTABLE_IN_CHILD + """
