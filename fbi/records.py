@@ -394,6 +394,10 @@ class Parameters(BaseModel):
     """Robustness: the correctness threshold."""
     possible_answers: int | None = None
     """Robustness: K for certainty and M2."""
+    budget: int | None = None
+    """Hunt: the calls the search and its confirmation may make."""
+    search_version: str | None = None
+    """Hunt: the search's version (another would plan other probes)."""
 
 
 class RunSettings(BaseModel):
@@ -587,3 +591,4 @@ class ExplanationCheck(CallRecord):
     """The checker model."""
     points_out_error: bool | None = None
     """Whether the explanation points out the error (None: the reply was unreadable)."""
+

@@ -59,6 +59,8 @@ FBI_ABILITIES = (Ability.LONG_FORM, Ability.FACTUAL, Ability.INSTRUCTION_FOLLOWI
                  Ability.REASONING)
 #: A preference benchmark's subsets are categories named ``preference/SUBSET``.
 PREFERENCE_PREFIX = "preference/"
+#: A blind spot `fbi hunt` confirmed is a category named ``hunt/NAME`` (its vetted edits).
+HUNT_PREFIX = "hunt/"
 
 SCORE_INVARIANT = "score-invariant"
 
@@ -87,8 +89,9 @@ class Category:
     """In the original release but outside the paper's 22 categories."""
     family: str = ""
     """``manipulation`` for text added to an already perturbed answer to sway the judge
-    (`fbi.perturb._manipulate`): extra, but judged whenever a dataset holds it; empty
-    otherwise."""
+    (`fbi.perturb._manipulate`): extra, but judged whenever a dataset holds it; ``hunt``
+    for a blind spot `fbi hunt` confirmed (``hunt/NAME``): judged and reported like the
+    paper's categories; empty otherwise."""
 
 
 CATEGORIES: tuple[Category, ...] = (
@@ -192,11 +195,12 @@ def strategy_order(strategies) -> list[str]:
 
 
 def category_order(names) -> list[str]:
-    """The paper's 22 in Table 2's order, then a preference set's subsets by name: the
-    rows of every per-category table (extra categories and score-invariant left out)."""
+    """The paper's 22 in Table 2's order, then a preference set's subsets and the
+    blind spots of `fbi hunt` by name: the rows of every per-category table (other extra
+    categories and score-invariant left out)."""
     paper = [c.name for c in PERTURBATION_CATEGORIES]
     return [n for n in paper if n in names] + sorted(
-        n for n in names if n.startswith(PREFERENCE_PREFIX))
+        n for n in names if n.startswith((PREFERENCE_PREFIX, HUNT_PREFIX)))
 
 
 def category_names(include_extra: bool = False) -> list[str]:
@@ -232,6 +236,8 @@ def get_category(name: str) -> Category:
     except KeyError:
         if name.startswith(PREFERENCE_PREFIX) and len(name) > len(PREFERENCE_PREFIX):
             return _preference_category(name)
+        if name.startswith(HUNT_PREFIX) and len(name) > len(HUNT_PREFIX):
+            return _hunt_category(name)
         raise UnknownName(
             unknown_name_message("category", name, category_names(include_extra=True))
         ) from None
@@ -243,6 +249,14 @@ def _preference_category(name: str) -> Category:
     return Category(name, subset, Ability.PREFERENCE,
                     f"Pairs of the preference subset '{subset}': the chosen answer plays "
                     "gold, the rejected one perturbed.", family="preference")
+
+
+@lru_cache(maxsize=1024)
+def _hunt_category(name: str) -> Category:
+    finding = name[len(HUNT_PREFIX):]
+    return Category(name, f"Hunt: {finding}", None,
+                    f"Edits of the blind spot 'fbi hunt' confirmed as '{finding}', vetted "
+                    "by people.", family="hunt")
 
 
 def get_ability(name: str) -> Ability:

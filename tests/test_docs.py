@@ -21,7 +21,7 @@ from fbi.taxonomy import CATEGORIES
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_PACKAGES = ("fbi", "fbi.runs", "fbi.judge", "fbi.metrics", "fbi.report", "fbi.perturb",
-                   "fbi.vet", "fbi.robustness", "fbi.local")
+                   "fbi.vet", "fbi.robustness", "fbi.local", "fbi.hunt")
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +74,11 @@ def test_the_concepts_list_every_category_of_the_paper():
 
 #: Each documented module and its page of the API reference (docs/reference/api/).
 API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.settings": "records",
+             "fbi.findings": "records",
              "fbi.llm": "models", "fbi.transports": "models",
              **{f"fbi.{name}": name for name in ("runs", "judge", "metrics", "report", "perturb",
-                                                  "vet", "robustness", "local")}}
+                                                  "vet", "robustness", "local",
+                                                  "hunt")}}
 #: Core classes the Records page leaves to the Core section (the top-level face has them).
 ON_CORE_PAGE = {"Instance", "Provenance", "VettingLabel"}
 

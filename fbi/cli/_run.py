@@ -284,6 +284,25 @@ class FiniteFloat(click.FloatRange):
 MAX_CONCURRENCY = 1024
 MAX_RETRIES = 100
 MAX_SAMPLES = 100
+def parse_model_args(ctx, param, values: tuple[str, ...]) -> tuple[tuple[str, object], ...]:
+    """KEY=VALUE pairs, VALUE as JSON where it parses (0.9, true, {"a": 1}), sorted; a
+    NaN or infinity, or a parameter fbi sets itself, is refused before any call."""
+    from fbi.errors import InputError
+    from fbi.settings import RESERVED_MODEL_ARGS, parse_model_arg
+
+    parsed: dict[str, object] = {}
+    for item in values:
+        try:
+            key, value = parse_model_arg(item)
+        except InputError as error:
+            raise click.BadParameter(str(error).removeprefix("--model-arg ")) from None
+        if key in RESERVED_MODEL_ARGS:
+            raise click.BadParameter(f"{key!r} is set by its own option or by fbi; "
+                                     f"--{key.replace('_', '-')} if there is one")
+        parsed[key] = value
+    return tuple(sorted(parsed.items()))
+
+
 SEED = click.IntRange(min=-(2 ** 63), max=2 ** 63 - 1)
 
 # The options every command that calls a model shares, declared once.

@@ -27,6 +27,7 @@ from fbi.cli._run import (
     model_access_options,
     model_client,
     model_settings,
+    parse_model_args,
     print_dry_run,
     print_totals,
     retries_option,
@@ -57,25 +58,6 @@ def parse_score_range(ctx, param, value: str | None) -> tuple[int, int] | None:
 #: Top log-probabilities asked per token with --logprobs: OpenAI's maximum.
 TOP_LOGPROBS = 20
 
-
-
-def parse_model_args(ctx, param, values: tuple[str, ...]) -> tuple[tuple[str, object], ...]:
-    """KEY=VALUE pairs, VALUE as JSON where it parses (0.9, true, {"a": 1}), sorted; a
-    NaN or infinity, or a parameter fbi sets itself, is refused before any call."""
-    from fbi.errors import InputError
-    from fbi.settings import RESERVED_MODEL_ARGS, parse_model_arg
-
-    parsed: dict[str, object] = {}
-    for item in values:
-        try:
-            key, value = parse_model_arg(item)
-        except InputError as error:
-            raise click.BadParameter(str(error).removeprefix("--model-arg ")) from None
-        if key in RESERVED_MODEL_ARGS:
-            raise click.BadParameter(f"{key!r} is set by its own option or by fbi; "
-                                     f"--{key.replace('_', '-')} if there is one")
-        parsed[key] = value
-    return tuple(sorted(parsed.items()))
 
 
 def hub_choice(spec: str, config: str | None, split: str | None) -> str:

@@ -60,6 +60,12 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
     """
     from fbi.report import report_warnings, terminal_report, write_report
 
+    hunts = [d for d in run_dirs if (d / "hunt.json").is_file()]
+    for folder in hunts:  # a hunt's findings: shown, and hunt.md written again
+        show_hunt(folder)
+    run_dirs = [d for d in run_dirs if d not in hunts]
+    if not run_dirs:
+        return
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
                                     convention, jury, force, compare, human)
     warnings = report_warnings(summary)
@@ -71,6 +77,17 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
     if strict and warnings:
         err_console.print(f"[red]--strict: {len(warnings)} warnings above[/]")
         sys.exit(1)
+
+
+def show_hunt(folder: Path) -> None:
+    """A hunt folder's findings on the terminal, and its hunt.md rendered again."""
+    from fbi.outputs import write_atomically
+    from fbi.report import hunt_blocks, hunt_markdown, load_hunt
+
+    result = load_hunt(folder)
+    print_blocks(hunt_blocks(result))
+    write_atomically(folder / "hunt.md", hunt_markdown(result))
+    console.print(f"wrote {folder / 'hunt.md'}")
 
 
 @click.command("explain-check")

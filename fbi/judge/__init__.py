@@ -12,6 +12,7 @@ from fbi.judge._evaluate import (
     echoes_of,
     judge_parser,
     plan_calls,
+    prompt_records,
     recorded_explanation_chars,
     reparse,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "parse_check",
     "parse_reply",
     "plan_calls",
+    "prompt_records",
     "read_judgments",
     "read_verdicts",
     "recorded_explanation_chars",

@@ -191,6 +191,19 @@ class EvaluationConfig:
             else EXPLANATION_MAX_CHARS
 
 
+def prompt_records(strategies: Iterable[Strategy], score_range: tuple[int, int] | None,
+                   protocol: str) -> dict[str, PromptRecord]:
+    """What a run spec records of each strategy's template: its identity and ranges."""
+    return {s.name: PromptRecord(
+        version=s.version, display_name=s.meta.display_name, paradigm=s.paradigm,
+        origin=s.origin, template_sha=s.source_sha,
+        score_range=None if s.paradigm == "pairwise"
+        else list(score_range or s.meta.base_range(protocol)),
+        axis_score_ranges={} if score_range else
+        {axis: list(r) for axis, r in s.meta.axis_score_ranges.items()})
+        for s in strategies}
+
+
 def recorded_explanation_chars(parameters: Parameters) -> int:
     """The explanation cap a run used, from its run.json ``parameters``; runs written
     before the cap was an option all used 600 characters."""
@@ -433,14 +446,7 @@ class Evaluation(Stage):
         return RunSpec(
             kind="evaluate", label=config.label, fbi_version=__version__,
             litellm_version=litellm_version(), model=config.judge, api_base=model.api_base,
-            prompts={s.name: PromptRecord(
-                version=s.version, display_name=s.meta.display_name, paradigm=s.paradigm,
-                origin=s.origin, template_sha=s.source_sha,
-                score_range=None if s.paradigm == "pairwise"
-                else list(config.score_range or s.meta.base_range(config.protocol)),
-                axis_score_ranges={} if config.score_range else
-                {axis: list(r) for axis, r in s.meta.axis_score_ranges.items()})
-                for s in self.strategies},
+            prompts=prompt_records(self.strategies, config.score_range, config.protocol),
             dataset=DatasetRecord(
                 spec=self.dataset.spec,
                 fingerprint=self.dataset.source_fingerprint or self.dataset.fingerprint,

@@ -23,6 +23,8 @@ _EXPORTS = {
     "Block": "_terminal", "terminal_report": "_terminal", "report_warnings": "_terminal",
     "robustness_blocks": "_terminal",
     "load_robustness": "_robustness", "read_human_labels": "_human",
+    "hunt_blocks": "_hunt", "hunt_markdown": "_hunt", "hunt_summary": "_hunt",
+    "load_hunt": "_hunt",
 }
 
 __all__ = [
@@ -34,6 +36,10 @@ __all__ = [
     "Summary",
     "build_summary",
     "headline_table",
+    "hunt_blocks",
+    "hunt_markdown",
+    "hunt_summary",
+    "load_hunt",
     "load_robustness",
     "read_human_labels",
     "read_summary",
@@ -53,6 +59,7 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
     from fbi.report._headline import Headline, headline_table
     from fbi.report._html import render_html
     from fbi.report._human import read_human_labels
+    from fbi.report._hunt import hunt_blocks, hunt_markdown, hunt_summary, load_hunt
     from fbi.report._markdown import render_csv, render_markdown
     from fbi.report._robustness import load_robustness
     from fbi.report._schema import SUMMARY_SCHEMA_VERSION, Summary

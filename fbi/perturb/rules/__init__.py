@@ -24,7 +24,7 @@ from fbi.perturb.rules._base import (
 from fbi.records import GoldItem
 
 __all__ = ["NEEDS_LLM", "RULES", "RULES_VERSION", "Change", "Declined", "GoldItem", "Rule",
-           "RuleResult", "apply_rule", "rule"]
+           "RuleResult", "apply_rule", "family_of", "rule", "rules"]
 
 
 def apply_rule(category: str, item: GoldItem, seed: int) -> RuleResult:
@@ -39,6 +39,17 @@ def apply_rule(category: str, item: GoldItem, seed: int) -> RuleResult:
     if result.perturbed == item.gold_answer or not result.changes:
         raise Declined("the rule found nothing to change")
     return result
+
+
+def rules() -> dict[str, Rule]:
+    """Every rule, by the category it makes (the families loaded)."""
+    _load_families()
+    return dict(RULES)
+
+
+def family_of(category: str) -> str:
+    """The family of a category's rule: the module it is in (numbers, order, ...)."""
+    return rules()[category].__module__.rsplit(".", 1)[-1]
 
 
 def _load_families() -> None:

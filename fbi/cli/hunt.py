@@ -1,0 +1,169 @@
+"""`fbi hunt`: search a judge's blind spots among fbi's own edits of gold answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from fbi.cli._console import console
+from fbi.cli._run import (
+    SEED,
+    FiniteFloat,
+    cache_options,
+    concurrency_option,
+    dry_run_option,
+    force_option,
+    max_cost_option,
+    model_access_options,
+    parse_model_args,
+    retries_option,
+    timeout_option,
+)
+from fbi.llm import LOCAL_JUDGE
+
+
+class HuntProgress:
+    """One bar over the whole budget for every round of the hunt (the harness starts and
+    finishes a bar per round), with what is being tried and the best findings so far."""
+
+    def __init__(self, budget: int) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._bar = Progress(TextColumn("[bold]{task.fields[stage]}"), BarColumn(bar_width=16),
+                             MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                             TimeRemainingColumn(), TextColumn("\n{task.fields[note]}"),
+                             console=console, transient=False)
+        self._task = self._bar.add_task("hunt", total=budget, completed=1, stage="searching",
+                                        note="")
+        self._started = False
+
+    def status(self, status) -> None:
+        """A round begins: say what it tries and the best miss rates so far."""
+        best = "; ".join(f"{escape(d)} {100 * r:.0f}% of {n}" for d, r, n in status.best)
+        trying = escape(status.trying[:150]) + ("…" if len(status.trying) > 150 else "")
+        note = (f"trying: {trying}" if trying else "") + (f"\nbest so far: {best}"
+                                                           if best else "")
+        stage = "searching" if status.stage == "search" else "confirming"
+        self._bar.update(self._task, stage=stage, note=note)
+
+    def start(self, total: int, already_done: int) -> None:
+        if not self._started:
+            self._bar.start()
+            self._started = True
+        self._bar.update(self._task, advance=already_done)
+
+    def advance(self, record) -> None:
+        self._bar.update(self._task, advance=1)
+
+    def finish(self) -> None:  # (between rounds: the bar stays)
+        pass
+
+    def close(self) -> None:
+        if self._started:
+            self._bar.stop()
+
+
+@click.command()
+@click.option("--judge", default=LOCAL_JUDGE, show_default=True,
+              help="Any litellm model string, e.g. gpt-4-turbo or openai/NAME with --api-base.")
+@click.option("--dataset", "dataset_spec", default="sample", show_default=True,
+              help="Gold answers to edit: sample (built in), a .jsonl/.csv/.parquet file, "
+                   "an FBI TSV folder or hf:ORG/NAME (rows need an instruction and a "
+                   "gold answer).")
+@click.option("--strategy", "strategies", multiple=True,
+              help="Strategy to judge each edit by (repeatable). Default: vanilla.")
+@click.option("--budget", type=click.IntRange(min=0), required=True,
+              help="Judge calls the hunt may make, the preflight probe's included "
+                   "(a cached reply counts too, so a hunt is the same whatever the cache "
+                   "holds).")
+@click.option("--operator", "operators", multiple=True,
+              help="Search only these operators (repeatable): an error rule "
+                   "(number-errors), two composed (grammar+spelling), or one followed by a "
+                   "manipulation (chronology+manipulation/padding). Default: all.")
+@click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The hunt's folder. Re-running the same command resumes it.")
+@click.option("--seed", type=SEED, default=0, show_default=True,
+              help="Seeds the split of the items, the edits and the search.")
+@click.option("--alpha", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True),
+              default=0.05, show_default=True,
+              help="Family-wise error level at which a blind spot is confirmed.")
+@click.option("--search", type=click.Choice(["adaptive", "grid"]), default="adaptive",
+              show_default=True,
+              help="grid: the same number of probes for every operator, no refinement "
+                   "(what the adaptive search is measured against).")
+@click.option("--api-base", "api_bases", multiple=True,
+              help="Base URL of an OpenAI-compatible or other provider API (repeat it for "
+                   "a pool of servers of the same model).")
+@click.option("--label", help="The judge's name in the findings.")
+@click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="A folder of extra or overriding strategy templates (NAME.jinja).")
+@click.option("--model-arg", "model_args", multiple=True, callback=parse_model_args,
+              metavar="KEY=VALUE", help="Extra argument for the judge's API (repeatable).")
+@concurrency_option
+@timeout_option
+@retries_option
+@force_option
+@dry_run_option
+@max_cost_option
+@cache_options
+@model_access_options
+def hunt(judge, dataset_spec, strategies, budget, operators, output, seed, alpha, search,
+         api_bases,
+         label, prompts_dir, model_args, concurrency, timeout, retries, force, dry_run,
+         max_cost, no_cache, cache_path, api_key, rpm, no_probe) -> None:
+    """Search JUDGE's blind spots: edits of the gold answers it misses more often than
+    comparable edits, found adaptively within --budget calls and confirmed on held-out
+    items. Writes OUTPUT/hunt.json (every finding), OUTPUT/hunt.md and OUTPUT/queue.jsonl
+    (the confirmed findings' edits, for `fbi annotate`). Exit code 1 when calls failed
+    or the run stopped before its end.
+    """
+    from fbi.cli._run import (
+        exit_for,
+        model_client,
+        model_settings,
+        print_dry_run,
+        print_totals,
+    )
+    from fbi.cli.report import show_hunt
+    from fbi.hunt import Hunt, HuntConfig
+    from fbi.sources import load_gold_items
+
+    config_settings = model_settings(judge, api_bases, concurrency=concurrency,
+                                     timeout=timeout, retries=retries, max_cost=max_cost,
+                                     rpm=rpm, no_probe=no_probe, model_args=model_args)
+    config = HuntConfig(model=config_settings, budget=budget,
+                        strategies=tuple(strategies) or ("vanilla",), seed=seed,
+                        operators=tuple(operators), label=label, prompts_dir=prompts_dir,
+                        alpha=alpha, search=search)
+    items, rows = load_gold_items(dataset_spec)
+    progress = HuntProgress(budget)
+    stage = Hunt(items, config, output, dataset_spec, force, observer=progress.status)
+    console.print(f"Read {rows} rows from {escape(dataset_spec)}: {len(items)} gold answers, "
+                  f"{len(stage.search_items)} to search and {len(stage.held_out)} held out; "
+                  f"budget {budget} calls.")
+    client = model_client(config_settings, no_cache, cache_path, api_key)
+    if dry_run:
+        print_dry_run(stage.dry_run(client), judge, str(output))
+        console.print("The hunt's later rounds depend on the judge's replies: the figures "
+                      "are its first round's, scaled to the budget.")
+        return
+    try:
+        totals = stage.run(client, progress)
+    finally:
+        progress.close()
+    print_totals(totals, "calls")
+    if stage.result is not None:
+        show_hunt(output)
+        console.print(f"Findings in {output / 'hunt.json'} and {output / 'hunt.md'}; "
+                      f"{stage.queued} edits of the confirmed ones in {output / 'queue.jsonl'} "
+                      f"(`fbi annotate {output / 'queue.jsonl'}` to vet them).")
+    exit_for(totals)

@@ -1,0 +1,259 @@
+"""The edits a hunt searches over, and the facts that describe each one (issue 40).
+
+An edit is one of fbi's own operators applied to a gold answer: a rule of the rule engine
+(`fbi.perturb.rules`, each error category a rule can make honestly), optionally followed
+by a second error rule (a composition) or by a manipulation
+([`fbi.perturb.manipulate`][fbi.perturb.manipulate]). The rules choose where to change
+the answer with a seeded generator, so one operator on one answer gives different edits
+under different seeds; the search asks for edits until one has the facts it wants.
+
+Each edit is described along axes a person can act on ([`AXES`][fbi.hunt.AXES]): what
+changed (the operator, its rule family, what was added), where (the third of the answer,
+what holds the change, its sentence), and how much (characters changed, the answer's
+length). Score-invariant rewrites are not errors (a judge that scores them like the gold
+is right), so they are no operator here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+
+from fbi.errors import InputError
+from fbi.perturb import is_manipulation, manipulate, manipulations
+from fbi.perturb.rules import Declined, GoldItem, apply_rule, family_of, rules
+from fbi.records import Instance, Provenance
+from fbi.taxonomy import Ability, get_category, unknown_name_message
+from fbi.text import LIST_ITEM, sentences
+
+#: Each axis an edit is described along, and what it says.
+AXES: dict[str, str] = {
+    "operator": "the operator: the error rule, and what was added to it",
+    "family": "the error rule's family (numbers, order, structure, grammar, negation, "
+              "spelling)",
+    "added": "what came with the error: nothing, a second error, or a manipulation",
+    "where": "the third of the answer the (first) change is in",
+    "inside": "what holds the change: a list item, a table row or prose",
+    "sentence": "the change's sentence: the answer's first or a later one",
+    "size": "characters changed",
+    "length": "the gold answer's length",
+    "strategy": "the judging strategy",
+}
+#: How each axis's value reads in a finding's description.
+PHRASES: dict[str, str] = {
+    "where": "in the {} third of the answer",
+    "inside": "inside {}",
+    "sentence": "in {} sentence",
+    "size": "changing {} characters",
+    "length": "in {} answers",
+    "strategy": "judged by {}",
+    "added": "{}",
+    "family": "{} errors",
+    "operator": "{}",
+}
+SHORT, LONG = 400, 1200  # answer length bands, characters
+SMALL, LARGE = 5, 40  # characters changed
+COMPOSITION = "+"
+
+
+def error_rules() -> list[str]:
+    """The rule categories that plant an error (score-invariant rewrites excluded)."""
+    return sorted(name for name in rules() if get_category(name).lowers_score)
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One edit operator: error rules applied in turn, and optionally a manipulation."""
+
+    errors: tuple[str, ...]
+    """The error rules, in the order applied (one, or two for a composition)."""
+    manipulation: str | None = None
+    """The manipulation kind added after the errors, if any."""
+
+    @property
+    def added(self) -> str:
+        """The ``added`` axis's value of its edits."""
+        return (f"manipulation/{self.manipulation}" if self.manipulation
+                else SECOND_ERROR if len(self.errors) > 1 else "nothing")
+
+    @property
+    def name(self) -> str:
+        parts = [*self.errors] + ([f"manipulation/{self.manipulation}"]
+                                   if self.manipulation else [])
+        return COMPOSITION.join(parts)
+
+    @classmethod
+    def parse(cls, name: str) -> Operator:
+        """``number-errors``, ``grammar+spelling``, ``chronology+manipulation/padding``;
+        an unknown part is an InputError with the valid names."""
+        parts = name.split(COMPOSITION)
+        rules, kinds = error_rules(), manipulations()[1]
+        errors, manipulation = [], None
+        for i, part in enumerate(parts):
+            if is_manipulation(part) and part.removeprefix("manipulation/") in kinds \
+                    and i == len(parts) - 1 and errors:
+                manipulation = part.removeprefix("manipulation/")
+            elif part in rules:
+                errors.append(part)
+            else:
+                valid = rules + [f"manipulation/{k}" for k in kinds]
+                raise InputError(unknown_name_message("operator", part, valid) +
+                                 " A manipulation comes last, after an error rule "
+                                 "(number-errors+manipulation/padding).")
+        if not 1 <= len(errors) <= 2:
+            raise InputError(f"operator '{name}': give one or two error rules")
+        return cls(tuple(errors), manipulation)
+
+    def apply(self, item: GoldItem, seed: int) -> Edit:
+        """The edit of ``item`` under ``seed``; raises Declined when a rule cannot."""
+        text, first, changed, summaries = item.gold_answer, None, 0, []
+        for i, rule in enumerate(self.errors):
+            result = apply_rule(rule, GoldItem(item.id, item.ability, item.instruction, text,
+                                               item.source), seed * 7 + i)
+            if first is None:
+                first = result.changes[0]
+            changed += sum(max(len(c.before), len(c.after)) for c in result.changes)
+            summaries.append(result.rationale)
+            text = result.perturbed
+        assert first is not None
+        category = get_category(self.errors[0])
+        ability = category.ability or Ability(item.ability)
+        edit_id = f"{item.id}~{self.name}~" + hashlib.sha256(text.encode()).hexdigest()[:10]
+        instance = Instance(
+            id=edit_id, ability=ability, category=self.errors[0],
+            instruction=item.instruction, gold_answer=item.gold_answer,
+            perturbed_answer=text, rationale="; ".join(summaries),
+            provenance=Provenance(source=item.source, original_id=item.id,
+                                  generator=f"hunt:{self.name}", seed=seed))
+        if self.manipulation:
+            instance = manipulate(instance, self.manipulation, seed)
+            instance = instance.model_copy(update={"id": edit_id})
+        facts = {
+            "operator": self.name,
+            "family": family_of(self.errors[0]),
+            "added": self.added,
+            **where_facts(item.gold_answer, first.position),
+            "size": size_band(changed),
+            "length": length_band(len(item.gold_answer)),
+        }
+        return Edit(item, self.name, instance, facts)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit of one gold answer, the instance it is judged as, and its facts."""
+
+    item: GoldItem
+    """The gold item edited."""
+    operator: str
+    """The operator's name."""
+    instance: Instance
+    """What the judge sees: the gold answer and the edited one."""
+    facts: dict[str, str]
+    """The edit along each axis of [`AXES`][fbi.hunt.AXES] but ``strategy``."""
+
+    @property
+    def id(self) -> str:
+        return self.instance.id
+
+
+def where_facts(text: str, position: int) -> dict[str, str]:
+    """Where a change at ``position`` sits in ``text``: the third, what holds it (a list
+    item, a table row, prose) and whether it is in the first sentence."""
+    third = ("first", "middle", "last")[min(2, 3 * position // max(1, len(text)))]
+    line_start = text.rfind("\n", 0, position) + 1
+    line_end = text.find("\n", position)
+    line = text[line_start:line_end if line_end != -1 else len(text)]
+    inside = "a list item" if LIST_ITEM.match(line) else \
+        "a table row" if line.lstrip().startswith("|") else "prose"
+    spans = sentences(text)
+    first_sentence = not spans or position < spans[0].end
+    return {"where": third, "inside": inside,
+            "sentence": "the first" if first_sentence else "a later"}
+
+
+def size_band(characters: int) -> str:
+    return f"1–{SMALL}" if characters <= SMALL else \
+        f"{SMALL + 1}–{LARGE}" if characters <= LARGE else f"over {LARGE}"
+
+
+def length_band(characters: int) -> str:
+    return f"short (under {SHORT} characters)" if characters < SHORT else \
+        f"medium ({SHORT}–{LONG - 1} characters)" if characters < LONG else \
+        f"long ({LONG}+ characters)"
+
+
+#: A description: (axis, value) constraints, sorted; () stands for every plain error edit
+#: (see [`matches`][fbi.hunt.matches]).
+Description = tuple[tuple[str, str], ...]
+#: Tries at drawing an edit that fits a description before giving up on it for now.
+DRAW_ATTEMPTS = 40
+SECOND_ERROR = "a second error"
+
+
+def matches(description: Description, facts: dict[str, str]) -> bool:
+    """Whether an edit with ``facts`` is one ``description`` stands for. A description
+    that names neither an operator nor what was added stands for plain error edits (one
+    error rule, nothing added): "error edits in the last third" are not padded ones."""
+    fixed = dict(description)
+    if "operator" not in fixed and "added" not in fixed and \
+            facts.get("added", "nothing") != "nothing":
+        return False
+    return all(facts.get(axis) == value for axis, value in description)
+
+
+class EditSpace:
+    """Every edit the hunt may try: its root descriptions, and drawing an edit that fits a
+    description. ``operators`` given (``--operator``): only those; else every error rule,
+    each manipulation after a random error rule, and two random error rules composed."""
+
+    def __init__(self, operators: list[Operator] | None = None):
+        self.rules = error_rules()
+        self.kinds = sorted(manipulations()[1])
+        self.operators = operators
+
+    def roots(self) -> list[Description]:
+        """Where the search starts: one description per operator (and, without
+        ``operators``, one per manipulation kind and one for compositions)."""
+        if self.operators:
+            return [(("operator", op.name),) for op in self.operators]
+        return ([(("operator", rule),) for rule in self.rules]
+                + [(("added", f"manipulation/{kind}"),) for kind in self.kinds]
+                + [(("added", SECOND_ERROR),)])
+
+    def operator_for(self, description: Description, rng: random.Random) -> Operator:
+        """An operator whose edits may fit ``description``."""
+        fixed = dict(description)
+        if "operator" in fixed:
+            return Operator.parse(fixed["operator"])
+        if self.operators:  # --operator: only those
+            fitting = [op for op in self.operators if fixed.get("added", "nothing") ==
+                       op.added and fixed.get("family", family_of(op.errors[0])) ==
+                       family_of(op.errors[0])]
+            return rng.choice(fitting or self.operators)
+        family = fixed.get("family")
+        first = rng.choice([r for r in self.rules if family in (None, family_of(r))]
+                           or self.rules)
+        added = fixed.get("added", "nothing")
+        if added == SECOND_ERROR:
+            return Operator((first, rng.choice([r for r in self.rules if r != first])))
+        if added.startswith("manipulation/"):
+            return Operator((first,), added.removeprefix("manipulation/"))
+        return Operator((first,))
+
+    def draw(self, description: Description, items: list[GoldItem], rng: random.Random,
+             used: set[str]) -> Edit | None:
+        """An edit of one of ``items`` whose facts fit ``description`` and whose id is not
+        in ``used``; None when ``DRAW_ATTEMPTS`` tries found none."""
+        edit_facts = tuple((a, v) for a, v in description if a != "strategy")
+        for _ in range(DRAW_ATTEMPTS):
+            operator = self.operator_for(edit_facts, rng)
+            item = rng.choice(items)
+            try:
+                edit = operator.apply(item, rng.randrange(1 << 30))
+            except Declined:
+                continue
+            if edit.id not in used and matches(edit_facts, edit.facts):
+                return edit
+        return None

@@ -1,0 +1,205 @@
+"""Loopback judges with blind spots planted by the test (issue 40): a judge that catches
+every edit of a gold answer except those its blind spot names. Used by tests/test_hunt.py
+and benchmarks/hunt_search.py.
+
+The judge knows the gold answers (as the test does) and finds the one a prompt is about
+by its question; it answers in the format the prompt asks for: the top score for the gold
+answer and for an edit its blind spot names, the bottom score for every other edit;
+pairwise, the gold answer's slot unless the blind spot names the edit.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+
+from fbi.text import LIST_ITEM
+
+BlindSpot = Callable[[str, str], bool]  # (gold, edited) → the judge misses the edit
+
+
+def _section(prompt: str, name: str) -> str | None:
+    found = re.search(rf"<{name}>\n(.*?)\n</{name}>", prompt, re.DOTALL)
+    return found.group(1) if found else None
+
+
+class PlantedJudge:
+    """A chat-server script (tests/openai_server.py) for ``items``' gold answers."""
+
+    def __init__(self, items: Iterable, blind_spot: BlindSpot, noise: int = 0):
+        self.golds: dict[str, list[str]] = {}  # a question may have several gold answers
+        for item in items:
+            self.golds.setdefault(item.instruction, []).append(item.gold_answer)
+        self.blind_spot = blind_spot
+        self.noise = noise  # misses one edit in ``noise`` at random as well (0: none)
+        self.judged = 0
+
+    @staticmethod
+    def gold_of(golds: list[str], edited: str) -> str:
+        """The gold answer an edit was made from: of the question's, the closest."""
+        if len(golds) == 1:
+            return golds[0]
+        return max(golds, key=lambda g: difflib.SequenceMatcher(None, g, edited).ratio())
+
+    def misses(self, gold: str, edited: str) -> bool:
+        if self.noise:
+            digest = int(hashlib.sha256(edited.encode()).hexdigest(), 16)
+            if digest % self.noise == 0:
+                return True
+        return self.blind_spot(gold, edited)
+
+    def __call__(self, request: dict) -> str:
+        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+        golds = self.golds.get(_section(prompt, "question") or "")
+        if golds is None:
+            return "OK"  # the preflight probe
+        self.judged += 1
+        if "<answer_a>" in prompt:
+            a, b = _section(prompt, "answer_a") or "", _section(prompt, "answer_b") or ""
+            gold_slot, edited = ("A", b) if a in golds else ("B", a)
+            missed = self.misses(self.gold_of(golds, edited), edited)
+            verdict = ({"A": "B", "B": "A"}[gold_slot]) if missed else gold_slot
+            return json.dumps({"explanation": "Compared them.", "verdict": verdict})
+        low, high = (int(x) for x in re.findall(r"an integer from (\d+) to (\d+)",
+                                                  prompt)[-1])
+        answer = _section(prompt, "answer") or ""
+        caught = answer not in golds and not self.misses(self.gold_of(golds, answer),
+                                                          answer)
+        return json.dumps({"explanation": "Checked it.", "score": low if caught else high})
+
+
+def changed_span(gold: str, edited: str) -> tuple[int, int, str, str] | None:
+    """The first changed stretch: (start in gold, end in gold, before, after)."""
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, gold, edited,
+                                                      autojunk=False).get_opcodes():
+        if op != "equal":
+            return i1, i2, gold[i1:i2], edited[j1:j2]
+    return None
+
+
+def line_at(text: str, position: int) -> str:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    return text[start:end if end != -1 else len(text)]
+
+
+# ------------------------------------------------------------------ gold answers
+
+
+def synthetic_gold(n: int = 160, seed: int = 0) -> list[dict]:
+    """``n`` gold rows of four shapes (numbered steps with quantities and units, dated
+    prose, worked arithmetic, bulleted advice), every value drawn from ``seed``: material
+    for every rule family, in lists and in prose, at the start and the end of answers."""
+    import random
+
+    rng = random.Random(seed)
+    dishes = ["bread", "a sponge cake", "pancakes", "a pie", "flatbread", "muffins",
+              "a quiche", "scones", "a tart", "cookies"]
+    towns = ["Aldmere", "Brackwater", "Corringham", "Dunlow", "Eastby", "Fenwick",
+             "Greyhaven", "Holt", "Ivybridge", "Kelso"]
+    topics = ["sleeping better", "learning a language", "saving money", "running a "
+              "meeting", "writing an essay", "starting to run", "keeping plants alive",
+              "studying for an exam", "moving house", "cooking for a crowd"]
+    rows = []
+    for i in range(n):
+        shape = i % 4
+        if shape == 0:
+            dish = rng.choice(dishes)
+            grams, eggs, minutes, degrees, rest = (rng.randrange(150, 500, 10),
+                                                   rng.randrange(2, 6),
+                                                   rng.randrange(15, 60, 5),
+                                                   rng.randrange(160, 230, 10),
+                                                   rng.randrange(5, 30, 5))
+            rows.append({"instruction": f"List the steps, in order, to make {dish} "
+                                        f"(recipe {i}).",
+                         "gold_answer": f"Here are the steps for {dish}:\n"
+                                        f"1. Mix {grams} g of flour with {eggs} eggs.\n"
+                                        f"2. Rest the dough for {rest} minutes.\n"
+                                        f"3. Bake for {minutes} minutes at {degrees} °C.\n"
+                                        f"4. Let it cool before serving.\n"
+                                        f"It serves {eggs + 2} people.",
+                         "ability": "instruction-following"})
+        elif shape == 1:
+            town = rng.choice(towns)
+            founded = rng.randrange(1700, 1900)
+            moved, members = founded + rng.randrange(10, 60), rng.randrange(2, 90) * 100
+            rows.append({"instruction": f"When was the {town} library founded, and what "
+                                        f"happened to it next? (question {i})",
+                         "gold_answer": f"The {town} library was founded in {founded} by "
+                                        f"a group of local teachers. In {moved} it moved "
+                                        f"to a larger building near the river. By "
+                                        f"{moved + 30} it had {members} members. Today "
+                                        "it is a museum of the town's history.",
+                         "ability": "factual"})
+        elif shape == 2:
+            km, hours = rng.randrange(60, 600, 12), rng.randrange(2, 7)
+            rows.append({"instruction": f"A train travels {km} km in {hours} hours. What "
+                                        f"is its average speed? (problem {i})",
+                         "gold_answer": f"Average speed is distance divided by time.\n"
+                                        f"Distance = {km} km and time = {hours} hours.\n"
+                                        f"Speed = {km} / {hours} = {km / hours:g} km/h.\n"
+                                        f"Check: {km / hours:g} × {hours} = {km} km.\n"
+                                        f"So the average speed is {km / hours:g} km/h.",
+                         "ability": "reasoning"})
+        else:
+            topic = rng.choice(topics)
+            rows.append({"instruction": f"Give some advice on {topic}. (request {i})",
+                         "gold_answer": f"Some advice on {topic}:\n"
+                                        "- Start with a small, clear goal.\n"
+                                        "- Keep a regular routine every day.\n"
+                                        "- Ask someone you trust for feedback.\n"
+                                        "- Review what worked at the end of the week.\n"
+                                        "Progress comes from steady habits rather than "
+                                        "from a single effort.",
+                         "ability": "long-form"})
+        rows[-1]["id"] = f"g{i}"
+    return rows
+
+
+# ------------------------------------------------------------------ blind spots
+
+
+def misses_nothing(gold: str, edited: str) -> bool:
+    return False
+
+
+def misses_changed_digits_in_lists(gold: str, edited: str) -> bool:
+    """Edits that change only digits, inside a list item."""
+    span = changed_span(gold, edited)
+    if span is None or abs(len(edited) - len(gold)) > 3:
+        return False
+    start, _, before, after = span
+    digits_only = all(c.isdigit() or c in ".," for c in before + after)
+    return digits_only and bool(LIST_ITEM.match(line_at(gold, start)))
+
+
+def misses_edits_in_the_last_third(gold: str, edited: str) -> bool:
+    """Any edit whose first change lies in the answer's last third."""
+    span = changed_span(gold, edited)
+    return span is not None and 3 * span[0] >= 2 * len(gold)
+
+
+def misses_long_additions(gold: str, edited: str) -> bool:
+    """Any answer made half again as long as the gold (padding swayed it)."""
+    return len(edited) >= 1.5 * len(gold)
+
+
+UNITS = frozenset("km miles kilometres kilometers metres meters m ft feet cm mm kg lb "
+                  "kilograms pounds grams ounces g mg litres liters gallons L mL hours "
+                  "minutes hour minute seconds days weeks °C °F".split())
+
+
+def misses_unit_swaps(gold: str, edited: str) -> bool:
+    """Edits that put one unit in another's place (one word changed, unit for unit)."""
+    a, b = gold.split(), edited.split()
+    changes = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+               if op[0] != "equal"]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = changes[0]
+    before, after = a[i1:i2], b[j1:j2]
+    return len(before) == len(after) == 1 and before[0].strip(".,;:)") in UNITS and \
+        after[0].strip(".,;:)") in UNITS
