@@ -90,11 +90,14 @@ class HuntResult(BaseModel):
     budget: int
     """The calls the hunt was allowed (the preflight probe's included)."""
     calls: int
-    """The calls it planned, the preflight probe's included."""
+    """The calls it planned: the judge's (the preflight probe's included) and the
+    perturber's."""
     search_calls: int
     """Of those, the search's."""
     confirmation_calls: int
     """Of those, the held-out confirmation's."""
+    perturber_calls: int = 0
+    """Of those, the LLM perturber's (``--perturber``)."""
     failed_calls: int
     """Calls with no reply: their edits count nowhere."""
     search_items: int

@@ -398,6 +398,8 @@ class Parameters(BaseModel):
     """Hunt: the calls the search and its confirmation may make."""
     search_version: str | None = None
     """Hunt: the search's version (another would plan other probes)."""
+    perturber: str | None = None
+    """Hunt: the LLM perturber's model and the edits asked of it per category."""
 
 
 class RunSettings(BaseModel):

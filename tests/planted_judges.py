@@ -71,6 +71,22 @@ class PlantedJudge:
         return json.dumps({"explanation": "Checked it.", "score": low if caught else high})
 
 
+def planted_word_perturber(word: str):
+    """A loopback LLM perturber: it puts ``word`` into the answer's first sentence, whatever
+    the category asked (the perturb stage's prompt: the answer inside <answer> tags)."""
+
+    def perturb(request: dict) -> str:
+        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+        answer = _section(prompt, "answer")
+        if answer is None:
+            return "OK"  # the preflight probe
+        first_space = answer.find(" ")
+        edited = answer[:first_space] + f" {word}" + answer[first_space:]
+        return json.dumps({"rationale": f"added «{word}»", "perturbed_answer": edited})
+
+    return perturb
+
+
 def changed_span(gold: str, edited: str) -> tuple[int, int, str, str] | None:
     """The first changed stretch: (start in gold, end in gold, before, after)."""
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, gold, edited,

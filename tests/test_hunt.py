@@ -164,6 +164,34 @@ def test_confirmation_is_on_held_out_items_only_and_counts_what_it_shows(tmp_pat
             and p.edit.facts["added"] == "nothing")
 
 
+def test_the_perturber_s_edits_join_the_search_and_their_blind_spot_is_found(tmp_path, gold):
+    """With --perturber, a pool of the perturber's edits in the categories no rule makes
+    is searched like the rules' (its calls counted in the budget)."""
+    from planted_judges import planted_word_perturber
+
+    items, _ = load_gold_items(str(gold))
+    judge = PlantedJudge(items, lambda gold_text, edited: "Zanzibar" in edited, noise=10)
+    with ChatServer(planted_word_perturber("Zanzibar")) as perturber:
+        _, result, _ = hunt_with(judge, gold, tmp_path / "hunt", tmp_path, "--perturber",
+                                 "openai/perturber", "--perturber-api-base", perturber.url,
+                                 "--perturber-edits", "12")
+        asked = sum(perturber.counts.values())
+    assert 0 < result["perturber_calls"] == asked <= 9 * 12
+    assert result["calls"] <= int(BUDGET)
+    confirmed = [f for f in result["findings"] if f["confirmed"]]
+    assert confirmed and all(e["edited_answer"].count("Zanzibar") for f in confirmed
+                             for e in f["examples"])
+    assert all(f["axes"].get("family") == "llm" or f["operator"].startswith("llm/")
+               for f in confirmed)
+
+
+def test_an_llm_operator_needs_a_perturber(tmp_path, gold):
+    done = fbi("hunt", "--judge", JUDGE, "--dataset", str(gold), "--budget", "300",
+               "--operator", "llm/entity", "--output", str(tmp_path / "h"),
+               env=env_for(tmp_path))
+    assert done.returncode == 2 and "needs --perturber" in done.stderr
+
+
 def test_score_invariant_edits_are_never_searched(gold):
     from fbi.hunt import EditSpace
 

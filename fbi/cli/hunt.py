@@ -89,6 +89,14 @@ class HuntProgress:
               help="Search only these operators (repeatable): an error rule "
                    "(number-errors), two composed (grammar+spelling), or one followed by a "
                    "manipulation (chronology+manipulation/padding). Default: all.")
+@click.option("--perturber", help="An LLM perturber model: its edits in the categories no "
+                                   "rule makes (entity, incorrect-fact, ...) join the search as "
+                                   "llm/CATEGORY operators.")
+@click.option("--perturber-api-base", help="The perturber's server, if not the provider's.")
+@click.option("--perturber-edits", type=click.IntRange(min=2, max=10_000), default=24,
+              show_default=True,
+              help="Edits asked of the perturber per category (half from each split); its "
+                   "calls count against --budget.")
 @click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The hunt's folder. Re-running the same command resumes it.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
@@ -116,8 +124,8 @@ class HuntProgress:
 @max_cost_option
 @cache_options
 @model_access_options
-def hunt(judge, dataset_spec, strategies, budget, operators, output, seed, alpha, search,
-         api_bases,
+def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturber_api_base,
+         perturber_edits, output, seed, alpha, search, api_bases,
          label, prompts_dir, model_args, concurrency, timeout, retries, force, dry_run,
          max_cost, no_cache, cache_path, api_key, rpm, no_probe) -> None:
     """Search JUDGE's blind spots: edits of the gold answers it misses more often than
@@ -140,7 +148,11 @@ def hunt(judge, dataset_spec, strategies, budget, operators, output, seed, alpha
     config_settings = model_settings(judge, api_bases, concurrency=concurrency,
                                      timeout=timeout, retries=retries, max_cost=max_cost,
                                      rpm=rpm, no_probe=no_probe, model_args=model_args)
-    config = HuntConfig(model=config_settings, budget=budget,
+    perturber_settings = None if perturber is None else model_settings(
+        perturber, perturber_api_base, concurrency=concurrency, timeout=timeout,
+        retries=retries)
+    config = HuntConfig(model=config_settings, budget=budget, perturber=perturber_settings,
+                        perturber_edits=perturber_edits,
                         strategies=tuple(strategies) or ("vanilla",), seed=seed,
                         operators=tuple(operators), label=label, prompts_dir=prompts_dir,
                         alpha=alpha, search=search)

@@ -12,6 +12,11 @@ changed (the operator, its rule family, what was added), where (the third of the
 what holds the change, its sentence), and how much (characters changed, the answer's
 length). Score-invariant rewrites are not errors (a judge that scores them like the gold
 is right), so they are no operator here.
+
+With a perturber model (``--perturber``), the categories no rule can make honestly
+(entity, incorrect-fact, contextual, ...) are operators too, ``llm/CATEGORY``: the hunt
+asks the perturber for a pool of such edits first, with the perturb stage's own prompts,
+and draws from it; their facts come from the word diff against the gold answer.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import hashlib
 import random
 from dataclasses import dataclass
 
+from fbi.diffing import changed_regions
 from fbi.errors import InputError
 from fbi.perturb import is_manipulation, manipulate, manipulations
-from fbi.perturb.rules import Declined, GoldItem, apply_rule, family_of, rules
+from fbi.perturb.rules import NEEDS_LLM, Declined, GoldItem, apply_rule, family_of, rules
 from fbi.records import Instance, Provenance
 from fbi.taxonomy import Ability, get_category, unknown_name_message
 from fbi.text import LIST_ITEM, sentences
@@ -53,6 +59,7 @@ PHRASES: dict[str, str] = {
     "operator": "{}",
 }
 SHORT, LONG = 400, 1200  # answer length bands, characters
+LLM = "llm/"  # an LLM perturber's operator: llm/CATEGORY
 SMALL, LARGE = 5, 40  # characters changed
 COMPOSITION = "+"
 
@@ -173,6 +180,37 @@ def where_facts(text: str, position: int) -> dict[str, str]:
             "sentence": "the first" if first_sentence else "a later"}
 
 
+def llm_categories() -> list[str]:
+    """The categories an LLM perturber makes for the hunt: those no rule can."""
+    return sorted(NEEDS_LLM)
+
+
+def llm_edit(item: GoldItem, category: str, perturbed: str, rationale: str,
+             model: str) -> Edit | None:
+    """The edit an LLM perturber made of ``item`` in ``category``; None when it changed
+    nothing."""
+    gold = item.gold_answer
+    if perturbed.strip() == gold.strip():
+        return None
+    removed, inserted = changed_regions(gold, perturbed)
+    if not removed and not inserted:
+        return None
+    changed = max(sum(e - s for s, e in removed), sum(e - s for s, e in inserted))
+    name = f"{LLM}{category}"
+    found = get_category(category)
+    instance = Instance(
+        id=f"{item.id}~{name}~" + hashlib.sha256(perturbed.encode()).hexdigest()[:10],
+        ability=found.ability or Ability(item.ability), category=category,
+        instruction=item.instruction, gold_answer=gold, perturbed_answer=perturbed,
+        rationale=rationale,
+        provenance=Provenance(source=item.source, original_id=item.id,
+                              generator=f"hunt:{name}:{model}"))
+    facts = {"operator": name, "family": "llm", "added": "nothing",
+             **where_facts(gold, removed[0][0] if removed else 0),
+             "size": size_band(changed), "length": length_band(len(gold))}
+    return Edit(item, name, instance, facts)
+
+
 def size_band(characters: int) -> str:
     return f"1–{SMALL}" if characters <= SMALL else \
         f"{SMALL + 1}–{LARGE}" if characters <= LARGE else f"over {LARGE}"
@@ -188,7 +226,7 @@ def length_band(characters: int) -> str:
 #: (see [`matches`][fbi.hunt.matches]).
 Description = tuple[tuple[str, str], ...]
 #: Tries at drawing an edit that fits a description before giving up on it for now.
-DRAW_ATTEMPTS = 40
+DRAW_ATTEMPTS = 400
 SECOND_ERROR = "a second error"
 
 
@@ -206,36 +244,46 @@ def matches(description: Description, facts: dict[str, str]) -> bool:
 class EditSpace:
     """Every edit the hunt may try: its root descriptions, and drawing an edit that fits a
     description. ``operators`` given (``--operator``): only those; else every error rule,
-    each manipulation after a random error rule, and two random error rules composed."""
+    each manipulation after a random error rule, two random error rules composed, and
+    each ``llm/CATEGORY`` with a pool of the perturber's edits (``llm``)."""
 
-    def __init__(self, operators: list[Operator] | None = None):
+    def __init__(self, operators: list[Operator] | None = None,
+                 llm: dict[str, list[Edit]] | None = None):
         self.rules = error_rules()
         self.kinds = sorted(manipulations()[1])
         self.operators = operators
+        self.llm = {name: edits for name, edits in (llm or {}).items() if edits}
+        """The perturber's edits by operator (``llm/CATEGORY``)."""
 
     def roots(self) -> list[Description]:
         """Where the search starts: one description per operator (and, without
         ``operators``, one per manipulation kind and one for compositions)."""
-        if self.operators:
-            return [(("operator", op.name),) for op in self.operators]
+        llm = [(("operator", name),) for name in sorted(self.llm)]
+        if self.operators is not None:
+            return [(("operator", op.name),) for op in self.operators] + llm
         return ([(("operator", rule),) for rule in self.rules]
                 + [(("added", f"manipulation/{kind}"),) for kind in self.kinds]
-                + [(("added", SECOND_ERROR),)])
+                + [(("added", SECOND_ERROR),)] + llm)
 
-    def operator_for(self, description: Description, rng: random.Random) -> Operator:
-        """An operator whose edits may fit ``description``."""
+    def operator_for(self, description: Description, rng: random.Random
+                     ) -> Operator | str:
+        """An operator whose edits may fit ``description`` (an ``llm/CATEGORY`` name
+        for the perturber's)."""
         fixed = dict(description)
         if "operator" in fixed:
-            return Operator.parse(fixed["operator"])
+            name = fixed["operator"]
+            return name if name.startswith(LLM) else Operator.parse(name)
+        added, family = fixed.get("added", "nothing"), fixed.get("family")
+        if family == "llm" or (added == "nothing" and family is None and self.llm
+                               and rng.random() < len(self.llm) / (
+                                   len(self.llm) + len(self.operators or self.rules))):
+            return rng.choice(sorted(self.llm)) if self.llm else Operator((self.rules[0],))
         if self.operators:  # --operator: only those
-            fitting = [op for op in self.operators if fixed.get("added", "nothing") ==
-                       op.added and fixed.get("family", family_of(op.errors[0])) ==
-                       family_of(op.errors[0])]
+            fitting = [op for op in self.operators if added == op.added and
+                       family in (None, family_of(op.errors[0]))]
             return rng.choice(fitting or self.operators)
-        family = fixed.get("family")
         first = rng.choice([r for r in self.rules if family in (None, family_of(r))]
                            or self.rules)
-        added = fixed.get("added", "nothing")
         if added == SECOND_ERROR:
             return Operator((first, rng.choice([r for r in self.rules if r != first])))
         if added.startswith("manipulation/"):
@@ -243,12 +291,25 @@ class EditSpace:
         return Operator((first,))
 
     def draw(self, description: Description, items: list[GoldItem], rng: random.Random,
-             used: set[str]) -> Edit | None:
+             used: set[str], seen: list[str] = ()) -> Edit | None:
         """An edit of one of ``items`` whose facts fit ``description`` and whose id is not
-        in ``used``; None when ``DRAW_ATTEMPTS`` tries found none."""
+        in ``used``; None when ``DRAW_ATTEMPTS`` tries found none. ``seen``: the operators
+        of the edits of ``description`` observed so far, drawn from as often as they
+        were seen (so "small changes inside list items" is drawn from the operators that
+        make them, in the proportions the search saw)."""
         edit_facts = tuple((a, v) for a, v in description if a != "strategy")
+        allowed = {item.id for item in items}
         for _ in range(DRAW_ATTEMPTS):
-            operator = self.operator_for(edit_facts, rng)
+            operator = (rng.choice(seen) if seen and rng.random() < 0.9 else
+                        self.operator_for(edit_facts, rng))
+            if isinstance(operator, str) and not operator.startswith(LLM):
+                operator = Operator.parse(operator)
+            if isinstance(operator, str):  # the perturber's pool
+                pool = [e for e in self.llm.get(operator, ()) if e.item.id in allowed
+                        and e.id not in used and matches(edit_facts, e.facts)]
+                if pool:
+                    return rng.choice(pool)
+                continue
             item = rng.choice(items)
             try:
                 edit = operator.apply(item, rng.randrange(1 << 30))

@@ -31,7 +31,18 @@ from typing import Literal
 from fbi.errors import InputError
 from fbi.findings import HuntExample, HuntFinding, HuntResult
 from fbi.hunt._confirm import holm
-from fbi.hunt._edits import AXES, PHRASES, Description, Edit, EditSpace, Operator, matches
+from fbi.hunt._edits import (
+    AXES,
+    LLM,
+    PHRASES,
+    Description,
+    Edit,
+    EditSpace,
+    Operator,
+    llm_categories,
+    llm_edit,
+    matches,
+)
 from fbi.hunt._search import (
     Candidate,
     Observation,
@@ -52,6 +63,7 @@ from fbi.judge import (
 from fbi.llm import ModelClient, litellm_version
 from fbi.metrics import outcome_of, wilson_interval
 from fbi.outputs import write_atomically
+from fbi.perturb import PerturbationCall, PerturbConfig, Perturber
 from fbi.records import (
     DatasetRecord,
     GoldItem,
@@ -79,6 +91,7 @@ from fbi.runs import (
 )
 from fbi.settings import ModelSettings
 from fbi.sources import write_dataset
+from fbi.taxonomy import get_category, unknown_name_message
 
 #: The search's version: a folder hunted by another version is refused on resume.
 SEARCH_VERSION = "1"
@@ -93,7 +106,8 @@ BASELINE_SHARE = 0.25
 #: between invocations), so a resumed hunt replays the same rounds.
 ROUND_PROBES = 32
 #: What a hunt writes in its folder (hunt.md: the CLI, from hunt.json).
-HUNT_FILES = ("judgments.jsonl", "hunt.json", "hunt.md", "queue.jsonl")
+HUNT_FILES = ("judgments.jsonl", "perturbations.jsonl", "hunt.json", "hunt.md",
+              "queue.jsonl")
 EXAMPLES = 5
 
 
@@ -121,6 +135,12 @@ class HuntConfig:
     search: Literal["adaptive", "grid"] = "adaptive"
     """``grid``: the same number of probes for every root, no refinement (the baseline
     the adaptive search is measured against)."""
+    perturber: ModelSettings | None = None
+    """An LLM perturber: its edits in the categories no rule makes (``llm/CATEGORY``)
+    join the search."""
+    perturber_edits: int = 24
+    """The perturber's edits asked per category, half of the items from each split;
+    its calls count against ``budget``."""
 
     def __post_init__(self) -> None:
         if self.budget < MIN_BUDGET:
@@ -131,7 +151,36 @@ class HuntConfig:
         if not 0 < self.alpha < 1:
             raise InputError(f"--alpha {self.alpha} must lie between 0 and 1")
         for name in self.operators:
-            Operator.parse(name)  # an unknown one is an InputError with the valid names
+            if name.startswith(LLM):
+                if name.removeprefix(LLM) not in llm_categories():
+                    raise InputError(unknown_name_message(
+                        "LLM operator", name, [LLM + c for c in llm_categories()]))
+                if self.perturber is None:
+                    raise InputError(f"--operator {name} needs --perturber MODEL")
+            else:  # an unknown one is an InputError with the valid names
+                Operator.parse(name)
+        if self.perturber is not None and not 2 <= self.perturber_edits <= 10_000:
+            raise InputError("--perturber-edits: give 2 to 10000 edits per category")
+        if self.budget < MIN_BUDGET + self.perturber_calls:
+            raise InputError(
+                f"--budget {self.budget} is too small: the perturber's "
+                f"{self.perturber_calls} calls and {MIN_BUDGET} for the judge; give a "
+                "larger --budget or fewer --perturber-edits")
+
+    @property
+    def llm_operators(self) -> list[str]:
+        """The perturber's categories searched (``--operator llm/…``, else all)."""
+        if self.perturber is None:
+            return []
+        named = [n.removeprefix(LLM) for n in self.operators if n.startswith(LLM)]
+        rules_named = [n for n in self.operators if not n.startswith(LLM)]
+        return named or ([] if rules_named else llm_categories())
+
+    @property
+    def perturber_calls(self) -> int:
+        """Calls asked of the perturber, at most (fewer where a category's ability has
+        fewer items)."""
+        return len(self.llm_operators) * self.perturber_edits
 
 
 @dataclass
@@ -187,7 +236,9 @@ class Hunt(Stage):
                                            label=config.label)
         self.registry = StrategyRegistry(config.prompts_dir)
         self.strategies = {s.name: s for s in self.registry.resolve(list(config.strategies))}
-        self.space = EditSpace([Operator.parse(n) for n in config.operators] or None)
+        rule_operators = [Operator.parse(n) for n in config.operators
+                          if not n.startswith(LLM)]
+        self.space = EditSpace(rule_operators if config.operators else None)
         ordered = sorted(items, key=lambda i: hashlib.sha256(
             f"{config.seed}:{i.id}".encode()).hexdigest())
         half = len(ordered) // 2
@@ -227,7 +278,9 @@ class Hunt(Stage):
                 model_args=model.recorded_model_args() or None,
                 budget=self.config.budget,
                 search_version=SEARCH_VERSION + ("-grid" if self.config.search == "grid"
-                                                 else "")),
+                                                 else ""),
+                perturber=f"{self.config.perturber.model} × {self.config.perturber_edits}"
+                if self.config.perturber else None),
             settings=RunSettings(timeout_s=model.timeout_s, retries=model.retries,
                                  concurrency=model.concurrency, max_cost=model.max_cost,
                                  api_pool=[public_url(b) for b in model.api_pool] or None),
@@ -235,8 +288,52 @@ class Hunt(Stage):
             parser_version=PARSER_VERSION, created_at=stamp, updated_at=stamp,
             totals=TotalsRecord() if totals is None else totals.record())
 
+    @property
+    def perturbations_path(self) -> Path:
+        return self.output_dir / "perturbations.jsonl"
+
+    def _perturber_calls(self) -> list[Call]:
+        """The perturber's calls: per category, ``perturber_edits`` items of its ability,
+        half from each split (the perturb stage's prompts and parsing)."""
+        config, calls = self.config, []
+        if config.perturber is None:
+            return calls
+        for category in config.llm_operators:
+            ability = get_category(category).ability
+            per_split = config.perturber_edits // 2
+            chosen = []
+            for split in (self.search_items, self.held_out):
+                fitting = [i for i in split if ability is None or i.ability == ability.value]
+                chosen += random.Random(f"hunt-perturb:{config.seed}:{category}").sample(
+                    fitting, min(per_split, len(fitting)))
+            if chosen:
+                perturber = Perturber(chosen, PerturbConfig(
+                    categories=(category,), engine="llm", model=config.perturber,
+                    seed=config.seed), self.output_dir / "perturbations.jsonl")
+                calls += perturber.calls()
+        return calls
+
+    def _llm_pool(self, records: dict) -> dict[str, list[Edit]]:
+        items = {i.id: i for i in self.items}
+        pool: dict[str, list[Edit]] = {}
+        for record in records.values():
+            if record.status != "ok" or not record.perturbed_answer or \
+                    record.item_id not in items:
+                continue
+            edit = llm_edit(items[record.item_id], record.category, record.perturbed_answer,
+                            record.rationale or "", record.model)
+            if edit is not None:
+                pool.setdefault(edit.operator, []).append(edit)
+        return pool
+
     def phases(self) -> Iterator[Phase]:
         budget = self.config.budget - 1  # (the preflight probe's call)
+        perturbing = self._perturber_calls()
+        if perturbing:  # the perturber's pool first; its calls count against the budget
+            phase = Phase(self.perturbations_path, PerturbationCall, perturbing)
+            yield phase
+            self.space = EditSpace(self.space.operators, self._llm_pool(phase.records))
+            budget -= len(perturbing)
         search_budget = int(budget * SEARCH_SHARE)
         search = Search(self.space.roots(), self.config.seed, axes=self._axes(),
                         adaptive=self.config.search == "adaptive")
@@ -247,7 +344,8 @@ class Hunt(Stage):
         while True:  # the search, round by round
             arms = search.choose(ROUND_PROBES)
             calls, probes = self._plan(arms, self.search_items, rng, used, planned,
-                                       search_budget, "search", search.exhausted)
+                                       search_budget, "search", search.exhausted,
+                                       search.observations)
             if not calls:
                 break
             self.probes += probes
@@ -268,13 +366,14 @@ class Hunt(Stage):
             allowance = {"baseline": int(left * BASELINE_SHARE)}
             share = (left - allowance["baseline"]) // len(found)
             calls, probes = self._plan_confirmation(found, rng, used, planned, allowance,
-                                                    share)
+                                                    share, search.observations)
             self.probes += probes
             if calls:
                 phase = Phase(self.log_path, Judgment, calls)
                 yield phase
                 self.records.update(phase.records)  # type: ignore[arg-type]
-        self.result = self._result(search, found, tested, search_calls, len(planned))
+        self.result = self._result(search, found, tested, search_calls, len(planned),
+                                   len(perturbing))
 
     def finish(self, totals: RunTotals) -> None:
         if self.result is None:  # stopped early: it resumes, nothing concluded yet
@@ -294,16 +393,27 @@ class Hunt(Stage):
         search = Search(self.space.roots(), self.config.seed, axes=self._axes())
         calls, _ = self._plan(search.choose(ROUND_PROBES),
                               self.search_items, random.Random(f"hunt-draw:{self.config.seed}"),
-                              set(), set(), self.config.budget, "search", set())
+                              set(), set(), self.config.budget, "search", set(), [])
         first = dry_run(calls, client, finished)
-        scale = (self.config.budget - 1) / max(1, first.calls)
-        to_call = max(0, self.config.budget - 1 - len(finished))
-        return DryRun(calls=self.config.budget - 1, done=len(finished),
-                      to_call=to_call,
-                      prompt_tokens=round(first.prompt_tokens * scale),
-                      completion_tokens=round(first.completion_tokens * scale),
-                      cost_usd=None if first.cost_usd is None else first.cost_usd * scale,
-                      sampled=first.calls, missing=first.missing)
+        scale = (self.config.budget - 1 - self.config.perturber_calls) / max(1, first.calls)
+        to_call = max(0, self.config.budget - 1 - self.config.perturber_calls -
+                      len(finished))
+        estimate = DryRun(calls=self.config.budget - 1 - self.config.perturber_calls,
+                          done=len(finished), to_call=to_call,
+                          prompt_tokens=round(first.prompt_tokens * scale),
+                          completion_tokens=round(first.completion_tokens * scale),
+                          cost_usd=None if first.cost_usd is None
+                          else first.cost_usd * scale,
+                          sampled=first.calls, missing=first.missing)
+        perturbing = self._perturber_calls()
+        if perturbing:  # the perturber's calls are known: priced one by one
+            priced = dry_run(perturbing, client, finished_ids(self.perturbations_path,
+                                                              PerturbationCall))
+            estimate.add(priced)
+            estimate.cost_usd = None if None in (estimate.cost_usd, priced.cost_usd) \
+                else estimate.cost_usd + priced.cost_usd
+            estimate.missing = estimate.missing or priced.missing
+        return estimate
 
     # ---------------------------------------------------------------- planning probes
 
@@ -316,12 +426,13 @@ class Hunt(Stage):
 
     def _plan(self, arms: list[Description], items: list[GoldItem], rng: random.Random,
               used: set[str], planned: set[str], limit: int, phase: str,
-              exhausted: set[Description]) -> tuple[list[Call], list[Probe]]:
+              exhausted: set[Description], observed: list[Observation]
+              ) -> tuple[list[Call], list[Probe]]:
         """Probes for ``arms`` (one edit each), while the calls stay within ``limit``."""
         calls: list[Call] = []
         probes: list[Probe] = []
         for arm in arms:
-            edit = self.space.draw(arm, items, rng, used)
+            edit = self.space.draw(arm, items, rng, used, seen_operators(observed, arm))
             if edit is None:
                 exhausted.add(arm)
                 continue
@@ -337,15 +448,16 @@ class Hunt(Stage):
 
     def _plan_confirmation(self, found: list[Candidate], rng: random.Random,
                            used: set[str], planned: set[str], allowance: dict[str, int],
-                           share: int) -> tuple[list[Call], list[Probe]]:
+                           share: int, observed: list[Observation]
+                           ) -> tuple[list[Call], list[Probe]]:
         calls: list[Call] = []
         probes: list[Probe] = []
         targets = [("baseline", (), allowance["baseline"])] + [
             (name_of(c.description), c.description, share) for c in found]
         for phase, description, allowed in targets:
-            start = len(planned)
+            start, seen = len(planned), seen_operators(observed, description)
             while True:
-                edit = self.space.draw(description, self.held_out, rng, used)
+                edit = self.space.draw(description, self.held_out, rng, used, seen)
                 if edit is None:
                     break
                 new_calls, new_probes = self._probes_of(
@@ -407,7 +519,7 @@ class Hunt(Stage):
         return seen
 
     def _result(self, search: Search, found: list[Candidate], tested: int,
-                search_calls: int, planned: int) -> HuntResult:
+                search_calls: int, planned: int, perturber_calls: int) -> HuntResult:
         held_base = [Observation(p.facts, m) for p, m in self._observations({"baseline"})]
         rows = []
         for candidate in found:
@@ -441,7 +553,8 @@ class Hunt(Stage):
             else f"{self.config.label} ({self.evaluation.judge})",
             model=self.evaluation.judge, strategies=list(self.strategies),
             dataset=self.dataset_spec, seed=self.config.seed, budget=self.config.budget,
-            calls=planned + 1, search_calls=search_calls,
+            calls=planned + 1 + perturber_calls, search_calls=search_calls,
+            perturber_calls=perturber_calls,
             confirmation_calls=planned - search_calls, failed_calls=failed,
             search_items=len(self.search_items), held_out_items=len(self.held_out),
             operators=[describe(r) for r in search.roots], hypotheses_tested=tested,
@@ -487,6 +600,11 @@ class Hunt(Stage):
             "rationale": f"{finding.description}: {edit.instance.rationale}"})
 
 
+def seen_operators(observed: list[Observation], description: Description) -> list[str]:
+    """The operators of the observed edits ``description`` stands for, one per edit."""
+    return [o.facts["operator"] for o in observed if matches(description, o.facts)]
+
+
 def shared_gold_call(call: Call, item_id: str) -> Call:
     """The gold answer's call of a single-answer strategy, one per gold item: every edit
     of the item is compared with the same score."""
@@ -501,6 +619,7 @@ def describe(description: Description) -> str:
     fixed = dict(description)
     operator, family = fixed.pop("operator", None), fixed.pop("family", None)
     head = f"{operator} edits" if operator else \
+        "the perturber's edits" if family == "llm" else \
         f"edits by a {family} rule" if family else "error edits"
     added = fixed.pop("added", None)
     if added and added != "nothing" and not operator:

@@ -10,7 +10,8 @@ refinement starts with the evidence its parent already has.
   few probes (``WARMUP``), then draws arms by Thompson sampling: a draw from each arm's
   Beta(1 + misses, 1 + catches) posterior of its miss rate, the highest draw probed
   (Thompson 1933; Russo et al., "A Tutorial on Thompson Sampling", 2018). Probes go where
-  misses are found, and an arm nobody has probed much keeps a chance.
+  misses are found, and an arm nobody has probed much keeps a chance. An arm with
+  ``SETTLED`` probes has evidence enough and gets no more.
 * **Refinement.** An arm with ``REFINE_AT`` observations whose miss rate is above the
   baseline with posterior probability ``REFINE_CONFIDENCE`` gets children: itself with one
   more axis fixed to a value its edits took (``number-errors`` → ``number-errors``,
@@ -41,6 +42,9 @@ from scipy import stats
 from fbi.hunt._edits import AXES, Description, matches
 
 WARMUP = 4
+#: Probes after which an arm is settled: enough to name it or not, the rest of the
+#: search's calls go elsewhere (its children included).
+SETTLED = 60
 REFINE_AT = 8
 REFINE_CONFIDENCE = 0.9
 MAX_CONSTRAINTS = 2
@@ -126,10 +130,11 @@ class Search:
 
     def choose(self, k: int) -> list[Description]:
         """The arms of the next ``k`` probes (an arm may come several times)."""
-        active = [a for a in self.arms if a not in self.exhausted]
+        tallies = {a: tally(self.observations, a) for a in self.arms
+                   if a not in self.exhausted}
+        active = [a for a, t in tallies.items() if t.n < SETTLED]
         if not active:
             return []
-        tallies = {a: tally(self.observations, a) for a in active}
         planned: dict[Description, int] = defaultdict(int)
         picks = []
         for _ in range(k):
@@ -220,8 +225,9 @@ def candidates(observations: list[Observation], axes: tuple[str, ...]
                 if c.p_search < SEARCH_ALPHA and c.tally.rate > c.baseline.rate}
     chosen: list[Candidate] = []
     # the broadest first: a description is taken unless its children hold its misses
+    # (then the one with more evidence: p-values this small tie at 0.0)
     for candidate in sorted(elevated.values(), key=lambda c: (len(c.description),
-                                                              c.p_search)):
+                                                              c.p_search, -c.tally.n)):
         if len(chosen) == MAX_CANDIDATES:
             break
         if _too_broad(candidate, elevated, observations):
