@@ -9,9 +9,10 @@ items, any edit in the answer's last third, answers made half again as long (pad
 injected text), a unit put in another's place, and none at all. Each judge is hunted at
 each budget twice, in one process: by the adaptive search and by a uniform grid over the
 same roots (the same probes for each, no refinement), both with the same candidate
-rules and held-out confirmation. A planted blind spot counts as confirmed when a
-confirmed finding's examples are all edits it names; a confirmed finding with an example
-it does not name is a false confirmation (on the clean judge, any confirmed finding).
+rules and held-out confirmation. A planted blind spot counts as confirmed when most of a
+confirmed finding's examples (edits the judge missed) are edits it names; a confirmed
+finding of which they are not is a false confirmation (on the clean judge, any confirmed
+finding).
 Prints one JSON line per run, then per search the smallest budget at which every planted
 blind spot was confirmed with no false one, and the process's peak RSS.
 """
@@ -68,14 +69,17 @@ def hunt(items, blind_spot, budget: int, search: str, folder: Path) -> dict:
         requests = sum(server.counts.values())
     result = stage.result
     confirmed = [f for f in result.findings if f.confirmed]
-    true = [f for f in confirmed if all(blind_spot(e.gold_answer, e.edited_answer)
-                                        for e in f.examples)]
+    # true: most of its missed examples are edits the blind spot names (the judge also
+    # misses one edit in ten at random, and those may be among the examples)
+    true = [f for f in confirmed if 2 * sum(blind_spot(e.gold_answer, e.edited_answer)
+                                            for e in f.examples) > len(f.examples)]
     return {"calls": result.calls, "requests": requests,
             "seconds": round(time.perf_counter() - started, 1),
             "planted_confirmed": bool(true) if blind_spot is not misses_nothing else None,
             "false_confirmations": len(confirmed) - len(true),
             "confirmed": [f"{f.description} ({100 * (f.miss_rate or 0):.0f}% of {f.n}, "
-                          f"baseline {100 * (f.baseline_rate or 0):.0f}%)" for f in true]}
+                          f"baseline {100 * (f.baseline_rate or 0):.0f}%)" for f in true],
+            "false": [f.description for f in confirmed if f not in true]}
 
 
 def main() -> None:

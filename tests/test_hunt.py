@@ -330,3 +330,28 @@ def test_the_edits_change_the_gold_answer_where_their_facts_say(gold):
                 3 * start / len(gold_text) - round(3 * start / len(gold_text))) < 0.2
             checked += 1
     assert checked >= 20
+
+
+def test_hunt_md_escapes_what_the_dataset_and_the_judge_wrote():
+    from fbi.findings import HuntExample, HuntFinding, HuntResult
+    from fbi.report import hunt_markdown
+
+    hostile = "<script>x</script> | [link](http://evil) `code` **bold**"
+    example = HuntExample(instance_id=f"i|{hostile}", strategy="vanilla", question=hostile,
+                          gold_answer=f"Line one.\nThe value is 12 {hostile}",
+                          edited_answer=f"Line one.\nThe value is 13 {hostile}",
+                          judge_reply=hostile)
+    finding = HuntFinding(name="n", description=hostile, operator=hostile, axes={},
+                          confirmed=True, miss_rate=1.0, interval=[0.8, 1.0], n=10,
+                          misses=10, unreadable=0, baseline_rate=0.1, baseline_n=20,
+                          p_value=1e-6, p_adjusted=1e-4, search_miss_rate=1.0,
+                          search_n=10, examples=[example])
+    result = HuntResult(judge=hostile, model="m", strategies=["vanilla"], dataset="d",
+                        seed=0, budget=100, calls=100, search_calls=60,
+                        confirmation_calls=39, failed_calls=0, search_items=2,
+                        held_out_items=2, operators=[], hypotheses_tested=5, alpha=0.05,
+                        baseline="b", findings=[finding])
+    page = hunt_markdown(result)
+    assert "<script>" not in page and "](http://evil)" not in page
+    assert "| " + hostile not in page
+    assert "~~12~~**13**" in page and "> Line one.  " in page

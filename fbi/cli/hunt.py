@@ -26,7 +26,8 @@ from fbi.llm import LOCAL_JUDGE
 
 class HuntProgress:
     """One bar over the whole budget for every round of the hunt (the harness starts and
-    finishes a bar per round), with what is being tried and the best findings so far."""
+    finishes a bar per round), with what is being tried; the best findings so far are
+    printed above it whenever they change."""
 
     def __init__(self, budget: int) -> None:
         from rich.progress import (
@@ -40,20 +41,22 @@ class HuntProgress:
 
         self._bar = Progress(TextColumn("[bold]{task.fields[stage]}"), BarColumn(bar_width=16),
                              MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                             TimeRemainingColumn(), TextColumn("\n{task.fields[note]}"),
-                             console=console, transient=False)
-        self._task = self._bar.add_task("hunt", total=budget, completed=1, stage="searching",
-                                        note="")
+                             TimeRemainingColumn(), console=console, transient=False)
+        self._task = self._bar.add_task("hunt", total=budget, completed=1, stage="searching")
         self._started = False
+        self._best = ""
 
     def status(self, status) -> None:
-        """A round begins: say what it tries and the best miss rates so far."""
-        best = "; ".join(f"{escape(d)} {100 * r:.0f}% of {n}" for d, r, n in status.best)
-        trying = escape(status.trying[:150]) + ("…" if len(status.trying) > 150 else "")
-        note = (f"trying: {trying}" if trying else "") + (f"\nbest so far: {best}"
-                                                           if best else "")
+        """A round begins: say what it is doing, and the best miss rates when they
+        change."""
         stage = "searching" if status.stage == "search" else "confirming"
-        self._bar.update(self._task, stage=stage, note=note)
+        self._bar.update(self._task, stage=stage)
+        best = "; ".join(f"{d} {100 * r:.0f}% of {n}" for d, r, n in status.best[:2])
+        leaders = "; ".join(d for d, _, _ in status.best[:2])
+        if best and leaders != self._best and status.stage == "search":
+            self._best = leaders  # (printed when the leaders change, not their counts)
+            self._bar.console.print(f"best so far: {escape(best)}", soft_wrap=False,
+                                    overflow="ellipsis", no_wrap=True)
 
     def start(self, total: int, already_done: int) -> None:
         if not self._started:

@@ -33,11 +33,10 @@ from fbi.records import Instance, Provenance
 from fbi.taxonomy import Ability, get_category, unknown_name_message
 from fbi.text import LIST_ITEM, sentences
 
-#: Each axis an edit is described along, and what it says.
 AXES: dict[str, str] = {
     "operator": "the operator: the error rule, and what was added to it",
     "family": "the error rule's family (numbers, order, structure, grammar, negation, "
-              "spelling)",
+              "spelling), or llm for the perturber's edits",
     "added": "what came with the error: nothing, a second error, or a manipulation",
     "where": "the third of the answer the (first) change is in",
     "inside": "what holds the change: a list item, a table row or prose",
@@ -46,6 +45,7 @@ AXES: dict[str, str] = {
     "length": "the gold answer's length",
     "strategy": "the judging strategy",
 }
+"""Each axis an edit is described along, and what it says."""
 #: How each axis's value reads in a finding's description.
 PHRASES: dict[str, str] = {
     "where": "in the {} third of the answer",

@@ -640,7 +640,7 @@ def operator_of(description: Description) -> str:
 
 
 def name_of(description: Description) -> str:
-    """A short name for files and the ``hunt/NAME`` category."""
-    words = [value for _, value in sorted(description, key=lambda a: a[0] != "operator")]
-    name = re.sub(r"[^a-z0-9+/]+", "-", " ".join(words).lower()).strip("-")
-    return name.replace("/", "-") or "any-error"
+    """A short name for files and the ``hunt/NAME`` category: the description in words,
+    as a slug ("number-errors-edits-inside-a-list-item")."""
+    name = re.sub(r"[^a-z0-9+]+", "-", describe(description).lower()).strip("-")
+    return name or "error-edits"

@@ -23,7 +23,8 @@ refinement starts with the evidence its parent already has.
   some of its children along one axis are candidates and the rest of it misses no more
   often than halfway between the baseline and those children: then they are the blind
   spot, not it ("number-errors" → "number-errors inside a list item"). A candidate
-  inside one already taken, or whose misses that one explains, is dropped.
+  inside one already taken, or whose misses that one explains, is dropped; one taken
+  before that lies wholly inside a later one gives way to it.
 
 The baseline is the same judge's detection of comparable edits: plain error edits (one
 error rule, nothing added) outside the description, under the same strategy when the
@@ -51,6 +52,8 @@ MAX_CONSTRAINTS = 2
 MIN_N = 5
 SEARCH_ALPHA = 0.05
 MAX_CANDIDATES = 8
+#: Axes an operator decides: with the operator fixed they add nothing to a description.
+IMPLIED_BY_OPERATOR = frozenset({"family", "added"})
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,9 @@ class Search:
                             seen[(axis, o.facts[axis])] += 1
             for (axis, value), count in sorted(seen.items()):
                 child = tuple(sorted((*arm, (axis, value))))
+                axes = {a for a, _ in child}
+                if "operator" in axes and not IMPLIED_BY_OPERATOR.isdisjoint(axes):
+                    continue  # (the operator alone says as much)
                 if count >= 2 and child not in self.arms:
                     self.arms.append(child)
                     new.append(child)
@@ -203,6 +209,8 @@ def descriptions_seen(observations: list[Observation], axes: tuple[str, ...]
                                                                            "nothing")]
         for size in range(1, MAX_CONSTRAINTS + 1):
             for chosen in itertools.combinations(present, size):
+                if "operator" in chosen and not IMPLIED_BY_OPERATOR.isdisjoint(chosen):
+                    continue  # (the same description as the operator's alone)
                 key = tuple(sorted((a, o.facts[a]) for a in chosen))
                 if matches(key, o.facts):
                     entry = tallies[key]
@@ -234,6 +242,8 @@ def candidates(observations: list[Observation], axes: tuple[str, ...]
             continue
         if any(_explained_by(candidate, taken, observations) for taken in chosen):
             continue
+        # one taken before that lies wholly inside this one gives way to it
+        chosen = [t for t in chosen if not _inside(t, candidate, observations)]
         chosen.append(candidate)
     return chosen, len(tested)
 
@@ -255,6 +265,12 @@ def _too_broad(candidate: Candidate, elevated: dict[Description, Candidate],
         if rest.n >= 3 and rest.rate < (candidate.baseline.rate + inside.rate) / 2:
             return True
     return False
+
+
+def _inside(narrow: Candidate, broad: Candidate, observations: list[Observation]) -> bool:
+    """Every edit ``narrow`` stands for, ``broad`` stands for too."""
+    return all(matches(broad.description, o.facts) for o in observations
+               if matches(narrow.description, o.facts))
 
 
 def _explained_by(candidate: Candidate, taken: Candidate,

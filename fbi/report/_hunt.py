@@ -33,7 +33,7 @@ def _interval(finding: HuntFinding) -> str:
     if finding.interval is None:
         return "n/a"
     low, high = finding.interval
-    return f"[{100 * low:.1f}, {100 * high:.1f}]"
+    return f"{100 * low:.1f}–{100 * high:.1f}"
 
 
 def _p(value: float) -> str:
@@ -95,6 +95,34 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _escaped(text: str) -> str:
+    """``text`` escaped for Markdown, its edge spaces kept (one each)."""
+    inner = markdown_text(text)
+    if not inner:
+        return " " if text else ""
+    return (" " if text[:1].isspace() else "") + inner + (" " if text[-1:].isspace() else "")
+
+
+def _diff_lines(example) -> list[str]:
+    """The edited answer against the gold, line by line: deletions ~~struck~~,
+    insertions **bold**, every piece escaped."""
+    lines, current = [], []
+    for op, text in word_diff(example.gold_answer, example.edited_answer):
+        for index, piece in enumerate(text.split("\n")):
+            if index:  # a line break inside the segment
+                lines.append("".join(current).strip())
+                current = []
+            if not piece.strip():
+                current.append(" " if piece else "")
+            elif op == "equal":
+                current.append(_escaped(piece))
+            else:
+                mark = "~~" if op == "delete" else "**"
+                current.append(f"{mark}{markdown_text(piece)}{mark}")
+    lines.append("".join(current).strip())
+    return lines
+
+
 def hunt_markdown(result: HuntResult) -> str:
     """``hunt.md``: the summary, the findings table, then every finding's examples as word
     diffs (deleted ~~struck~~, inserted **bold**); every string from the dataset or the
@@ -116,13 +144,8 @@ def hunt_markdown(result: HuntResult) -> str:
                   f"search: {_percent(finding.search_miss_rate)} of {finding.search_n} · "
                   f"unreadable replies among the misses: {finding.unreadable}", ""]
         for example in finding.examples:
-            diff = "".join(markdown_text(t) if op == "equal" else
-                           f"~~{markdown_text(t)}~~" if op == "delete" else
-                           f"**{markdown_text(t)}**"
-                           for op, t in word_diff(example.gold_answer,
-                                                  example.edited_answer) if t.strip()
-                           or op == "equal")
             lines += [f"- `{markdown_text(example.instance_id)}` ({example.strategy}): "
                       f"{markdown_text(example.question)[:300]}", "",
-                      "  > " + diff.replace("\n", "\n  > "), ""]
+                      # (two trailing spaces: a hard line break inside the quote)
+                      *(f"  > {line}  " for line in _diff_lines(example)), ""]
     return "\n".join(lines) + "\n"
