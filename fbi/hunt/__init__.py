@@ -8,8 +8,8 @@ it; the CLI and a Python caller run it like any stage.
 """
 
 from fbi.hunt._confirm import holm
-from fbi.hunt._edits import AXES, Edit, EditSpace, Operator, error_rules, matches
-from fbi.hunt._hunt import Hunt, HuntConfig, HuntStatus, describe
+from fbi.hunt._edits import AXES, Edit, EditSpace, Operator, describe, error_rules, matches
+from fbi.hunt._hunt import Hunt, HuntConfig, HuntStatus
 from fbi.hunt._search import Observation, Search, candidates
 
 __all__ = ["AXES", "Edit", "EditSpace", "Hunt", "HuntConfig", "HuntStatus",

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from fbi.diffing import changed_regions
 from fbi.errors import InputError
-from fbi.perturb import is_manipulation, manipulate, manipulations
+from fbi.perturb import PerturbConfig, Perturber, is_manipulation, manipulate, manipulations
 from fbi.perturb.rules import NEEDS_LLM, Declined, GoldItem, apply_rule, family_of, rules
 from fbi.records import Instance, Provenance
+from fbi.settings import ModelSettings
 from fbi.taxonomy import Ability, get_category, unknown_name_message
 from fbi.text import LIST_ITEM, sentences
 
@@ -211,6 +214,40 @@ def llm_edit(item: GoldItem, category: str, perturbed: str, rationale: str,
     return Edit(item, name, instance, facts)
 
 
+def perturber_calls(perturber: ModelSettings, categories: list[str], per_category: int,
+                    seed: int, splits: tuple[list[GoldItem], ...], log: Path) -> list:
+    """The perturber's calls (the perturb stage's prompts and parsing): per category,
+    ``per_category`` items of its ability, an equal share from each split."""
+    calls = []
+    for category in categories:
+        ability = get_category(category).ability
+        chosen: list[GoldItem] = []
+        for split in splits:
+            fitting = [i for i in split if ability is None or i.ability == ability.value]
+            chosen += random.Random(f"hunt-perturb:{seed}:{category}").sample(
+                fitting, min(per_category // len(splits), len(fitting)))
+        if chosen:
+            calls += Perturber(chosen, PerturbConfig(categories=(category,), engine="llm",
+                                                     model=perturber, seed=seed),
+                               log).calls()
+    return calls
+
+
+def llm_pool(items: list[GoldItem], records: dict) -> dict[str, list[Edit]]:
+    """The perturber's edits by operator, from its calls' records (``PerturbationCall``)."""
+    by_id = {i.id: i for i in items}
+    pool: dict[str, list[Edit]] = {}
+    for record in records.values():
+        if record.status != "ok" or not record.perturbed_answer or \
+                record.item_id not in by_id:
+            continue
+        edit = llm_edit(by_id[record.item_id], record.category, record.perturbed_answer,
+                        record.rationale or "", record.model)
+        if edit is not None:
+            pool.setdefault(edit.operator, []).append(edit)
+    return pool
+
+
 def size_band(characters: int) -> str:
     return f"1–{SMALL}" if characters <= SMALL else \
         f"{SMALL + 1}–{LARGE}" if characters <= LARGE else f"over {LARGE}"
@@ -318,3 +355,35 @@ class EditSpace:
             if edit.id not in used and matches(edit_facts, edit.facts):
                 return edit
         return None
+
+
+def describe(description: Description) -> str:
+    """A description in words: "number-errors edits, inside a list item"."""
+    fixed = dict(description)
+    operator, family = fixed.pop("operator", None), fixed.pop("family", None)
+    head = f"{operator} edits" if operator else \
+        "the perturber's edits" if family == "llm" else \
+        f"edits by a {family} rule" if family else "error edits"
+    added = fixed.pop("added", None)
+    if added and added != "nothing" and not operator:
+        head += f" with {added}"
+    tail = [PHRASES[axis].format(value) for axis, value in sorted(fixed.items())]
+    return ", ".join([head, *tail])
+
+
+def operator_of(description: Description) -> str:
+    fixed = dict(description)
+    if "operator" in fixed:
+        return fixed["operator"]
+    if "family" in fixed:
+        return f"family:{fixed['family']}"
+    if fixed.get("added", "nothing") != "nothing":
+        return fixed["added"]
+    return "any error rule"
+
+
+def name_of(description: Description) -> str:
+    """A short name for files and the ``hunt/NAME`` category: the description in words,
+    as a slug ("number-errors-edits-inside-a-list-item")."""
+    name = re.sub(r"[^a-z0-9+]+", "-", describe(description).lower()).strip("-")
+    return name or "error-edits"

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,14 +33,17 @@ from fbi.hunt._confirm import holm
 from fbi.hunt._edits import (
     AXES,
     LLM,
-    PHRASES,
     Description,
     Edit,
     EditSpace,
     Operator,
+    describe,
     llm_categories,
-    llm_edit,
+    llm_pool,
     matches,
+    name_of,
+    operator_of,
+    perturber_calls,
 )
 from fbi.hunt._search import (
     Candidate,
@@ -51,6 +53,7 @@ from fbi.hunt._search import (
     baseline,
     candidates,
     fisher_greater,
+    seen_operators,
     tally,
 )
 from fbi.judge import (
@@ -63,7 +66,7 @@ from fbi.judge import (
 from fbi.llm import ModelClient, litellm_version
 from fbi.metrics import outcome_of, wilson_interval
 from fbi.outputs import write_atomically
-from fbi.perturb import PerturbationCall, PerturbConfig, Perturber
+from fbi.perturb import PerturbationCall
 from fbi.records import (
     DatasetRecord,
     GoldItem,
@@ -91,7 +94,7 @@ from fbi.runs import (
 )
 from fbi.settings import ModelSettings
 from fbi.sources import write_dataset
-from fbi.taxonomy import get_category, unknown_name_message
+from fbi.taxonomy import unknown_name_message
 
 #: The search's version: a folder hunted by another version is refused on resume.
 SEARCH_VERSION = "1"
@@ -293,38 +296,12 @@ class Hunt(Stage):
         return self.output_dir / "perturbations.jsonl"
 
     def _perturber_calls(self) -> list[Call]:
-        """The perturber's calls: per category, ``perturber_edits`` items of its ability,
-        half from each split (the perturb stage's prompts and parsing)."""
-        config, calls = self.config, []
+        config = self.config
         if config.perturber is None:
-            return calls
-        for category in config.llm_operators:
-            ability = get_category(category).ability
-            per_split = config.perturber_edits // 2
-            chosen = []
-            for split in (self.search_items, self.held_out):
-                fitting = [i for i in split if ability is None or i.ability == ability.value]
-                chosen += random.Random(f"hunt-perturb:{config.seed}:{category}").sample(
-                    fitting, min(per_split, len(fitting)))
-            if chosen:
-                perturber = Perturber(chosen, PerturbConfig(
-                    categories=(category,), engine="llm", model=config.perturber,
-                    seed=config.seed), self.output_dir / "perturbations.jsonl")
-                calls += perturber.calls()
-        return calls
-
-    def _llm_pool(self, records: dict) -> dict[str, list[Edit]]:
-        items = {i.id: i for i in self.items}
-        pool: dict[str, list[Edit]] = {}
-        for record in records.values():
-            if record.status != "ok" or not record.perturbed_answer or \
-                    record.item_id not in items:
-                continue
-            edit = llm_edit(items[record.item_id], record.category, record.perturbed_answer,
-                            record.rationale or "", record.model)
-            if edit is not None:
-                pool.setdefault(edit.operator, []).append(edit)
-        return pool
+            return []
+        return perturber_calls(config.perturber, config.llm_operators,
+                               config.perturber_edits, config.seed,
+                               (self.search_items, self.held_out), self.perturbations_path)
 
     def phases(self) -> Iterator[Phase]:
         budget = self.config.budget - 1  # (the preflight probe's call)
@@ -332,7 +309,7 @@ class Hunt(Stage):
         if perturbing:  # the perturber's pool first; its calls count against the budget
             phase = Phase(self.perturbations_path, PerturbationCall, perturbing)
             yield phase
-            self.space = EditSpace(self.space.operators, self._llm_pool(phase.records))
+            self.space = EditSpace(self.space.operators, llm_pool(self.items, phase.records))
             budget -= len(perturbing)
         search_budget = int(budget * SEARCH_SHARE)
         search = Search(self.space.roots(), self.config.seed, axes=self._axes(),
@@ -600,11 +577,6 @@ class Hunt(Stage):
             "rationale": f"{finding.description}: {edit.instance.rationale}"})
 
 
-def seen_operators(observed: list[Observation], description: Description) -> list[str]:
-    """The operators of the observed edits ``description`` stands for, one per edit."""
-    return [o.facts["operator"] for o in observed if matches(description, o.facts)]
-
-
 def shared_gold_call(call: Call, item_id: str) -> Call:
     """The gold answer's call of a single-answer strategy, one per gold item: every edit
     of the item is compared with the same score."""
@@ -612,35 +584,3 @@ def shared_gold_call(call: Call, item_id: str) -> Call:
     return Call(f"{item_id}|{strategy}|gold", call.planned, call.record_type,
                 {**call.fields, "instance_id": item_id}, call.parse, call.repair,
                 call.repairs, call.expected_reply_tokens)
-
-
-def describe(description: Description) -> str:
-    """A description in words: "number-errors edits, inside a list item"."""
-    fixed = dict(description)
-    operator, family = fixed.pop("operator", None), fixed.pop("family", None)
-    head = f"{operator} edits" if operator else \
-        "the perturber's edits" if family == "llm" else \
-        f"edits by a {family} rule" if family else "error edits"
-    added = fixed.pop("added", None)
-    if added and added != "nothing" and not operator:
-        head += f" with {added}"
-    tail = [PHRASES[axis].format(value) for axis, value in sorted(fixed.items())]
-    return ", ".join([head, *tail])
-
-
-def operator_of(description: Description) -> str:
-    fixed = dict(description)
-    if "operator" in fixed:
-        return fixed["operator"]
-    if "family" in fixed:
-        return f"family:{fixed['family']}"
-    if fixed.get("added", "nothing") != "nothing":
-        return fixed["added"]
-    return "any error rule"
-
-
-def name_of(description: Description) -> str:
-    """A short name for files and the ``hunt/NAME`` category: the description in words,
-    as a slug ("number-errors-edits-inside-a-list-item")."""
-    name = re.sub(r"[^a-z0-9+]+", "-", describe(description).lower()).strip("-")
-    return name or "error-edits"

@@ -113,13 +113,19 @@ class Search:
     """The search's state: its arms and observations (see the module docstring)."""
 
     roots: list[Description]
+    """Where the search starts (`fbi.hunt.EditSpace.roots`)."""
     seed: int = 0
+    """Seeds the Thompson draws."""
     axes: tuple[str, ...] = tuple(AXES)
+    """The axes refinements and candidates may fix."""
     arms: list[Description] = field(default_factory=list)
+    """The descriptions edits are drawn for: the roots, then their refinements."""
     observations: list[Observation] = field(default_factory=list)
+    """Every probe's outcome so far."""
     exhausted: set[Description] = field(default_factory=set)
     """Arms no new edit could be drawn for."""
     refined: set[Description] = field(default_factory=set)
+    """Arms whose children were made."""
     adaptive: bool = True
     """False: a uniform grid over the roots (the same probes for each, no refinement),
     what the adaptive search is measured against (benchmarks/hunt_search.py)."""
@@ -285,3 +291,8 @@ def _explained_by(candidate: Candidate, taken: Candidate,
     if not rest:
         return True
     return sum(rest) / len(rest) < (candidate.baseline.rate + candidate.tally.rate) / 2
+
+
+def seen_operators(observed: list[Observation], description: Description) -> list[str]:
+    """The operators of the observed edits ``description`` stands for, one per edit."""
+    return [o.facts["operator"] for o in observed if matches(description, o.facts)]

@@ -41,6 +41,8 @@ def _p(value: float) -> str:
 
 
 def hunt_summary(result: HuntResult) -> str:
+    """The hunt in one sentence: what it confirmed, of how many hypotheses, and the calls
+    it spent where."""
     confirmed = [f for f in result.findings if f.confirmed]
     spent = (f"{result.calls} of {result.budget} calls ({result.search_calls} searching "
              f"{result.search_items} items, {result.confirmation_calls} confirming on "
