@@ -1,12 +1,13 @@
 """`fbi hunt` against a uniform grid, on loopback judges with planted blind spots (issue 40).
 
-    python benchmarks/hunt_search.py [--budgets 750,1500,3000]
+    python benchmarks/hunt_search.py [--budgets 250,500,1000,2000,3000]
 
 The gold answers of the original FBI release (``FBI_ORIGINAL``, else
-../shared/data/fbi-original). Five loopback judges (tests/planted_judges.py), each
+../shared/data/fbi-original). Six loopback judges (tests/planted_judges.py), each
 missing one edit in ten at random besides its blind spot: number changes inside list
 items, any edit in the answer's last third, answers made half again as long (padding,
-injected text), a unit put in another's place, and none at all. Each judge is hunted at
+injected text), a unit put in another's place, changes of at most five characters in the
+first sentence, and none at all. Each judge is hunted at
 each budget twice, in one process: by the adaptive search and by a uniform grid over the
 same roots (the same probes for each, no refinement), both with the same candidate
 rules and held-out confirmation. A planted blind spot counts as confirmed when most of a
@@ -40,6 +41,7 @@ from planted_judges import (  # noqa: E402
     misses_edits_in_the_last_third,
     misses_long_additions,
     misses_nothing,
+    misses_small_changes_in_the_first_sentence,
     misses_unit_swaps,
 )
 
@@ -54,6 +56,7 @@ JUDGES = {"digits in list items": misses_changed_digits_in_lists,
           "the last third": misses_edits_in_the_last_third,
           "long additions": misses_long_additions,
           "unit swaps": misses_unit_swaps,
+          "small changes in the first sentence": misses_small_changes_in_the_first_sentence,
           "none (clean)": misses_nothing}
 
 
@@ -84,7 +87,7 @@ def hunt(items, blind_spot, budget: int, search: str, folder: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--budgets", default="750,1500,3000")
+    parser.add_argument("--budgets", default="250,500,1000,2000,3000")
     budgets = [int(b) for b in parser.parse_args().budgets.split(",")]
     if not FBI_ORIGINAL.exists():
         raise SystemExit(f"the FBI release is not at {FBI_ORIGINAL}; set FBI_ORIGINAL")

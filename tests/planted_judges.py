@@ -219,3 +219,14 @@ def misses_unit_swaps(gold: str, edited: str) -> bool:
     before, after = a[i1:i2], b[j1:j2]
     return len(before) == len(after) == 1 and before[0].strip(".,;:)") in UNITS and \
         after[0].strip(".,;:)") in UNITS
+
+
+def misses_small_changes_in_the_first_sentence(gold: str, edited: str) -> bool:
+    """Edits of at most five characters in the answer's first sentence."""
+    span = changed_span(gold, edited)
+    if span is None or abs(len(edited) - len(gold)) > 5:
+        return False
+    start, _, before, after = span
+    first_end = re.search(r"[.!?](\s|$)", gold)
+    return max(len(before), len(after)) <= 5 and (first_end is None
+                                                   or start < first_end.end())

@@ -85,9 +85,9 @@ class HuntProgress:
 @click.option("--strategy", "strategies", multiple=True,
               help="Strategy to judge each edit by (repeatable). Default: vanilla.")
 @click.option("--budget", type=click.IntRange(min=0), required=True,
-              help="Judge calls the hunt may make, the preflight probe's included "
-                   "(a cached reply counts too, so a hunt is the same whatever the cache "
-                   "holds).")
+              help="Model calls the hunt may make: the judge's, the preflight probe's "
+                   "included, and a --perturber's (a cached reply counts too, so a hunt "
+                   "is the same whatever the cache holds).")
 @click.option("--operator", "operators", multiple=True,
               help="Search only these operators (repeatable): an error rule "
                    "(number-errors), two composed (grammar+spelling), or one followed by a "

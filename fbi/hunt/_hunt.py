@@ -121,7 +121,8 @@ class HuntConfig:
     model: ModelSettings
     """The judge: its model, server or pool, sampling, concurrency and USD budget."""
     budget: int
-    """Judge calls the hunt may make, the preflight probe's included."""
+    """Model calls the hunt may make: the judge's (the preflight probe's included) and
+    the perturber's."""
     strategies: tuple[str, ...] = ("vanilla",)
     """The strategies each edit is judged by."""
     seed: int = 0
@@ -191,7 +192,9 @@ class Probe:
     """One edit under one strategy, with the calls that judge it."""
 
     edit: Edit
+    """The edit judged."""
     strategy: str
+    """The strategy it is judged by."""
     calls: tuple[str, ...]
     """Its call ids: the edit's, then (single-answer) the gold's shared one."""
     phase: str
