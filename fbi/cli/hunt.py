@@ -41,8 +41,10 @@ class HuntProgress:
 
         self._bar = Progress(TextColumn("[bold]{task.fields[stage]}"), BarColumn(bar_width=16),
                              MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                             TimeRemainingColumn(), console=console, transient=False)
-        self._task = self._bar.add_task("hunt", total=budget, completed=1, stage="searching")
+                             TimeRemainingColumn(), TextColumn("{task.fields[trying]}"),
+                             console=console, transient=False)
+        self._task = self._bar.add_task("hunt", total=budget, completed=1, stage="searching",
+                                        trying="")
         self._started = False
         self._best = ""
 
@@ -50,7 +52,9 @@ class HuntProgress:
         """A round begins: say what it is doing, and the best miss rates when they
         change."""
         stage = "searching" if status.stage == "search" else "confirming"
-        self._bar.update(self._task, stage=stage)
+        trying = status.trying.split("; ")[0] if status.trying else ""
+        trying = trying if len(trying) <= 30 else trying[:29] + "…"
+        self._bar.update(self._task, stage=stage, trying=escape(trying))
         best = "; ".join(f"{d} {100 * r:.0f}% of {n}" for d, r, n in status.best[:2])
         leaders = "; ".join(d for d, _, _ in status.best[:2])
         if best and leaders != self._best and status.stage == "search":

@@ -484,7 +484,7 @@ class Hunt(Stage):
                 search: Search) -> None:
         best = sorted(((describe(d), t.rate, t.n) for d in set(search.arms)
                        if (t := tally(search.observations, d)).n >= 5), key=lambda b: -b[1])[:3]
-        trying = ", ".join(dict.fromkeys(describe(a) for a in arms))
+        trying = "; ".join(dict.fromkeys(describe(a) for a in arms))
         self.observer(HuntStatus(stage, calls, self.config.budget, trying, best))
 
     # ---------------------------------------------------------------- the findings
