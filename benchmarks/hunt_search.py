@@ -95,9 +95,14 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="hunt-bench-"))
     os.environ["FBI_CACHE"] = str(work / "cache.sqlite")
     solved: dict[str, int | None] = {}
+    # per search and planted judge: the smallest budget that confirmed it with nothing
+    # false, and every budget after it too
+    first: dict[str, dict[str, int | None]] = {}
     try:
         for search in ("adaptive", "grid"):
             solved[search] = None
+            first[search] = {name: None for name in JUDGES if JUDGES[name] is not
+                             misses_nothing}
             for budget in budgets:
                 rows = {}
                 for name, blind_spot in JUDGES.items():
@@ -105,6 +110,13 @@ def main() -> None:
                     rows[name] = hunt(items, blind_spot, budget, search, folder)
                     print(json.dumps({"search": search, "budget": budget, "judge": name,
                                       **rows[name]}), flush=True)
+                for name, row in rows.items():
+                    if name in first[search]:
+                        found = row["planted_confirmed"] and not row["false_confirmations"]
+                        if found and first[search][name] is None:
+                            first[search][name] = budget
+                        elif not found:
+                            first[search][name] = None
                 if solved[search] is None and all(
                         r["planted_confirmed"] in (True, None) and not
                         r["false_confirmations"] for r in rows.values()):
@@ -112,8 +124,8 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps({"smallest budget with every planted blind spot confirmed and none "
-                      "false": solved, "items": len(items), "peak_rss_mb":
-                      round(peak_rss_mb(), 1)}))
+                      "false": solved, "smallest budget per planted blind spot": first,
+                      "items": len(items), "peak_rss_mb": round(peak_rss_mb(), 1)}))
 
 
 if __name__ == "__main__":
