@@ -4,6 +4,7 @@ fbi's own; every model-calling stage of fbi implements the same protocol."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
@@ -115,3 +116,40 @@ def test_the_example_provider_is_registered_and_judges(tmp_path):
         assert len(records) == 2 and all(r["status"] == "ok" for r in records)
     finally:
         PROVIDERS.pop("gateway", None)
+
+
+def test_max_cost_covers_every_log_of_a_stage(tmp_path):
+    """--max-cost is the stage's: a second phase writing another log (a robustness run's
+    answers after its rewrites, a hunt's judge after its perturber) may spend only what
+    the first left. A priced model on the loopback server; what each log holds is summed."""
+    gold_audit = example()
+    dataset = load_dataset("sample")
+
+    class TwoLogs(gold_audit.GoldAuditStage):
+        def phases(self):
+            instances = list(dataset.instances)
+            for half, name in ((instances[:10], "first"),
+                               (instances[10:], "second")):
+                whole = self.dataset
+                self.dataset = type(whole)(whole.spec, half, len(half))
+                phase = next(super().phases())
+                self.dataset = whole
+                yield dataclasses.replace(phase, log=self.output / f"{name}.jsonl",
+                                          total=len(half))
+
+    def cost(folder: Path) -> float:
+        logs = [folder / f"{name}.jsonl" for name in ("first", "second")]
+        return sum(json.loads(line)["cost"] or 0 for log in logs if log.exists()
+                   for line in log.read_text().splitlines())
+
+    with ChatServer(script=audits) as server:
+        priced = ModelSettings(model="openai/gpt-4o-mini", api_base=server.url)
+        TwoLogs(dataset, priced, tmp_path / "whole").run(ModelClient())
+        whole = cost(tmp_path / "whole")
+        budget = 0.5 * whole  # more than the first log costs, less than both
+        capped = TwoLogs(dataset, priced.model_copy(update={"max_cost": budget}),
+                         tmp_path / "capped")
+        totals = capped.run(ModelClient())
+    assert whole > 0 and totals.stopped_by_budget
+    assert 0.2 * whole < cost(tmp_path / "capped") <= budget
+    assert (tmp_path / "capped" / "second.jsonl").exists()  # (the first left room)

@@ -140,9 +140,12 @@ def run_stage(stage: Stage, client: ModelClient, progress: Progress | None = Non
                         own_folder=folder.own_folder, force=folder.force,
                         writes=folder.writes) as run_folder:
         totals = RunTotals(budget=settings.max_cost)
+        spent: dict[Path, float] = {}  # each log's USD so far: --max-cost is the stage's
         for phase in stage.phases():
-            phase.totals, phase.records = execute_phase(
-                phase, client, settings, progress if phase.shown else None, batch)
+            elsewhere = sum(cost for log, cost in spent.items() if log != phase.log)
+            phase.totals, phase.records, spent[phase.log] = execute_phase(
+                phase, client, settings, progress if phase.shown else None, batch,
+                spent_elsewhere=elsewhere)
             totals.merge(phase.totals)
             if stopped(totals):
                 break
@@ -167,11 +170,14 @@ def stopped(totals: RunTotals) -> bool:
 
 
 def execute_phase(phase: Phase, client: ModelClient, settings: ModelSettings,
-                  progress: Progress | None, batch: BatchOptions | None
-                  ) -> tuple[RunTotals, dict[str, CallRecord]]:
+                  progress: Progress | None, batch: BatchOptions | None,
+                  spent_elsewhere: float = 0.0
+                  ) -> tuple[RunTotals, dict[str, CallRecord], float]:
     """One phase's calls into its log (opened and closed here), live (the calls taken as
-    a stream) or through the provider's batch API; returns the totals and, with
-    ``keep_records``, the log's records by call id."""
+    a stream) or through the provider's batch API; returns the totals, with
+    ``keep_records`` the log's records by call id, and the USD its log's calls cost.
+    ``spent_elsewhere``: what the stage's other logs cost, which ``--max-cost`` covers
+    too (a robustness run's rewrites, a hunt's perturber)."""
     log = AppendLog(phase.log, phase.record_type, keep_records=phase.keep_records,
                     visit=phase.visit)
     try:
@@ -186,11 +192,13 @@ def execute_phase(phase: Phase, client: ModelClient, settings: ModelSettings,
                                  request.api_base, batch)
             totals = runner.run(calls, log, progress)
         else:
+            max_cost = None if settings.max_cost is None else \
+                settings.max_cost - spent_elsewhere
             totals = execute(calls, client, log, settings.concurrency, progress,
-                             settings.max_cost, total=phase.total)
+                             max_cost, total=phase.total)
     finally:
         log.close()
-    return totals, log.records
+    return totals, log.records, log.spent
 
 
 def price_stage(stage: Stage, client: ModelClient) -> DryRun:
