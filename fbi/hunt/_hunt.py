@@ -416,39 +416,42 @@ class Hunt(Stage):
             if edit is None:
                 exhausted.add(arm)
                 continue
-            new_calls, new_probes = self._probes_of(edit, self._strategies_for(arm),
-                                                    phase, planned)
-            if len(planned) + len(new_calls) > limit:
+            if not self._admit(edit, arm, phase, used, planned, limit - len(planned),
+                               calls, probes):
                 break
-            used.add(edit.id)
-            planned.update(c.call_id for c in new_calls)
-            calls += new_calls
-            probes += new_probes
         return calls, probes
 
     def _plan_confirmation(self, found: list[Candidate], rng: random.Random,
                            used: set[str], planned: set[str], allowance: dict[str, int],
                            share: int, observed: list[Observation]
                            ) -> tuple[list[Call], list[Probe]]:
+        """The baseline's held-out probes, then each candidate's, each within its
+        share of the calls."""
         calls: list[Call] = []
         probes: list[Probe] = []
         targets = [("baseline", (), allowance["baseline"])] + [
             (name_of(c.description), c.description, share) for c in found]
         for phase, description, allowed in targets:
             start, seen = len(planned), seen_operators(observed, description)
-            while True:
-                edit = self.space.draw(description, self.held_out, rng, used, seen)
-                if edit is None:
-                    break
-                new_calls, new_probes = self._probes_of(
-                    edit, self._strategies_for(description), phase, planned)
-                if len(planned) + len(new_calls) - start > allowed:
-                    break
-                used.add(edit.id)
-                planned.update(c.call_id for c in new_calls)
-                calls += new_calls
-                probes += new_probes
+            while (edit := self.space.draw(description, self.held_out, rng, used, seen)) \
+                    and self._admit(edit, description, phase, used, planned,
+                                    allowed - (len(planned) - start), calls, probes):
+                pass
         return calls, probes
+
+    def _admit(self, edit: Edit, description: Description, phase: str, used: set[str],
+               planned: set[str], room: int, calls: list[Call],
+               probes: list[Probe]) -> bool:
+        """Add ``edit``'s probes and new calls if they fit in ``room`` calls."""
+        new_calls, new_probes = self._probes_of(edit, self._strategies_for(description),
+                                                phase, planned)
+        if len(new_calls) > room:
+            return False
+        used.add(edit.id)
+        planned.update(c.call_id for c in new_calls)
+        calls += new_calls
+        probes += new_probes
+        return True
 
     def _probes_of(self, edit: Edit, strategies: list[str], phase: str,
                    planned: set[str]) -> tuple[list[Call], list[Probe]]:
