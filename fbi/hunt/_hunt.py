@@ -54,7 +54,6 @@ from fbi.hunt._search import (
     candidates,
     fisher_greater,
     seen_operators,
-    tally,
 )
 from fbi.judge import (
     PARSER_VERSION,
@@ -486,7 +485,7 @@ class Hunt(Stage):
     def _status(self, stage: str, calls: int, arms: list[Description],
                 search: Search) -> None:
         best = sorted(((describe(d), t.rate, t.n) for d in set(search.arms)
-                       if (t := tally(search.observations, d)).n >= 5), key=lambda b: -b[1])[:3]
+                       if (t := search.tally(d)).n >= 5), key=lambda b: -b[1])[:3]
         trying = "; ".join(dict.fromkeys(describe(a) for a in arms))
         self.observer(HuntStatus(stage, calls, self.config.budget, trying, best))
 

@@ -133,14 +133,49 @@ class Search:
     def __post_init__(self) -> None:
         self.arms = list(self.roots)
         self.rng = random.Random(f"hunt-search:{self.seed}")
+        # Each arm's tally and its plain edits' tally, and the plain edits' by strategy,
+        # kept as observations come: a round costs the arms, not arms × observations
+        # (a 30,000-call hunt has 18,000 observations and hundreds of arms).
+        self._own: dict[Description, Tally] = {a: Tally() for a in self.arms}
+        self._plain_inside: dict[Description, Tally] = {a: Tally() for a in self.arms}
+        self._plain: dict[str | None, Tally] = defaultdict(Tally)
 
     def record(self, observation: Observation) -> None:
         self.observations.append(observation)
+        facts, missed = observation.facts, observation.missed
+        if observation.plain:
+            for key in (None, facts.get("strategy")):
+                self._plain[key].misses += missed
+                self._plain[key].n += 1
+        for arm in self.arms:
+            if matches(arm, facts):
+                for kept in (self._own[arm], *((self._plain_inside[arm],)
+                                               if observation.plain else ())):
+                    kept.misses += missed
+                    kept.n += 1
+
+    def tally(self, arm: Description) -> Tally:
+        """An arm's tally (kept up to date as observations come)."""
+        return self._own[arm]
+
+    def baseline(self, arm: Description) -> Tally:
+        """An arm's baseline ([`baseline`][fbi.hunt._search.baseline]), from the kept
+        tallies."""
+        strategy = dict(arm).get("strategy")
+        inside = self._plain_inside[arm]
+        if strategy is not None:  # the plain edits of that strategy, outside the arm
+            total = self._plain[strategy]
+            return Tally(total.misses - inside.misses, total.n - inside.n)
+        return self._plain[None].minus(inside)
+
+    def _add_arm(self, arm: Description) -> None:
+        self.arms.append(arm)
+        self._own[arm] = tally(self.observations, arm)
+        self._plain_inside[arm] = tally([o for o in self.observations if o.plain], arm)
 
     def choose(self, k: int) -> list[Description]:
         """The arms of the next ``k`` probes (an arm may come several times)."""
-        tallies = {a: tally(self.observations, a) for a in self.arms
-                   if a not in self.exhausted}
+        tallies = {a: self._own[a] for a in self.arms if a not in self.exhausted}
         active = [a for a, t in tallies.items() if t.n < SETTLED]
         if not active:
             return []
@@ -167,8 +202,7 @@ class Search:
         for arm in list(self.arms):
             if arm in self.refined or len(arm) >= MAX_CONSTRAINTS:
                 continue
-            own = tally(self.observations, arm)
-            base = baseline(self.observations, arm)
+            own, base = self._own[arm], self.baseline(arm)
             if own.n < REFINE_AT or not base.n:
                 continue
             above = stats.beta.sf(base.rate, 1 + own.misses, 1 + own.n - own.misses)
@@ -188,8 +222,8 @@ class Search:
                 axes = {a for a, _ in child}
                 if "operator" in axes and not IMPLIED_BY_OPERATOR.isdisjoint(axes):
                     continue  # (the operator alone says as much)
-                if count >= 2 and child not in self.arms:
-                    self.arms.append(child)
+                if count >= 2 and child not in self._own:
+                    self._add_arm(child)
                     new.append(child)
         return new
 
