@@ -1,6 +1,7 @@
 """`fbi hunt` against a uniform grid, on loopback judges with planted blind spots (issue 40).
 
     python benchmarks/hunt_search.py [--budgets 250,500,1000,2000,3000]
+    python benchmarks/hunt_search.py --scale --budgets 3000,30000
 
 The gold answers of the original FBI release (``FBI_ORIGINAL``, else
 ../shared/data/fbi-original). Six loopback judges (tests/planted_judges.py), each
@@ -85,12 +86,43 @@ def hunt(items, blind_spot, budget: int, search: str, folder: Path) -> dict:
             "false": [f.description for f in confirmed if f not in true]}
 
 
+def scale(budgets: list[int]) -> None:
+    """``fbi hunt`` as a user runs it, a child process per budget reporting its own peak
+    RSS, against the loopback server's hashed-verdict judge (answering at once)."""
+    from openai_server import SCRIPTS
+    from run_scale import measured_fbi
+
+    work = Path(tempfile.mkdtemp(prefix="hunt-scale-"))
+    try:
+        with ChatServer(SCRIPTS["judge"]) as server:
+            for budget in budgets:
+                env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "COLUMNS": "100",
+                       "FBI_CACHE": str(work / f"{budget}.sqlite")}
+                run = measured_fbi("hunt", "--judge", "openai/bench", "--api-base",
+                                   server.url, "--dataset", str(FBI_ORIGINAL), "--budget",
+                                   str(budget), "--concurrency", "32", "--no-probe",
+                                   "--output", str(work / str(budget)), env=env)
+                result = json.loads((work / str(budget) / "hunt.json").read_text())
+                print(json.dumps({"budget": budget, "calls": result["calls"],
+                                  "seconds": run["seconds"],
+                                  "peak_rss_mb": run["peak_rss_mb"]}), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budgets", default="250,500,1000,2000,3000")
-    budgets = [int(b) for b in parser.parse_args().budgets.split(",")]
+    parser.add_argument("--scale", action="store_true",
+                        help="only time and peak RSS of whole `fbi hunt` processes at "
+                             "--budgets (e.g. 3000,30000)")
+    arguments = parser.parse_args()
+    budgets = [int(b) for b in arguments.budgets.split(",")]
     if not FBI_ORIGINAL.exists():
         raise SystemExit(f"the FBI release is not at {FBI_ORIGINAL}; set FBI_ORIGINAL")
+    if arguments.scale:
+        scale(budgets)
+        return
     items, _ = load_gold_items(str(FBI_ORIGINAL))
     work = Path(tempfile.mkdtemp(prefix="hunt-bench-"))
     os.environ["FBI_CACHE"] = str(work / "cache.sqlite")
