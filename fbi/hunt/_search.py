@@ -159,8 +159,8 @@ class Search:
         return self._own[arm]
 
     def baseline(self, arm: Description) -> Tally:
-        """An arm's baseline ([`baseline`][fbi.hunt._search.baseline]), from the kept
-        tallies."""
+        """An arm's baseline (plain error edits outside it, under its strategy if it fixes
+        one), from the kept tallies."""
         strategy = dict(arm).get("strategy")
         inside = self._plain_inside[arm]
         if strategy is not None:  # the plain edits of that strategy, outside the arm
