@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fbi._hf_datasets import CannotRead, read_file, read_folder
-from fbi._rows import RawRow
+from fbi._rows import LLMBAR_FILE, RawRow, llmbar_subset
 from fbi.errors import DatasetError, Problem
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 
@@ -173,6 +173,10 @@ def _read_folder(
     if _is_fbi_tsv_folder(folder):
         for path in sorted(folder.glob("*/*.tsv")):
             yield from _read_fbi_tsv(path, folder, files, problems)
+    elif llmbar := _llmbar_files(folder):
+        for path in llmbar:
+            yield from read_file_rows(path, files, {"_subset": llmbar_subset(path, folder)},
+                                      "fbi")
     elif reader == "datasets" and any(
             p.suffix.lower() in TABULAR_SUFFIXES for p in folder.rglob("*") if p.is_file()):
         yield from _read_hf_folder(folder, str(folder), files)
@@ -183,6 +187,18 @@ def _read_folder(
         raise DatasetError([Problem(
             str(folder), "", "folder holds neither FBI TSV files (ABILITY/CATEGORY.tsv) "
             "nor data files", SPEC_HELP)])
+
+
+def _llmbar_files(folder: Path) -> list[Path]:
+    """The ``dataset.json`` files of a folder in LLMBar's tree: every data file in it
+    is named so (read by fbi's reader, each keeping its path as its subset; through
+    ``datasets`` they would merge into one split and lose it)."""
+    data = [p for p in folder.rglob("*") if p.is_file() and
+            p.suffix.lower() in TABULAR_SUFFIXES and
+            not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    if data and all(p.name == LLMBAR_FILE for p in data):
+        return sorted(data)
+    return []
 
 
 def _read_hf_folder(

@@ -142,13 +142,14 @@ def parse_columns(text: str | None) -> dict[str, str]:
 PREFERENCE_FIELDS = ("prompt", "chosen", "rejected", "category", "id")
 
 
-def _preference_row(data: dict[str, Any], file: str) -> dict[str, Any]:
+def _preference_row(data: dict[str, Any], file: str, subset: str | None) -> dict[str, Any]:
     """A row of a preference benchmark in fbi's fields: the chosen answer plays gold,
     the rejected one perturbed, the subset is the category ``preference/SUBSET``.
     RewardBench's layout (prompt, chosen, rejected, subset, chosen_model, rejected_model,
     id) and LLMBar's (input, output_1, output_2, label: 1 or 2, the better output; the
-    subset is the file's folder, as LLMBar publishes one dataset.json a subset) are read;
-    other rows are returned as they are."""
+    subset is ``subset``, the reader's name for the file's place in LLMBar's tree, else
+    the file's folder, as LLMBar publishes one dataset.json a subset) are read; other
+    rows are returned as they are."""
     if "output_1" in data and "output_2" in data and "input" in data:  # LLMBar
         data = dict(data)
         winner = str(data.pop("label", "")).strip()
@@ -156,10 +157,9 @@ def _preference_row(data: dict[str, Any], file: str) -> dict[str, Any]:
             raise RowProblem(f"label {winner!r}: LLMBar's label names the better output, "
                               "1 or 2", "correct the label")
         loser = "2" if winner == "1" else "1"
-        path = Path(file)
-        subset = path.parent.name if path.stem == "dataset" else path.stem
+        subset = subset or llmbar_subset(Path(file))
         data = {"prompt": data.pop("input"), "chosen": data.pop(f"output_{winner}"),
-                "rejected": data.pop(f"output_{loser}"), "subset": subset or "all", **data}
+                "rejected": data.pop(f"output_{loser}"), "subset": subset, **data}
     if "chosen" not in data or "rejected" not in data:
         return data
     subset = data.pop("subset", None) or data.pop("category", None) or "all"
@@ -176,8 +176,32 @@ def _preference_row(data: dict[str, Any], file: str) -> dict[str, Any]:
     return {**data, **row}
 
 
+#: LLMBar publishes one ``dataset.json`` a subset, in a tree of folders
+#: (``LLMBar/Natural``, ``LLMBar/Adversarial/Neighbor``, ...).
+LLMBAR_FILE = "dataset.json"
+
+
+def llmbar_subset(path: Path, root: Path | None = None) -> str:
+    """An LLMBar file's subset: its folder's path below the nearest folder named
+    ``LLMBar`` (``Natural``, ``Adversarial/Neighbor``: the same name whether the tree,
+    a part of it or the one file is read); without one, below ``root``, the folder the
+    user named; the file's own folder (or name) when that is all there is."""
+    parents = path.parent.parts
+    for depth in range(len(parents) - 1, -1, -1):
+        if parents[depth].lower() == "llmbar":
+            below = parents[depth + 1:]
+            if below:
+                return "/".join(below)
+            break
+    if path.name != LLMBAR_FILE:
+        return path.stem
+    if root is not None and path.parent != root:
+        return path.parent.relative_to(root).as_posix()
+    return path.parent.name or "all"
+
+
 def _normalise(row: RawRow) -> dict[str, Any]:
-    data = _preference_row(row.data, row.file)
+    data = _preference_row(row.data, row.file, row.defaults.get("_subset"))
     data = {COLUMN_ALIASES.get(key, key): value for key, value in data.items()}
     data = {k: v for k, v in data.items() if k not in ("schema_version",)}
     merged = {**{k: v for k, v in row.defaults.items() if not k.startswith("_")}, **{

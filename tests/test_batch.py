@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
+from fbi.cli import main
 from fbi.settings import ModelSettings
 
 JUDGE = "openai/judge"
@@ -232,7 +234,23 @@ def test_batch_mode_names_the_providers_it_drives(tmp_path):
         args[args.index("--api-base") + 1:args.index("--api-base") + 2] = [server.url]
         result = run(args, environment)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "openai, azure, mistral" in result.stderr and "Anthropic" in result.stderr
+    assert "OpenAI, Azure, Mistral" in result.stderr and "Anthropic" in result.stderr
+
+
+def test_help_and_docs_name_the_providers_the_code_drives():
+    """Issue 41, item 5: `--batch --help` and the batch guide list the same providers,
+    the ones in fbi's table of batch protocols."""
+    from pathlib import Path
+
+    from fbi.runs._batch import BATCH_PROTOCOLS
+
+    names = [protocol.name for protocol in BATCH_PROTOCOLS.values()]
+    shown = CliRunner().invoke(main, ["evaluate", "--help"], terminal_width=200).output
+    assert ", ".join(names) in " ".join(shown.split())
+    guide = (Path(__file__).parents[1] / "docs" / "how-to" / "batch.md").read_text()
+    providers = " ".join(guide.split("Providers:", 1)[1].split(".")[0].split())
+    for name in names:
+        assert name in providers, name
 
 
 def test_unreadable_lines_in_the_output_file_go_back_to_pending(tmp_path, live):

@@ -53,12 +53,71 @@ def test_llmbar_layout_reads_the_label_and_the_subset_folder(tmp_path):
         {"input": "Name a colour.", "output_1": "Blue.", "output_2": "Chair.", "label": 1}]))
     loaded = list(load_dataset(str(folder / "dataset.json")).instances)
     assert [(i.instruction, i.gold_answer, i.perturbed_answer, i.category) for i in loaded] == [
-        ("Name a prime.", "7", "9", "preference/Neighbor"),
-        ("Name a colour.", "Blue.", "Chair.", "preference/Neighbor")]
+        ("Name a prime.", "7", "9", "preference/Adversarial/Neighbor"),
+        ("Name a colour.", "Blue.", "Chair.", "preference/Adversarial/Neighbor")]
     (folder / "dataset.json").write_text(json.dumps([
         {"input": "x", "output_1": "a", "output_2": "b", "label": 3}]))
     with pytest.raises(DatasetError, match="1 or 2"):
         load_dataset(str(folder / "dataset.json"))
+
+
+def llmbar_tree(root):
+    """LLMBar's published tree: one dataset.json a subset, Adversarial's in subfolders."""
+    for subset, rows in {"Natural": [("Name a prime.", "9", "7", 2)],
+                         "Adversarial/Neighbor": [("Name a colour.", "Blue.", "Chair.", 1),
+                                                  ("Name a fruit.", "Pear.", "Car.", 1)],
+                         "Adversarial/GPTInst": [("Name a tree.", "Rock.", "Oak.", 2)]}.items():
+        (root / subset).mkdir(parents=True)
+        (root / subset / "dataset.json").write_text(json.dumps([
+            {"input": q, "output_1": a, "output_2": b, "label": label}
+            for q, a, b, label in rows]))
+    return root
+
+
+@pytest.mark.parametrize("top", ["LLMBar", "published"])
+def test_llmbar_tree_keeps_each_files_subset(tmp_path, top):
+    """Issue 41, item 6: the tree read as a folder keeps each file's path as its subset
+    (not one 'train' split); below a folder named LLMBar the name is the same whichever
+    part of the tree, or which file, is read."""
+    root = llmbar_tree(tmp_path / top)
+    tree = [(i.instruction, i.category) for i in load_dataset(str(root)).instances]
+    assert sorted(tree) == sorted([
+        ("Name a prime.", "preference/Natural"),
+        ("Name a colour.", "preference/Adversarial/Neighbor"),
+        ("Name a fruit.", "preference/Adversarial/Neighbor"),
+        ("Name a tree.", "preference/Adversarial/GPTInst")])
+    part = {i.category for i in load_dataset(str(root / "Adversarial")).instances}
+    one = {i.category for i in load_dataset(
+        str(root / "Adversarial" / "Neighbor" / "dataset.json")).instances}
+    if top == "LLMBar":
+        assert part == {"preference/Adversarial/Neighbor", "preference/Adversarial/GPTInst"}
+        assert one == {"preference/Adversarial/Neighbor"}
+    else:  # no LLMBar folder: named below the folder given, or by the file's folder
+        assert part == {"preference/Neighbor", "preference/GPTInst"}
+        assert one == {"preference/Neighbor"}
+
+
+def test_llmbar_tree_through_evaluate_and_report(tmp_path):
+    root = llmbar_tree(tmp_path / "LLMBar")
+    with ChatServer() as server:
+        evaluate(tmp_path, server, root, "llmbar")
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "llmbar"), "--output",
+                                       str(tmp_path / "r")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    counts = {(r["strategy"], r["group"]): r["detected"] + r["undetected"] + r["unparseable"]
+              for r in summary["rates"] if r["level"] == "category"}
+    assert counts == {(s, g): n for s in ("vanilla", "pairwise") for g, n in (
+        ("preference/Natural", 1), ("preference/Adversarial/Neighbor", 2),
+        ("preference/Adversarial/GPTInst", 1))}
+    bad = root / "Adversarial" / "GPTInst" / "dataset.json"
+    bad.write_text(json.dumps([{"input": "x", "output_1": "a", "output_2": "b",
+                                "label": "first"}]))
+    result = CliRunner().invoke(main, ["evaluate", "--judge", "openai/x", "--api-base",
+                                       "http://127.0.0.1:9/v1", "--dataset", str(root),
+                                       "--output", str(tmp_path / "bad")],
+                                env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 2 and str(bad) in result.output and "item 1" in result.output
 
 
 def test_other_names_through_columns_and_no_mixing(tmp_path):

@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from fbi.cli._console import console, err_console
-from fbi.runs import DryRun, RunTotals
+from fbi.runs import DryRun, RunTotals, batch_providers
 
 
 class RichProgress:
@@ -190,8 +190,8 @@ def batch_options(command):
     """--batch, --wait, --poll and --batch-fallback: provider batch APIs for the calls."""
     options = [
         click.option("--batch", is_flag=True,
-                     help="Send the calls through the provider's batch API (OpenAI, Azure): "
-                          "about half the price, answers within 24 h. Run the same command "
+                     help="Send the calls through the provider's batch API "
+                          f"({batch_providers()}): about half the price, answers within 24 h. Run the same command "
                           "again to collect, or add --wait."),
         click.option("--wait", is_flag=True,
                      help="With --batch: poll until every batch is back."),

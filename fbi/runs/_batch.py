@@ -129,6 +129,8 @@ def _mistral_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
 class BatchProtocol:
     """How fbi drives one provider's batch service through litellm."""
 
+    name: str
+    """The provider as help text and messages name it."""
     line: Callable[[str, dict[str, Any]], dict[str, Any]]
     """(call id, body) → input line."""
     model_on_job: bool = False
@@ -139,11 +141,17 @@ class BatchProtocol:
 
 
 BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
-    "openai": BatchProtocol(_openai_line),
-    "azure": BatchProtocol(_openai_line),
-    "mistral": BatchProtocol(_mistral_line, model_on_job=True, can_cancel=False,
+    "openai": BatchProtocol("OpenAI", _openai_line),
+    "azure": BatchProtocol("Azure", _openai_line),
+    "mistral": BatchProtocol("Mistral", _mistral_line, model_on_job=True, can_cancel=False,
                              can_list=False),
 }
+
+
+def batch_providers() -> str:
+    """The providers whose batch API fbi drives, named for help text ("OpenAI, Azure,
+    ..."): the one list the CLI's help and messages read."""
+    return ", ".join(protocol.name for protocol in BATCH_PROTOCOLS.values())
 
 
 @dataclass
@@ -195,7 +203,7 @@ def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
     API fbi does not drive."""
     model_name, provider = import_litellm().get_llm_provider(model, api_base=api_base)[:2]
     if provider not in BATCH_PROTOCOLS:
-        names = ", ".join(BATCH_PROTOCOLS)
+        names = batch_providers()
         why = (" (litellm cannot create Anthropic batches yet)" if provider == "anthropic"
                else "")
         raise ConfigError(f"{model}: batch mode drives the batch APIs of {names}, not "
