@@ -191,8 +191,9 @@ def batch_options(command):
     options = [
         click.option("--batch", is_flag=True,
                      help="Send the calls through the provider's batch API "
-                          f"({batch_providers()}): about half the price, answers within 24 h. Run the same command "
-                          "again to collect, or add --wait."),
+                          f"({batch_providers()}): about half the price, answers "
+                          "within 24 h. Run the same command again to collect, or add "
+                          "--wait."),
         click.option("--wait", is_flag=True,
                      help="With --batch: poll until every batch is back."),
         click.option("--poll", type=FiniteFloat(min=0.01, max=86_400), default=30.0,
