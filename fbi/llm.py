@@ -126,6 +126,14 @@ class ModelResponse:
     token_logprobs: list[list[tuple[str, float]]] | None = None
     """Per generated token, (text, log-probability) of the chosen token and then of its top
     alternatives, when the request asked for them and the provider returns them."""
+    reasoning: str | None = None
+    """A reasoning model's thinking, kept apart from ``text`` (the server's reasoning
+    field, Anthropic's thinking blocks through litellm, or a leading ``<think>`` block:
+    [`fbi.transports.split_thinking`][fbi.transports.split_thinking]); never parsed."""
+    reasoning_tokens: int = 0
+    """Of ``completion_tokens``, those spent reasoning, as the provider counted them."""
+    reasoning_cost: float | None = 0.0
+    """USD of the reasoning tokens at the model's reply-token price; None when unpriced."""
 
     def __post_init__(self) -> None:
         self.token_logprobs = _as_token_logprobs(self.token_logprobs)
@@ -137,9 +145,13 @@ class ModelResponse:
                 "latency_s": self.latency_s, "cached": self.cached}
 
     def to_cache(self) -> dict[str, Any]:
-        return {"text": self.text, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "cost": self.cost,
-                "finish_reason": self.finish_reason, "token_logprobs": self.token_logprobs}
+        entry = {"text": self.text, "prompt_tokens": self.prompt_tokens,
+                 "completion_tokens": self.completion_tokens, "cost": self.cost,
+                 "finish_reason": self.finish_reason, "token_logprobs": self.token_logprobs}
+        if self.reasoning is not None or self.reasoning_tokens:
+            entry.update(reasoning=self.reasoning, reasoning_tokens=self.reasoning_tokens,
+                         reasoning_cost=self.reasoning_cost)
+        return entry
 
 
 class RequestRateLimiter:
@@ -445,7 +457,10 @@ class ModelClient:
             text=self._redact(reply.text), prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens, cost=reply.cost,
             latency_s=reply.latency_s, finish_reason=reply.finish_reason,
-            token_logprobs=reply.token_logprobs if request.top_logprobs else None)
+            token_logprobs=reply.token_logprobs if request.top_logprobs else None,
+            reasoning=None if reply.reasoning is None else self._redact(reply.reasoning),
+            reasoning_tokens=reply.reasoning_tokens,
+            reasoning_cost=reasoning_cost(request.model, reply.reasoning_tokens))
 
 
 @functools.cache
@@ -552,6 +567,17 @@ def _as_token_logprobs(tokens) -> list[list[tuple[str, float]]] | None:
         return None
     return [[(str(c[0]), float(c[1])) if isinstance(c, (list, tuple)) else ("", float(c))
              for c in top] for top in tokens]
+
+
+def reasoning_cost(model: str, reasoning_tokens: int, batch: bool = False) -> float | None:
+    """USD of ``reasoning_tokens`` at the model's reply-token price (providers count
+    reasoning among the reply tokens and bill it so); 0 for none, None when unpriced."""
+    if not reasoning_tokens:
+        return 0.0
+    from fbi.prices import price_of
+
+    price = price_of(model, batch)
+    return None if price is None else reasoning_tokens * price[1]
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -223,6 +223,13 @@ class CallRecord(BaseModel):
     """Seconds from request to reply (0 for a cached reply)."""
     cached: bool = False
     """Answered from the response cache."""
+    reasoning: str | None = None
+    """A reasoning model's thinking on the first reply, kept apart from ``raw_output``
+    and never read for a verdict (None: the model gave none)."""
+    reasoning_tokens: int = 0
+    """Of ``completion_tokens``, those spent reasoning, as the provider counted them."""
+    reasoning_cost: float | None = 0.0
+    """USD of those tokens (part of ``cost``); None when the model is unpriced."""
 
 
 class Judgment(CallRecord):
@@ -449,6 +456,8 @@ class TotalsRecord(BaseModel):
     """Prompt tokens this invocation."""
     completion_tokens: int = 0
     """Reply tokens this invocation."""
+    reasoning_tokens: int = 0
+    """Of those, the tokens reasoning models spent reasoning."""
     cost_usd: float = 0.0
     """USD this invocation."""
     stopped_by_budget: bool = False

@@ -165,6 +165,28 @@ class Reply:
     reasoning_tokens: int = 0
     """Tokens the model spent reasoning, when the server counts them."""
 
+    def __post_init__(self) -> None:
+        if self.reasoning is None:
+            self.text, self.reasoning = split_thinking(self.text)
+
+
+#: The tags reasoning models (DeepSeek-R1, Qwen3, ...) wrap their thinking in when the
+#: server has no reasoning parser to return it apart.
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+def split_thinking(text: str) -> tuple[str, str | None]:
+    """(reply, reasoning) of a reply that opens with a ``<think>`` block: the thinking up
+    to the first ``</think>`` (where vLLM's reasoning parsers end it) is reasoning, the
+    rest the reply. Thinking never closed (the token limit cut it) leaves no reply: a
+    verdict inside unfinished thinking is never read. A reply that does not open with the
+    tag is all reply, as it came."""
+    stripped = text.lstrip()
+    if not stripped.startswith(THINK_OPEN):
+        return text, None
+    thinking, closed, reply = stripped[len(THINK_OPEN):].partition(THINK_CLOSE)
+    return (reply.lstrip() if closed else ""), thinking.strip()
+
 
 class Transport(Protocol):
     """Sends one request (its litellm-style arguments) to one server."""

@@ -22,9 +22,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-Script = Callable[[dict], str]
+Script = Callable[[dict], "str | Reasoned"]
 FAULTS = ("429", "500", "timeout", "garbage")
 
 
@@ -93,19 +94,38 @@ def token_logprobs(text: str) -> dict:
     return {"content": content}
 
 
-def chat_completion(text: str, request: dict) -> dict:
+@dataclass(frozen=True)
+class Reasoned:
+    """A script's reply from a reasoning model: its text, and thinking returned apart
+    (vLLM's and DeepSeek's ``reasoning_content``), counted as ``reasoning_tokens`` of the
+    reply's tokens (OpenAI's ``completion_tokens_details``)."""
+
+    text: str
+    reasoning: str
+    reasoning_tokens: int
+
+
+def chat_completion(text: str | Reasoned, request: dict) -> dict:
     prompt_tokens = sum(len((m.get("content") or "").split())
                         for m in request.get("messages", []))
-    choice = {"index": 0, "finish_reason": "stop",
-              "message": {"role": "assistant", "content": text}}
+    reasoned = text if isinstance(text, Reasoned) else None
+    text = reasoned.text if reasoned else text
+    message = {"role": "assistant", "content": text}
+    completion_tokens = len(text.split())
+    usage = {}
+    if reasoned:
+        message["reasoning_content"] = reasoned.reasoning
+        completion_tokens += reasoned.reasoning_tokens
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoned.reasoning_tokens}
+    choice = {"index": 0, "finish_reason": "stop", "message": message}
     if request.get("logprobs"):
         choice["logprobs"] = token_logprobs(text)
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
         "model": request.get("model", "test"),
         "choices": [choice],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                  "total_tokens": prompt_tokens + len(text.split())},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens, **usage},
     }
 
 

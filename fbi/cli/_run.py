@@ -100,7 +100,9 @@ def print_totals(totals: RunTotals, noun: str = "calls") -> None:
         f"{totals.completed} {noun} this time ({totals.cached} from the cache, "
         f"{requests}), {totals.already_done} done before; "
         f"{totals.unparseable} unparseable, {totals.failed} failed; "
-        f"{totals.prompt_tokens + totals.completion_tokens:,} tokens, ${totals.cost:.4f}.")
+        f"{totals.prompt_tokens + totals.completion_tokens:,} tokens" + (
+            f" ({totals.reasoning_tokens:,} reasoning)" if totals.reasoning_tokens else "")
+        + f", ${totals.cost:.4f}.")
     for error in totals.errors:
         console.print(f"[red]failed:[/] {escape(error)}", soft_wrap=True)
 
@@ -157,6 +159,44 @@ def model_access_options(command):
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def reasoning_options(command):
+    """--reasoning-effort and --thinking-budget: how hard a reasoning judge thinks."""
+    options = [
+        click.option("--reasoning-effort",
+                     type=click.Choice(["minimal", "low", "medium", "high"]),
+                     help="A reasoning model's effort (sent as reasoning_effort: OpenAI's "
+                          "o-series and gpt-5, and what litellm maps it to for Anthropic "
+                          "and Gemini). Its thinking is recorded apart from the reply and "
+                          "never read for a verdict."),
+        click.option("--thinking-budget", type=click.IntRange(min=1, max=1_000_000),
+                     help="Tokens a model may think before it answers (sent as thinking: "
+                          "{type: enabled, budget_tokens: N}, Anthropic's and Gemini's "
+                          "through litellm). Leave room for the reply in --max-tokens."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def with_reasoning(model_args: tuple[tuple[str, object], ...], effort: str | None,
+                   budget: int | None) -> tuple[tuple[str, object], ...]:
+    """``model_args`` with --reasoning-effort and --thinking-budget as the parameters they
+    send (recorded in run.json and the cache key as any --model-arg is); a --model-arg
+    of the same name is a usage error, not a silent choice between the two."""
+    args = dict(model_args)
+    for name, value, option in (
+            ("reasoning_effort", effort, "--reasoning-effort"),
+            ("thinking", None if budget is None else
+             {"type": "enabled", "budget_tokens": budget}, "--thinking-budget")):
+        if value is None:
+            continue
+        if name in args and args[name] != value:
+            raise click.UsageError(f"{option} and --model-arg {name}=... both set "
+                                   f"{name}: give one")
+        args[name] = value
+    return tuple(sorted(args.items()))
 
 
 def model_settings(model: str, api_bases: tuple[str, ...] | str | None = (), *,

@@ -30,8 +30,10 @@ from fbi.cli._run import (
     parse_model_args,
     print_dry_run,
     print_totals,
+    reasoning_options,
     retries_option,
     timeout_option,
+    with_reasoning,
 )
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
@@ -180,6 +182,7 @@ def default_output(judge: str, dataset: str) -> Path:
 @click.option("--sample-seed", type=SEED, default=0, show_default=True)
 @click.option("--sample-by", type=click.Choice(["category", "overall"]), default="category",
               show_default=True)
+@reasoning_options
 @batch_options
 @model_access_options
 @click.option("--config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -195,14 +198,15 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              explanation_chars, repair, api_bases, prompts_dir, output, force, dry_run,
              show_prompts, max_cost, no_cache, cache_path, label, seed, model_args,
              system_prompt, hf_config, hf_split, columns, samples, logprobs, protocol, sample,
-             sample_seed, sample_by, batch, wait, poll, batch_fallback, api_key, rpm,
-             no_probe, resume) -> None:
+             sample_seed, sample_by, reasoning_effort, thinking_budget, batch, wait, poll,
+             batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
     from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig
     from fbi.sources import load_dataset, parse_columns
 
     if show_prompts and not dry_run:
         raise click.UsageError("--show-prompts goes with --dry-run")
+    model_args = with_reasoning(model_args, reasoning_effort, thinking_budget)
     if resume is not None:  # the run's other arguments beside the secrets given again
         model_args = resumed_model_args(resume, model_args)
     settings = model_settings(

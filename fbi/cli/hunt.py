@@ -18,6 +18,7 @@ from fbi.cli._run import (
     max_cost_option,
     model_access_options,
     parse_model_args,
+    reasoning_options,
     retries_option,
     timeout_option,
 )
@@ -130,11 +131,13 @@ class HuntProgress:
 @dry_run_option
 @max_cost_option
 @cache_options
+@reasoning_options
 @model_access_options
 def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturber_api_base,
          perturber_edits, output, seed, alpha, search, api_bases,
          label, prompts_dir, model_args, concurrency, timeout, retries, force, dry_run,
-         max_cost, no_cache, cache_path, api_key, rpm, no_probe) -> None:
+         max_cost, no_cache, cache_path, reasoning_effort, thinking_budget, api_key, rpm,
+         no_probe) -> None:
     """Search JUDGE's blind spots: edits of the gold answers it misses more often than
     comparable edits, found adaptively within --budget calls and confirmed on held-out
     items. Writes OUTPUT/hunt.json (every finding), OUTPUT/hunt.md and OUTPUT/queue.jsonl
@@ -147,6 +150,7 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
         model_settings,
         print_dry_run,
         print_totals,
+        with_reasoning,
     )
     from fbi.cli.report import show_hunt
     from fbi.hunt import Hunt, HuntConfig
@@ -154,7 +158,8 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
 
     config_settings = model_settings(judge, api_bases, concurrency=concurrency,
                                      timeout=timeout, retries=retries, max_cost=max_cost,
-                                     rpm=rpm, no_probe=no_probe, model_args=model_args)
+                                     rpm=rpm, no_probe=no_probe, model_args=with_reasoning(
+                                         model_args, reasoning_effort, thinking_budget))
     perturber_settings = None if perturber is None else model_settings(
         perturber, perturber_api_base, concurrency=concurrency, timeout=timeout,
         retries=retries)

@@ -37,6 +37,10 @@ def show(run_dir, call_id, prompts_dir, system_prompt) -> None:
     else:
         console.print(f"[yellow]prompt hash differs[/] from the call's (sha256 "
                       f"{judgment.prompt_hash[:12]}): {escape(shown.note or '')}")
+    if judgment.reasoning is not None:
+        console.print(Panel(escape(judgment.reasoning), title=(
+            f"reasoning ({judgment.reasoning_tokens} tokens; never read for the verdict)"),
+            title_align="left"))
     console.print(Panel(escape(judgment.raw_output or f"(no reply: {judgment.reason})"),
                         title="raw reply", title_align="left"))
     for number, reply in enumerate(judgment.repair_outputs, start=1):

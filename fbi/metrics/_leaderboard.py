@@ -18,7 +18,8 @@ def leaderboard(rates: list[GroupRate], pairwise: list[PairwiseBreakdown],
     first; a pair with no readable verdict last), with its 95% interval, the per-ability
     rates, SI retained, the unparseable share, the pairwise flip rate, and cost and model
     time per 1,000 judgments from the stored usage (calls answered from the cache count
-    as the call that first paid for them did not: they cost nothing and take no time)."""
+    as the call that first paid for them did not: they cost nothing and take no time),
+    and, for reasoning judges, the reasoning tokens a judgment spent and their cost."""
     usage: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
     for judgment in judgments:
         usage[(judgment.judge, judgment.strategy)].append(judgment)
@@ -46,6 +47,12 @@ def leaderboard(rates: list[GroupRate], pairwise: list[PairwiseBreakdown],
                                 if calls and len(costs) == len(paid) else None)
         row["seconds_per_1000"] = (1000 * sum(j.latency_s for j in paid) / len(calls)
                                    if calls else None)
+        reasoned = sum(j.reasoning_tokens for j in calls)
+        reasoning_costs = [j.reasoning_cost for j in paid]
+        row["reasoning_tokens_per_judgment"] = reasoned / len(calls) if reasoned else None
+        row["reasoning_cost_per_1000"] = (
+            1000 * sum(reasoning_costs) / len(calls)
+            if reasoned and None not in reasoning_costs else None)
         for name in (*ABILITIES, "SI_retained", "rate", "ci_low", "ci_high",
                      "unparseable_share", "instances"):
             row.setdefault(name, None)

@@ -308,6 +308,11 @@ class LeaderboardRow(JudgeStrategy):
     """USD per 1,000 judgments (None: a price is unknown)."""
     seconds_per_1000: Share
     """Model seconds per 1,000 judgments (cached replies count as free)."""
+    reasoning_tokens_per_judgment: Statistic = None
+    """Reasoning judges: the mean reasoning tokens a judgment spent (as the provider
+    counted them, cached ones included: they are the reply's); None when none reasoned."""
+    reasoning_cost_per_1000: Share = None
+    """Of ``cost_per_1000``, the reasoning tokens' USD (None: none, or unpriced)."""
 
 
 class RepeatabilityRow(JudgeStrategy):

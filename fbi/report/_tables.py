@@ -130,6 +130,8 @@ def leaderboard_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
     def seconds(value):
         return "–" if value is None else f"{value:,.0f}"
 
+    # reasoning judges' columns only where one reasoned: most tables have none
+    reasoning = any(row.reasoning_tokens_per_judgment for row in summary.leaderboard)
     rows = []
     for row in summary.leaderboard:
         interval = "" if row.ci_low is None else \
@@ -140,10 +142,14 @@ def leaderboard_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
                      *(percent(getattr(row, c if c != "SI" else "SI_retained"))
                        for c in ability_columns(summary)),
                      percent(row.unparseable_share), percent(row.flip_rate),
-                     money(row.cost_per_1000), seconds(row.seconds_per_1000)])
+                     money(row.cost_per_1000), seconds(row.seconds_per_1000),
+                     *([seconds(row.reasoning_tokens_per_judgment),
+                        money(row.reasoning_cost_per_1000)] if reasoning else [])])
     return (["rank", "judge", "strategy", "% undetected",
              *map(_heading, ability_columns(summary)),
-             "% unparseable", "% flips", "cost / 1k", "model s / 1k"], rows)
+             "% unparseable", "% flips", "cost / 1k", "model s / 1k",
+             *(["reasoning tok / judgment", "reasoning cost / 1k"] if reasoning else [])],
+            rows)
 
 
 def repeatability_table(summary: Summary) -> tuple[list[str], list[list[str]]]:

@@ -53,6 +53,7 @@ from fbi.llm import (
     ModelClient,
     ModelResponse,
     import_litellm,
+    reasoning_cost,
 )
 from fbi.logs import AppendLog, append_durably, read_log
 from fbi.provider_errors import describe_error
@@ -504,7 +505,10 @@ def _response_of(line: dict, model: str) -> ModelResponse | None:
         text=redact_known_secrets(reply.text), prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
         cost=batch_cost(model, reply.prompt_tokens, reply.completion_tokens),
-        finish_reason=reply.finish_reason, token_logprobs=reply.token_logprobs)
+        finish_reason=reply.finish_reason, token_logprobs=reply.token_logprobs,
+        reasoning=None if reply.reasoning is None else redact_known_secrets(reply.reasoning),
+        reasoning_tokens=reply.reasoning_tokens,
+        reasoning_cost=reasoning_cost(model, reply.reasoning_tokens, batch=True))
 
 
 def _refuse_constant(name: str) -> None:

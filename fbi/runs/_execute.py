@@ -113,7 +113,10 @@ def record_of(call: Call, responses: list[ModelResponse],
         completion_tokens=sum(r.completion_tokens for r in responses),
         cost=None if all(c is None for c in costs) else sum(c or 0.0 for c in costs),
         latency_s=sum(r.latency_s for r in responses),
-        cached=all(r.cached for r in responses))
+        cached=all(r.cached for r in responses), reasoning=responses[0].reasoning,
+        reasoning_tokens=sum(r.reasoning_tokens for r in responses),
+        reasoning_cost=None if any(r.reasoning_cost is None for r in responses)
+        else sum(r.reasoning_cost or 0.0 for r in responses))
 
 
 async def perform(call: Call, client: ModelClient) -> CallRecord:
@@ -179,6 +182,8 @@ class RunTotals:
     """Prompt tokens of this invocation's calls."""
     completion_tokens: int = 0
     """Reply tokens of this invocation's calls."""
+    reasoning_tokens: int = 0
+    """Of those, the tokens reasoning models spent reasoning."""
     cost: float = 0.0
     """USD of this invocation's calls (unknown prices count 0)."""
     requests: int = 0
@@ -210,12 +215,14 @@ class RunTotals:
                 self.errors.append(str(record.reason or ""))
         self.prompt_tokens += record.prompt_tokens
         self.completion_tokens += record.completion_tokens
+        self.reasoning_tokens += record.reasoning_tokens
         self.cost += record.cost or 0.0
 
     def merge(self, other: RunTotals) -> RunTotals:
         """Both phases of a stage (e.g. robustness rewrites, then answers) as one."""
         for name in ("total", "already_done", "completed", "cached", "unparseable", "failed",
-                     "prompt_tokens", "completion_tokens", "cost", "requests", "in_batches",
+                     "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost",
+                     "requests", "in_batches",
                      "submitted"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stopped_by_budget |= other.stopped_by_budget
@@ -232,7 +239,8 @@ class RunTotals:
             calls=self.total, done_before=self.already_done, completed=self.completed,
             cached=self.cached, requests=self.requests, unparseable=self.unparseable,
             failed=self.failed, prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens, cost_usd=round(self.cost, 6),
+            completion_tokens=self.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens, cost_usd=round(self.cost, 6),
             stopped_by_budget=self.stopped_by_budget, interrupted=self.interrupted,
             stopped_by=self.stopped_by, in_batches=self.in_batches,
             submitted_in_batches=self.submitted)
