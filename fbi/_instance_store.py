@@ -33,11 +33,23 @@ class InstanceKey(NamedTuple):
     id: str
     ability: Ability
     category: str
+    group: str = ""
+    """The best-of-N row the instance is a pair of (selection keeps rows whole)."""
+
+
+#: Columns a row leaves out of its canonical form when empty: those added after datasets
+#: were fingerprinted, so a dataset without best-of-N rows keeps its fingerprint.
+OMITTED_WHEN_EMPTY = ("group", "chosen_index", "rejected_index", "chosen_count",
+                      "rejected_count")
 
 
 def canonical_row(instance: Instance) -> bytes:
     """The instance's row as the dataset fingerprint hashes it (keys sorted, UTF-8)."""
-    return json.dumps(instance.to_row(), sort_keys=True, ensure_ascii=False).encode()
+    row = instance.to_row()
+    for name in OMITTED_WHEN_EMPTY:
+        if row[name] in (None, ""):
+            del row[name]
+    return json.dumps(row, sort_keys=True, ensure_ascii=False).encode()
 
 
 class InstanceStore(Sequence[Instance]):
@@ -56,7 +68,8 @@ class InstanceStore(Sequence[Instance]):
         return self._objects is None
 
     def append(self, instance: Instance) -> None:
-        self.keys.append(InstanceKey(instance.id, instance.ability, instance.category))
+        self.keys.append(InstanceKey(instance.id, instance.ability, instance.category,
+                                     instance.provenance.group))
         if self._objects is None:
             self._rows.append(_compress(canonical_row(instance)))
             return

@@ -71,7 +71,7 @@ def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem
     missing_reported: set[tuple[str, str]] = set()
     for row in readable_rows(rows, problems):
         try:
-            values = _normalise(row)
+            expanded = [_normalise(row, data) for data in _preference_rows(row)]
         except RowProblem as problem:
             key = (row.file, problem.message)
             # A missing column of a file with a header is said once for the whole file.
@@ -82,31 +82,38 @@ def build_instances(rows: Iterable[RawRow]) -> tuple[InstanceStore, list[Problem
             else:
                 problems.append(Problem(row.file, row.location, problem.message, problem.fix))
             continue
-        instance_id = values["id"]
-        prefix = row.defaults.get("_id_prefix")
-        if prefix:  # the FBI release repeats ids across files: qualify by category
-            instance_id = f"{prefix}:{instance_id}"
-            number = 2
-            while instance_id in first_seen and first_seen[instance_id][0] == row.file:
-                instance_id = f"{prefix}:{values['id']}~{number}"
-                number += 1
-            values["id"] = instance_id
-        if instance_id in first_seen:
-            other_file, other_location = first_seen[instance_id]
-            problems.append(Problem(
-                row.file, row.location,
-                f"duplicate id '{instance_id}' (first at {other_file}, {other_location})",
-                "give every row its own id"))
-            continue
-        try:
-            instance = Instance(**values)
-        except ValidationError as error:
-            problems.append(Problem(row.file, row.location, _describe(error),
-                                    "correct the value"))
-            continue
-        first_seen[instance_id] = (row.file, row.location)
-        instances.append(instance)
+        for values in expanded:
+            _add_instance(row, values, instances, problems, first_seen)
     return instances, problems
+
+
+def _add_instance(row: RawRow, values: dict[str, Any], instances: InstanceStore,
+                  problems: list[Problem], first_seen: dict[str, tuple[str, str]]) -> None:
+    """One normalised row as an instance, or a Problem (a duplicate id, a bad value)."""
+    instance_id = values["id"]
+    prefix = row.defaults.get("_id_prefix")
+    if prefix:  # the FBI release repeats ids across files: qualify by category
+        instance_id = f"{prefix}:{instance_id}"
+        number = 2
+        while instance_id in first_seen and first_seen[instance_id][0] == row.file:
+            instance_id = f"{prefix}:{values['id']}~{number}"
+            number += 1
+        values["id"] = instance_id
+    if instance_id in first_seen:
+        other_file, other_location = first_seen[instance_id]
+        problems.append(Problem(
+            row.file, row.location,
+            f"duplicate id '{instance_id}' (first at {other_file}, {other_location})",
+            "give every row its own id"))
+        return
+    try:
+        instance = Instance(**values)
+    except ValidationError as error:
+        problems.append(Problem(row.file, row.location, _describe(error),
+                                "correct the value"))
+        return
+    first_seen[instance_id] = (row.file, row.location)
+    instances.append(instance)
 
 
 class RowProblem(Exception):
@@ -140,6 +147,74 @@ def parse_columns(text: str | None) -> dict[str, str]:
 
 #: A preference dataset's fields (RewardBench's names; ``category`` reads ``subset``).
 PREFERENCE_FIELDS = ("prompt", "chosen", "rejected", "category", "id")
+
+
+def _preference_rows(row: RawRow) -> list[dict[str, Any]]:
+    """A row's data as fbi rows: itself, the pair a preference row names, or a best-of-N
+    row's chosen × rejected pairs (`_best_of_n_pairs`)."""
+    preference = "chosen" in row.data or "rejected" in row.data
+    data = _preference_row(row.data, row.file, row.defaults.get("_subset"))
+    if preference and (isinstance(data.get("gold_answer"), list) or
+                       isinstance(data.get("perturbed_answer"), list)):
+        return _best_of_n_pairs(data)
+    return [data]
+
+
+#: The most answers a best-of-N row may list on each side (RewardBench 2's Ties rows
+#: have up to a few dozen); more is refused, not expanded into a quadratic number of pairs.
+MAX_BEST_OF_N = 64
+
+
+#: RewardBench 2's columns that describe a row and are not kept: the models behind the
+#: answers (a list, one per answer) and free-form metadata.
+_BEST_OF_N_METADATA = ("models", "additional_metadata")
+
+
+def _best_of_n_pairs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """RewardBench 2's layout (Malik et al. 2025, arXiv 2506.01937, §3): a prompt,
+    ``chosen`` and ``rejected`` as lists of answers, ``num_correct`` (the chosen count)
+    optional. Each chosen × rejected pair is a preference instance (id ``ROW:cI-rJ``,
+    1-based), grouped by the row (provenance ``group``, ``chosen_index``,
+    ``rejected_index``, ``chosen_count``, ``rejected_count``), so every strategy judges
+    it and `fbi.metrics.best_of_n` ranks the row: right when every chosen answer
+    outranks every rejected one."""
+    chosen, rejected = data.pop("gold_answer"), data.pop("perturbed_answer")
+    for name, answers in (("chosen", chosen), ("rejected", rejected)):
+        if not isinstance(answers, list) or not answers:
+            raise RowProblem(f"'{name}' must be a non-empty list of answers when the other "
+                             "is a list (RewardBench 2's layout)",
+                             f"write {name} as [\"answer\", ...]")
+        if len(answers) > MAX_BEST_OF_N:
+            raise RowProblem(f"'{name}' lists {len(answers)} answers, more than "
+                             f"{MAX_BEST_OF_N}", "split the row or shorten the list")
+        for number, answer in enumerate(answers, start=1):
+            if isinstance(answer, dict | list):
+                raise RowProblem(f"'{name}' item {number} is a conversation, not an answer: "
+                                 "conversations are not read yet", "give answers as text")
+            if not isinstance(answer, str) or not answer.strip():
+                raise RowProblem(f"'{name}' item {number} is not a non-empty text",
+                                 "give every answer as text")
+    for name, expected in (("num_correct", len(chosen)), ("num_rejected", len(rejected)),
+                           ("total_completions", len(chosen) + len(rejected))):
+        count = data.pop(name, None)  # RewardBench 2's counts: checked, not trusted
+        if count not in (None, "") and (isinstance(count, bool) or
+                                        str(count).strip() != str(expected)):
+            raise RowProblem(f"{name} {count!r} but the row lists {expected} such answers",
+                             f"correct {name}, or leave it out")
+    for name in _BEST_OF_N_METADATA:
+        data.pop(name, None)
+    group = data.get("id")
+    if group in (None, ""):
+        group = content_id(data["category"], str(data.get("instruction")), *(
+            "\x1e".join(answers) for answers in (chosen, rejected)))
+    if isinstance(group, bool) or not isinstance(group, str | int):
+        raise RowProblem("'id' must be text or a whole number", "write the id as text")
+    group = str(group).strip()
+    return [{**data, "id": f"{group}:c{i + 1}-r{j + 1}", "gold_answer": good,
+             "perturbed_answer": bad, "group": group, "chosen_index": i,
+             "rejected_index": j, "chosen_count": len(chosen),
+             "rejected_count": len(rejected), "original_id": group}
+            for i, good in enumerate(chosen) for j, bad in enumerate(rejected)]
 
 
 def _preference_row(data: dict[str, Any], file: str, subset: str | None) -> dict[str, Any]:
@@ -200,8 +275,7 @@ def llmbar_subset(path: Path, root: Path | None = None) -> str:
     return path.parent.name or "all"
 
 
-def _normalise(row: RawRow) -> dict[str, Any]:
-    data = _preference_row(row.data, row.file, row.defaults.get("_subset"))
+def _normalise(row: RawRow, data: dict[str, Any]) -> dict[str, Any]:
     data = {COLUMN_ALIASES.get(key, key): value for key, value in data.items()}
     data = {k: v for k, v in data.items() if k not in ("schema_version",)}
     merged = {**{k: v for k, v in row.defaults.items() if not k.startswith("_")}, **{
@@ -242,10 +316,11 @@ def _normalise(row: RawRow) -> dict[str, Any]:
     merged["label"] = _label(merged.get("label"))
     merged["flags"] = _flags(merged.get("flags"))
     provenance = {k: merged.pop(k) for k in list(merged) if k in _PROVENANCE_FIELDS}
-    if "seed" in provenance:
-        provenance["seed"] = _seed(provenance["seed"])
+    for name in _INTEGER_PROVENANCE:
+        if name in provenance:
+            provenance[name] = _whole(provenance[name], name)
     provenance.setdefault("original_id", str(data.get("id") or ""))
-    merged["provenance"] = Provenance(**{k: v if k == "seed" else str(v)
+    merged["provenance"] = Provenance(**{k: v if k in _INTEGER_PROVENANCE else str(v)
                                          for k, v in provenance.items()})
     unknown = set(merged) - _INSTANCE_FIELDS
     if unknown:
@@ -301,15 +376,20 @@ def _flags(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _seed(value: Any) -> int | None:
+#: Provenance fields that hold whole numbers (the rest are text).
+_INTEGER_PROVENANCE = ("seed", "chosen_index", "rejected_index", "chosen_count",
+                       "rejected_count")
+
+
+def _whole(value: Any, name: str) -> int | None:
     if value in (None, ""):
         return None
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise RowProblem(f"'seed' must be a whole number, not {value!r}", "write an integer")
+        raise RowProblem(f"'{name}' must be a whole number, not {value!r}", "write an integer")
     try:
         return int(value)
     except ValueError:
-        raise RowProblem(f"'seed' must be a whole number, not {value!r}",
+        raise RowProblem(f"'{name}' must be a whole number, not {value!r}",
                           "write an integer") from None
 
 

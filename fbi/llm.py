@@ -12,20 +12,20 @@ map read from the package rather than the network, and not at all on the direct 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import json
-import random
 import re
-import time
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fbi._request_json import key_frame, messages_json
 from fbi.cache import ResponseCache
 from fbi.errors import ConfigError, FbiWarning, MissingKey, ModelError, ModelUnavailable
+from fbi.prices import reasoning_cost
 from fbi.provider_errors import (
     CONFIGURATION,
     FIXES,
@@ -42,6 +42,7 @@ from fbi.redaction import (
     known_secrets_redactor,
     public_url,
 )
+from fbi.retries import RequestRateLimiter, RetryPolicy
 from fbi.transports import (
     LitellmTransport,
     PoolExhausted,
@@ -154,43 +155,6 @@ class ModelResponse:
         return entry
 
 
-class RequestRateLimiter:
-    """At most ``rpm`` requests a minute, as a token bucket holding one request: starts
-    are spaced 60/rpm seconds apart, whatever the concurrency."""
-
-    def __init__(self, rpm: float, clock=time.monotonic, sleep=asyncio.sleep):
-        self.interval = 60.0 / rpm
-        self._clock = clock
-        self._sleep = sleep
-        self._next = 0.0
-
-    async def wait(self) -> None:
-        now = self._clock()
-        start = max(now, self._next)
-        self._next = start + self.interval  # reserved before sleeping: no two share a slot
-        if start > now:
-            await self._sleep(start - now)
-
-
-@dataclass
-class RetryPolicy:
-    """Exponential backoff with full jitter; a server's Retry-After wins when given."""
-
-    max_retries: int = 6
-    """Tries after the first, for what another try can fix."""
-    base_delay_s: float = 0.5
-    """The first backoff's cap, doubled each try."""
-    max_delay_s: float = 30.0
-    """The largest backoff (a server's Retry-After may ask for up to four times it)."""
-    rng: random.Random = field(default_factory=random.Random)
-    """The jitter's random source (seeded in tests)."""
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_delay_s * 4)
-        return self.rng.uniform(0, min(self.max_delay_s, self.base_delay_s * 2 ** attempt))
-
-
 class ModelClient:
     """The one model interface: the response cache, retries with backoff, the circuit
     breaker, a pool of servers, and the secrets kept out of replies, over a transport
@@ -243,6 +207,7 @@ class ModelClient:
         # (model, api_base) → the stand-in key it needs, or None: litellm's check of the
         # environment is too slow to make for every call
         self._placeholder_keys: dict[tuple[str, str | None], str | None] = {}
+        self._in_flight: dict[str, asyncio.Future] = {}  # cache key → the call making it
 
     @property
     def api_pool(self) -> tuple[str, ...]:
@@ -272,17 +237,36 @@ class ModelClient:
         return ModelResponse(**hit, cached=True) if hit else None
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        """The model's reply to ``request``: from the cache, or from the model."""
+        """The model's reply to ``request``: from the cache, or from the model. A request
+        the same as one in flight waits for that call's reply (marked ``cached``: it cost
+        nothing more) rather than paying again — a best-of-N row asks the same
+        single-answer question once for every pair its answer is in."""
         hit = self.cached(request)
         if hit is not None:
             return hit
+        key = request.cache_key()
+        waiting = self._in_flight.get(key)
+        if waiting is not None:
+            response = await asyncio.shield(waiting)
+            return dataclasses.replace(response, cached=True, latency_s=0.0)
+        call = asyncio.ensure_future(self._complete_uncached(request, key))
+        self._in_flight[key] = call
+        try:
+            return await asyncio.shield(call)
+        finally:
+            if call.done():
+                self._in_flight.pop(key, None)
+            else:  # cancelled while waiting: the call goes on for the others, or is
+                call.add_done_callback(lambda _: self._in_flight.pop(key, None))
+
+    async def _complete_uncached(self, request: ModelRequest, key: str) -> ModelResponse:
         try:
             self.check_deferred()
         except ConfigError as error:  # stops the run; what is saved stays saved
             raise ModelUnavailable(str(error)) from None
         response = await self._call_with_retries(request)
         if self.cache is not None:
-            self.cache.put(request.cache_key(), request.model, response.to_cache())
+            self.cache.put(key, request.model, response.to_cache())
         return response
 
     async def aclose(self) -> None:
@@ -567,17 +551,6 @@ def _as_token_logprobs(tokens) -> list[list[tuple[str, float]]] | None:
         return None
     return [[(str(c[0]), float(c[1])) if isinstance(c, (list, tuple)) else ("", float(c))
              for c in top] for top in tokens]
-
-
-def reasoning_cost(model: str, reasoning_tokens: int, batch: bool = False) -> float | None:
-    """USD of ``reasoning_tokens`` at the model's reply-token price (providers count
-    reasoning among the reply tokens and bill it so); 0 for none, None when unpriced."""
-    if not reasoning_tokens:
-        return 0.0
-    from fbi.prices import price_of
-
-    price = price_of(model, batch)
-    return None if price is None else reasoning_tokens * price[1]
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -54,3 +54,12 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int,
     if price is None:
         return None
     return prompt_tokens * price[0] + completion_tokens * price[1]
+
+
+def reasoning_cost(model: str, reasoning_tokens: int, batch: bool = False) -> float | None:
+    """USD of ``reasoning_tokens`` at the model's reply-token price (providers count
+    reasoning among the reply tokens and bill it so); 0 for none, None when unpriced."""
+    if not reasoning_tokens:
+        return 0.0
+    price = price_of(model, batch)
+    return None if price is None else reasoning_tokens * price[1]

@@ -120,7 +120,8 @@ class ModelSettings(BaseModel):
 
     def client(self, cache=None, api_key: str | None = None, **options: Any):
         """The [`ModelClient`][fbi.llm.ModelClient] these settings describe."""
-        from fbi.llm import ModelClient, RetryPolicy
+        from fbi.llm import ModelClient
+        from fbi.retries import RetryPolicy
 
         return ModelClient(cache=cache, timeout_s=self.timeout_s,
                            retry=RetryPolicy(max_retries=self.retries), api_key=api_key,

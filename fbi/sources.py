@@ -164,22 +164,31 @@ def _seeded_sample(keys: list[InstanceKey], chosen: list[int], size: int, seed: 
     if by not in ("category", "overall"):
         raise InputError(f"sample_by {by!r}: give 'category' or 'overall'")
     rng = random.Random(seed)
-    groups: dict[str, list[int]] = {}
+    groups: dict[str, dict[str, None]] = {}  # (ordered sets: a row's pairs are one unit)
     for n in sorted(chosen, key=lambda n: keys[n].id):
-        groups.setdefault(keys[n].category if by == "category" else "all", []).append(n)
-    drawn = {n for name in sorted(groups)
-             for n in rng.sample(groups[name], min(size, len(groups[name])))}
-    return [n for n in chosen if n in drawn]
+        groups.setdefault(keys[n].category if by == "category" else "all", {})[
+            _unit(keys[n])] = None
+    drawn = {unit for name in sorted(groups)
+             for unit in rng.sample(list(groups[name]), min(size, len(groups[name])))}
+    return [n for n in chosen if _unit(keys[n]) in drawn]
+
+
+def _unit(key: InstanceKey) -> str:
+    """What --limit and --sample count: an instance, or a best-of-N row (all its pairs:
+    a row judged in part cannot be ranked)."""
+    return f"group:{key.group}" if key.group else f"id:{key.id}"
 
 
 def _first_per_category(keys: list[InstanceKey], chosen: list[int], limit: int) -> list[int]:
-    """Keep the first ``limit`` of each category of the ``chosen`` positions, in order."""
-    seen: dict[str, int] = {}
+    """Keep the first ``limit`` of each category of the ``chosen`` positions, in order (a
+    best-of-N row counting once, with all its pairs)."""
+    seen: dict[str, set[str]] = {}
     kept = []
     for n in chosen:
-        category = keys[n].category
-        if seen.get(category, 0) < limit:
-            seen[category] = seen.get(category, 0) + 1
+        units = seen.setdefault(keys[n].category, set())
+        unit = _unit(keys[n])
+        if unit in units or len(units) < limit:
+            units.add(unit)
             kept.append(n)
     return kept
 
@@ -361,6 +370,8 @@ def parquet_schema():
         ("gold_answer", text), ("perturbed_answer", text), ("rationale", text),
         ("label", text), ("source", text), ("original_id", text), ("generator", text),
         ("template_version", text), ("seed", pa.int64()), ("gold_model", text),
+        ("group", text), ("chosen_index", pa.int64()), ("rejected_index", pa.int64()),
+        ("chosen_count", pa.int64()), ("rejected_count", pa.int64()),
         ("flags", pa.list_(text)), ("schema_version", pa.int64()),
     ])
 

@@ -73,9 +73,10 @@ def test_the_concepts_list_every_category_of_the_paper():
 
 
 #: Each documented module and its page of the API reference (docs/reference/api/).
-API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.settings": "records",
+API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.run_spec": "records",
+             "fbi.settings": "records",
              "fbi.findings": "records",
-             "fbi.llm": "models", "fbi.transports": "models",
+             "fbi.llm": "models", "fbi.retries": "models", "fbi.transports": "models",
              **{f"fbi.{name}": name for name in ("runs", "judge", "metrics", "report", "perturb",
                                                   "vet", "robustness", "local",
                                                   "hunt")}}

@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
-from fbi.llm import RequestRateLimiter
+from fbi.retries import RequestRateLimiter
 from fbi.settings import ModelSettings
 
 KEY = "sk-fbi-access-test-7f3a9c"

@@ -11,7 +11,7 @@ from openai_server import ChatServer
 
 from fbi import load_dataset, write_dataset
 from fbi.cli import main
-from fbi.records import Parameters
+from fbi.run_spec import Parameters
 from fbi.settings import ModelSettings
 
 

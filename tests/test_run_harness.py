@@ -408,7 +408,7 @@ def test_a_second_process_on_a_busy_folder_is_refused_and_loses_nothing(tmp_path
 
 
 def test_the_lock_is_released_when_the_run_ends(tmp_path):
-    from fbi.records import RunSpec
+    from fbi.run_spec import RunSpec
 
     spec = RunSpec(model="m", fbi_version="x", created_at="now", updated_at="now")
     with RunFolder.open(spec, tmp_path / "run.json"), pytest.raises(RunBusy):

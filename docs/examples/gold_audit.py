@@ -14,7 +14,8 @@ from pathlib import Path
 
 from fbi import Dataset
 from fbi.llm import ModelRequest, ModelResponse
-from fbi.records import CallRecord, DatasetRecord, RunSpec, TotalsRecord
+from fbi.records import CallRecord
+from fbi.run_spec import DatasetRecord, RunSpec, TotalsRecord
 from fbi.runs import Call, Parsed, Phase, RunTotals, Stage, StageFolder, now
 from fbi.settings import ModelSettings
 

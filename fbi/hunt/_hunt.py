@@ -66,19 +66,9 @@ from fbi.llm import ModelClient, litellm_version
 from fbi.metrics import outcome_of, wilson_interval
 from fbi.outputs import write_atomically
 from fbi.perturb import PerturbationCall
-from fbi.records import (
-    DatasetRecord,
-    GoldItem,
-    Instance,
-    Judgment,
-    Parameters,
-    RunSettings,
-    RunSpec,
-    Selection,
-    TotalsRecord,
-    VettingLabel,
-)
+from fbi.records import GoldItem, Instance, Judgment, VettingLabel
 from fbi.redaction import public_url
+from fbi.run_spec import DatasetRecord, Parameters, RunSettings, RunSpec, Selection, TotalsRecord
 from fbi.runs import (
     Call,
     DryRun,

@@ -35,13 +35,11 @@ from fbi.llm import (
     supports_logprobs,
 )
 from fbi.logs import AppendLog, read_log
-from fbi.records import (
-    INSTANCE_SCHEMA_VERSION,
-    JUDGMENT_SCHEMA_VERSION,
+from fbi.records import INSTANCE_SCHEMA_VERSION, JUDGMENT_SCHEMA_VERSION, Instance, Judgment
+from fbi.redaction import public_url
+from fbi.run_spec import (
     RUN_SCHEMA_VERSION,
     DatasetRecord,
-    Instance,
-    Judgment,
     Parameters,
     PromptRecord,
     RunSettings,
@@ -49,7 +47,6 @@ from fbi.records import (
     Selection,
     TotalsRecord,
 )
-from fbi.redaction import public_url
 from fbi.runs import (
     BatchOptions,
     Call,

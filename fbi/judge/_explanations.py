@@ -16,16 +16,8 @@ from pathlib import Path
 from fbi.errors import InputError
 from fbi.judge._strategies import StrategyRegistry
 from fbi.llm import ModelRequest, ModelResponse, json_object_in, litellm_version
-from fbi.records import (
-    DatasetRecord,
-    ExplanationCheck,
-    Judgment,
-    Parameters,
-    PromptRecord,
-    RunSettings,
-    RunSpec,
-    TotalsRecord,
-)
+from fbi.records import ExplanationCheck, Judgment
+from fbi.run_spec import DatasetRecord, Parameters, PromptRecord, RunSettings, RunSpec, TotalsRecord
 from fbi.runs import (
     Call,
     Parsed,

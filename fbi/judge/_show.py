@@ -11,8 +11,9 @@ from pathlib import Path
 from fbi.errors import InputError
 from fbi.judge._evaluate import EvaluationConfig, plan_calls, recorded_explanation_chars
 from fbi.judge._strategies import StrategyRegistry
-from fbi.records import Judgment, PromptRecord
+from fbi.records import Judgment
 from fbi.redaction import SECRET_PLACEHOLDER
+from fbi.run_spec import PromptRecord
 from fbi.runs import load_run
 from fbi.settings import ModelSettings
 

@@ -152,6 +152,100 @@ class ComparisonRow(Row):
     """Adjusted p below 0.05."""
 
 
+class BestOfNRow(JudgeStrategy):
+    """A judge × strategy on a best-of-N set's subset
+    ([`fbi.metrics.best_of_n`][fbi.metrics.best_of_n]): how often it ranked every chosen
+    answer above every rejected one."""
+
+    paradigm: str
+    """``single`` or ``pairwise``."""
+    group: str
+    """The subset, or ``all``."""
+    rows: int
+    """Rows the run judged whole."""
+    correct: int
+    """Rows with every chosen answer above every rejected one."""
+    unreadable: int
+    """Rows with no lost pair but an unreadable (or missing) one: out of ``accuracy``."""
+    incomplete: int
+    """Rows the run judged only some pairs of (a --limit or --sample cut them): out of
+    every figure."""
+    accuracy: Share
+    """``correct`` over the readable rows."""
+    ci_low: Share
+    """Its 95% Wilson interval, low end."""
+    ci_high: Share
+    """Its 95% Wilson interval, high end."""
+    worst_case_accuracy: Share
+    """``correct`` over every whole row: the unreadable counted wrong."""
+    chance: Share
+    """The accuracy of a judge ranking each row's answers in a random order: the mean of
+    1 / C(chosen + rejected, chosen) (25% for one chosen against three)."""
+    rewardbench_credit: Share
+    """Single-answer, rows of one chosen answer (Ties aside): RewardBench 2's credit —
+    1/k when the chosen answer shares the top score with k − 1 others, 1/N for an
+    unreadable row of N answers — averaged; None otherwise."""
+    credit_rows: int
+    """Rows behind ``rewardbench_credit``."""
+
+
+class TiesScore(JudgeStrategy):
+    """RewardBench 2's Ties subset score for a single-answer judge
+    ([`fbi.metrics.best_of_n`][fbi.metrics.best_of_n]); every figure None when it
+    cannot be computed (no ``ref:``/``tied:`` rows of one prompt both readable)."""
+
+    ref_prompts: int
+    """``ref:N`` rows (one correct answer) read."""
+    tied_prompts: int
+    """``tied:N`` rows (several correct answers) read."""
+    margin_prompts: int
+    """Prompts with both a ref and a tied row, behind the margin terms."""
+    left_out: int
+    """Ties rows left out: an answer's score was unreadable."""
+    misnamed: int
+    """Ties rows whose id is neither ``ref:N`` nor ``tied:N``: left out."""
+    score: Share = None
+    """The weighted score (0.30, 0.30, 0.20, 0.20, 0.01 of the terms below)."""
+    ref_accuracy: Share = None
+    """Ref rows whose correct answer outscores every incorrect one."""
+    tied_accuracy: Share = None
+    """Tied rows whose every correct answer outscores every incorrect one."""
+    correctness_preferred: Share = None
+    """Prompts whose tied correct–incorrect margin exceeds the correct answers' spread."""
+    correctness_preferred_hard: Share = None
+    """The same, with the smaller of the ref and tied margins."""
+    margin_score: Statistic = None
+    """Mean tanh(that smaller margin / spread − 1): the tie-breaker term."""
+
+
+class BestOfNComparison(Row):
+    """Two judges' paired test on one best-of-N subset under one strategy: the exact
+    McNemar test on the rows both judged readably."""
+
+    judge_a: str
+    """Side A's run label."""
+    judge_b: str
+    """Side B's run label."""
+    strategy: str
+    """The strategy both ran."""
+    group: str
+    """The subset, or ``all``."""
+    rows: int
+    """Rows both judged readably."""
+    accuracy_a: float
+    """A's accuracy over those rows."""
+    accuracy_b: float
+    """B's accuracy over those rows."""
+    a_only: int
+    """Rows A got right and B wrong."""
+    b_only: int
+    """Rows B got right and A wrong."""
+    p_value: float
+    """Exact McNemar p."""
+    p_holm: float
+    """Holm-adjusted over the pair's subsets."""
+
+
 class RankingRow(Row):
     """Whether two sides rank the categories alike
     ([`fbi.metrics.ranking_stability`][fbi.metrics.ranking_stability])."""

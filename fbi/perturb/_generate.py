@@ -30,13 +30,11 @@ from fbi.llm import (
 from fbi.logs import read_log
 from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
 from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
-from fbi.records import (
-    CallRecord,
+from fbi.records import CallRecord, Instance, Provenance
+from fbi.run_spec import (
     DatasetRecord,
-    Instance,
     Parameters,
     PromptRecord,
-    Provenance,
     RunSettings,
     RunSpec,
     Selection,

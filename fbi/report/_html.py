@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib import resources
 
 from fbi.diffing import word_diff
+from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
 from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._markdown import (
@@ -161,6 +162,7 @@ def render_html(summary: Summary, runs: list[Run]) -> str:
         manipulation=manipulation_table(summary) if summary.manipulation else None,
         manipulation_note=MANIPULATION_NOTE,
         human=human_tables(summary), human_note=HUMAN_NOTE, human_chart=human_chart(summary),
+        best_of_n=best_of_n_tables(summary), best_of_n_note=BEST_OF_N_NOTE,
         ranking_note=RANKING_NOTE,
         weighted=weighted_table(summary) if summary.weighted_scores else None,
         weighted_note=WEIGHTED_NOTE,

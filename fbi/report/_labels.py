@@ -9,7 +9,7 @@ from itertools import chain
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.records import RunSpec, identity_of
+from fbi.run_spec import RunSpec, identity_of
 from fbi.runs import Run
 
 

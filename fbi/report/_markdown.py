@@ -8,6 +8,7 @@ import io
 
 from fbi.escaping import csv_cell
 from fbi.escaping import markdown_text as md
+from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
 from fbi.report._cells import markdown_table, percent
 from fbi.report._human import HUMAN_NOTE, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
@@ -164,6 +165,9 @@ def _markdown_diagnostics(summary: Summary) -> list[str]:
                   markdown_table(*manipulation_table(summary))]
     for title, header, rows in human_tables(summary):
         parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", markdown_table(header, rows)]
+    for number, (title, header, rows) in enumerate(best_of_n_tables(summary)):
+        note = ["", md(BEST_OF_N_NOTE)] if number == 0 else []
+        parts += ["", f"## {md(title)}", *note, "", markdown_table(header, rows)]
     if summary.ranking_stability:
         parts += ["", "## Ranking stability: which errors are hardest", "",
                   md(RANKING_NOTE), "", markdown_table(*ranking_table(summary))]

@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from fbi.metrics import (
+    BestOfNComparison,
+    BestOfNRow,
     ComparisonRow,
     HumanAgreement,
     JudgeStabilityRow,
@@ -27,12 +29,13 @@ from fbi.metrics import (
     Row,
     SelfPreferenceRow,
     Share,
+    TiesScore,
     WeightedRow,
 )
 from fbi.metrics import GroupRate as RateRow
 from fbi.metrics import PairwiseBreakdown as PairwiseRow
 from fbi.metrics import ReferenceHistogram as ReferenceRow
-from fbi.records import DatasetRecord, PromptRecord
+from fbi.run_spec import DatasetRecord, PromptRecord
 
 #: summary.json's format. 2: comparisons name both sides' strategies (``strategy_b``,
 #: ``named``). The rows have not changed shape since; the models only type them.
@@ -91,6 +94,18 @@ class ExplanationCheckRow(JudgeStrategy):
     """detected_in_explanation_only over the readable checks."""
 
 
+class BestOfN(Row):
+    """Best-of-N sets (RewardBench 2's layout) ranked row by row
+    ([`fbi.metrics.best_of_n`][fbi.metrics.best_of_n]); empty without such rows."""
+
+    accuracy: list[BestOfNRow] = []
+    """Per judge × strategy × subset (and ``all``)."""
+    ties: list[TiesScore] = []
+    """RewardBench 2's Ties score, per single-answer judge × strategy."""
+    comparisons: list[BestOfNComparison] = []
+    """Paired tests of two judges under one strategy."""
+
+
 class RobustnessEntry(RobustnessResults):
     """A robustness run's ``robustness.json`` as the report shows it: with its folder."""
 
@@ -147,3 +162,5 @@ class Summary(BaseModel):
     """Errors named in the explanation though the score missed them."""
     display_names: dict[str, str]
     """Strategy name → the paper's name."""
+    best_of_n: BestOfN = BestOfN()
+    """Best-of-N rows: accuracy, chance, the Ties score, paired tests."""

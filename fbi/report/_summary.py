@@ -16,6 +16,7 @@ from fbi.errors import InputError
 from fbi.metrics import (
     InstanceOutcome,
     aggregate,
+    best_of_n,
     human_agreement,
     instance_outcomes,
     judge_stability,
@@ -36,6 +37,7 @@ from fbi.report._human import read_human_labels
 from fbi.report._labels import label_runs
 from fbi.report._schema import (
     SUMMARY_SCHEMA_VERSION,
+    BestOfN,
     Bias,
     CoverageRow,
     ExplanationCheckRow,
@@ -105,6 +107,7 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
     instances = {i: instance for run in runs for i, instance in run.instances.items()}
     labels, human_warnings = read_human_labels(human, instances) if human else ([], [])
     pairwise = pairwise_breakdowns(outcomes, judgments)
+    accuracy, ties, bon_tests = best_of_n(outcomes + missing, judgments, instances)
     return Summary(
         convention=convention,  # type: ignore[arg-type]
         coverage=coverage_rows,
@@ -136,6 +139,7 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
         explanation_check=explanation_check_rows(outcomes,
                                                  [c for r in runs for c in r.checks]),
         display_names=_display_names(runs),
+        best_of_n=BestOfN(accuracy=accuracy, ties=ties, comparisons=bon_tests),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fbi.metrics import RobustnessResults
+from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
 from fbi.report._human import human_tables
 from fbi.report._manipulation import manipulation_table
 from fbi.report._markdown import coverage_warning
@@ -66,6 +67,10 @@ def terminal_report(summary: Summary) -> list[Block]:
                             *manipulation_table(summary, terminal=True)))
     blocks += [Block(title=t, header=h, rows=r)
                for t, h, r in human_tables(summary, terminal=True)]
+    bon = best_of_n_tables(summary, terminal=True)
+    blocks += [Block(title=t, header=h, rows=r) for t, h, r in bon]
+    if bon:
+        blocks.append(Block(text=BEST_OF_N_NOTE))
     return blocks
 
 

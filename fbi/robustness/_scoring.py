@@ -29,8 +29,9 @@ from fbi.metrics import (
     response_consistency,
     retest_metrics,
 )
-from fbi.records import CallRecord, Parameters, RunSpec
+from fbi.records import CallRecord
 from fbi.robustness._items import LETTERS, Judge, normalise, parse_letter, split_answers
+from fbi.run_spec import Parameters, RunSpec
 
 SUITES = ("multiqa", "noise", "shuffle", "maqa")
 

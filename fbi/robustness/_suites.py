@@ -42,16 +42,7 @@ from fbi.metrics import (
     token_confidence,
 )
 from fbi.outputs import write_atomically
-from fbi.records import (
-    CallRecord,
-    DatasetRecord,
-    Parameters,
-    PromptRecord,
-    RunSettings,
-    RunSpec,
-    Selection,
-    TotalsRecord,
-)
+from fbi.records import CallRecord
 from fbi.robustness._items import (
     LETTERS,
     Judge,
@@ -71,6 +62,15 @@ from fbi.robustness._variants import (
     original,
     rephrase_variants,
     shuffle_variants,
+)
+from fbi.run_spec import (
+    DatasetRecord,
+    Parameters,
+    PromptRecord,
+    RunSettings,
+    RunSpec,
+    Selection,
+    TotalsRecord,
 )
 from fbi.runs import (
     BatchOptions,

@@ -41,7 +41,8 @@ from fbi.llm import (
     estimate_cost,
 )
 from fbi.logs import AppendLog, read_log
-from fbi.records import CallRecord, TotalsRecord
+from fbi.records import CallRecord
+from fbi.run_spec import TotalsRecord
 
 #: Seconds the calls in flight get to finish after the first Ctrl-C.
 GRACE_S = 3.0

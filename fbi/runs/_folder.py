@@ -1,7 +1,7 @@
 """Where a run folder is validated: its spec, the same-run guard, and the one-writer lock.
 
 Every stage that calls a model keeps its state in a run folder (or, for ``perturb``,
-beside its queue): a typed [`RunSpec`][fbi.records.RunSpec] and one or more append-only
+beside its queue): a typed [`RunSpec`][fbi.run_spec.RunSpec] and one or more append-only
 logs. [`RunFolder.open`][fbi.runs.RunFolder.open] is the only way to write there. It
 
 * refuses a folder fbi did not write (`fbi.outputs.claim_folder`: a non-empty
@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from fbi.errors import InputError, validation_summary
 from fbi.outputs import claim_folder, mark_written, write_atomically
-from fbi.records import RunSpec, identity_of
+from fbi.run_spec import RunSpec, identity_of
 
 LOCK_NAME = ".fbi.lock"
 

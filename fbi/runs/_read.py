@@ -12,7 +12,8 @@ from typing import Any
 
 from fbi.errors import InputError
 from fbi.logs import read_log
-from fbi.records import ExplanationCheck, Instance, Judgment, RunSpec
+from fbi.records import ExplanationCheck, Instance, Judgment
+from fbi.run_spec import RunSpec
 from fbi.runs._folder import read_spec
 
 #: What analysis never reads of a judgment: the raw reply, its repairs and the prompt's

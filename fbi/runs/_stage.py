@@ -3,7 +3,7 @@
 Every stage that calls a model (evaluate, explain-check, perturb's LLM engine, a robustness
 run) is a [`Stage`][fbi.runs.Stage]: its [`ModelSettings`][fbi.settings.ModelSettings],
 where its state lives ([`StageFolder`][fbi.runs.StageFolder]), the
-[`RunSpec`][fbi.records.RunSpec] it writes, and its calls grouped in
+[`RunSpec`][fbi.run_spec.RunSpec] it writes, and its calls grouped in
 [`Phase`][fbi.runs.Phase] logs, each call a [`Call`][fbi.runs.Call] that says how its reply
 becomes a record. [`run_stage`][fbi.runs.run_stage] does the rest, the same for all: refuses
 what cannot be kept (a budget with batches, a pool with batches), checks the folder before
@@ -24,7 +24,8 @@ from pathlib import Path
 
 from fbi.llm import ModelClient, ModelRequest
 from fbi.logs import AppendLog, read_log
-from fbi.records import CallRecord, RunSpec
+from fbi.records import CallRecord
+from fbi.run_spec import RunSpec
 from fbi.runs._batch import (
     BatchOptions,
     BatchRunner,

@@ -39,6 +39,11 @@ COLUMN_DOCS = [
     ("template_version", "version of the template or rules that made it"),
     ("seed", "random seed of the rule engine, when used"),
     ("gold_model", "the model that wrote the gold answer, when known"),
+    ("group", "the best-of-N row a pair was expanded from (empty for a plain pair)"),
+    ("chosen_index", "in a best-of-N row, the chosen answer playing gold (0-based)"),
+    ("rejected_index", "in a best-of-N row, the rejected answer playing perturbed"),
+    ("chosen_count", "in a best-of-N row, how many chosen answers it lists"),
+    ("rejected_count", "in a best-of-N row, how many rejected answers it lists"),
     ("flags", "automatic pre-screen flags the candidate carried"),
     ("schema_version", "version of this record layout"),
 ]
