@@ -184,7 +184,7 @@ class VettingApp(App):
             f"{self.annotations.annotator}")
         perturbed = state.edited_answer if state and state.edited_answer else \
             item.perturbed_answer
-        self.query_one("#instruction", Static).update(Text(item.instruction))
+        self.query_one("#instruction", Static).update(Text(item.question))
         self.query_one("#gold", Static).update(Text(item.gold_answer))
         diff = diff_text(item.gold_answer, perturbed)
         if state and state.edited_answer:

@@ -39,7 +39,7 @@ class InstanceKey(NamedTuple):
 
 #: Columns a row leaves out of its canonical form when empty: those added after datasets
 #: were fingerprinted, so a dataset without best-of-N rows keeps its fingerprint.
-OMITTED_WHEN_EMPTY = ("group", "chosen_index", "rejected_index", "chosen_count",
+OMITTED_WHEN_EMPTY = ("context", "group", "chosen_index", "rejected_index", "chosen_count",
                       "rejected_count")
 
 
@@ -47,7 +47,7 @@ def canonical_row(instance: Instance) -> bytes:
     """The instance's row as the dataset fingerprint hashes it (keys sorted, UTF-8)."""
     row = instance.to_row()
     for name in OMITTED_WHEN_EMPTY:
-        if row[name] in (None, ""):
+        if row[name] in (None, "", []):
             del row[name]
     return json.dumps(row, sort_keys=True, ensure_ascii=False).encode()
 

@@ -14,6 +14,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from fbi._instance_store import InstanceStore
+from fbi.conversations import (
+    ConversationError,
+    check_context,
+    parse_messages,
+    shared_turns,
+    split_final_turn,
+)
 from fbi.errors import InputError, Problem
 from fbi.records import (
     COLUMN_ALIASES,
@@ -151,13 +158,69 @@ PREFERENCE_FIELDS = ("prompt", "chosen", "rejected", "category", "id")
 
 def _preference_rows(row: RawRow) -> list[dict[str, Any]]:
     """A row's data as fbi rows: itself, the pair a preference row names, or a best-of-N
-    row's chosen × rejected pairs (`_best_of_n_pairs`)."""
+    row's chosen × rejected pairs (`_best_of_n_pairs`); conversations first made into
+    their final turn and its context (`conversation_row`)."""
     preference = "chosen" in row.data or "rejected" in row.data
-    data = _preference_row(row.data, row.file, row.defaults.get("_subset"))
+    if "question_id" in row.data and "turns" in row.data:
+        raise RowProblem("an MT-Bench question (question_id, turns): it holds no answers to "
+                         "judge", "make perturbations of its reference answers with fbi "
+                         "perturb --dataset FILE, then judge the vetted queue",
+                         whole_file=True)
+    data = conversation_row(row.data)
+    data = _preference_row(data, row.file, row.defaults.get("_subset"))
     if preference and (isinstance(data.get("gold_answer"), list) or
                        isinstance(data.get("perturbed_answer"), list)):
         return _best_of_n_pairs(data)
     return [data]
+
+
+#: UltraFeedback-binarized's columns beside its conversations, not kept: the chosen
+#: conversation again, the first user turn, and the two ratings.
+_CONVERSATION_METADATA = ("messages", "prompt", "score_chosen", "score_rejected")
+
+
+def conversation_row(data: dict[str, Any]) -> dict[str, Any]:
+    """A row whose instruction is a conversation in fbi's fields (`fbi.conversations`):
+    a ``messages`` list ending with the assistant's answer (the gold answer; the turns
+    before the last user turn its ``context``); a preference pair whose ``chosen`` and
+    ``rejected`` are whole conversations sharing every turn but the last (HH-RLHF's and
+    UltraFeedback-binarized's layout; ``prompt_id`` read as the id); a ``context`` column
+    as fbi writes it. Other rows are returned as they are."""
+    try:
+        if _is_conversation(data.get("chosen")) or _is_conversation(data.get("rejected")):
+            data = dict(data)
+            chosen = parse_messages(data.pop("chosen"), "chosen")
+            rejected = parse_messages(data.pop("rejected"), "rejected")
+            context, question, good, bad = shared_turns(chosen, rejected)
+            for name in _CONVERSATION_METADATA:
+                data.pop(name, None)
+            if "prompt_id" in data:
+                data.setdefault("id", data.pop("prompt_id"))
+            return {**data, "prompt": question, "chosen": good, "rejected": bad,
+                    "context": context}
+        if "messages" in data:
+            clash = [c for c in ("instruction", "question", "gold_answer", "og", "context")
+                     if data.get(c) not in (None, "")]
+            if clash:
+                raise RowProblem(f"both 'messages' and {clash[0]!r}",
+                                 "give the conversation in messages, or the columns")
+            data = dict(data)
+            context, question, answer = split_final_turn(
+                parse_messages(data.pop("messages"), "messages"))
+            return {**data, "instruction": question, "gold_answer": answer,
+                    "context": context}
+        if data.get("context") not in (None, "", []):
+            return {**data, "context": check_context(parse_messages(data["context"],
+                                                                    "context"))}
+    except ConversationError as error:
+        raise RowProblem(str(error), "correct the conversation (turns of role and content: "
+                         "docs/reference/formats.md)") from None
+    return data
+
+
+def _is_conversation(value: Any) -> bool:
+    """A list of messages (not of answers: best-of-N rows list text)."""
+    return isinstance(value, list) and bool(value) and isinstance(value[0], dict)
 
 
 #: The most answers a best-of-N row may list on each side (RewardBench 2's Ties rows
@@ -188,9 +251,6 @@ def _best_of_n_pairs(data: dict[str, Any]) -> list[dict[str, Any]]:
             raise RowProblem(f"'{name}' lists {len(answers)} answers, more than "
                              f"{MAX_BEST_OF_N}", "split the row or shorten the list")
         for number, answer in enumerate(answers, start=1):
-            if isinstance(answer, dict | list):
-                raise RowProblem(f"'{name}' item {number} is a conversation, not an answer: "
-                                 "conversations are not read yet", "give answers as text")
             if not isinstance(answer, str) or not answer.strip():
                 raise RowProblem(f"'{name}' item {number} is not a non-empty text",
                                  "give every answer as text")

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from fbi.conversations import as_dicts, check_context, parse_messages, question_text, turn_of
 from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
 
 INSTANCE_SCHEMA_VERSION = 1
@@ -80,9 +81,13 @@ class Instance(BaseModel):
     category: str
     """The perturbation category (`fbi.CATEGORIES`)."""
     instruction: str = Field(min_length=1)
-    """The question or task the answers answer."""
+    """The question or task the answers answer (of a conversation: its last user turn)."""
+    context: tuple[tuple[str, str], ...] = ()
+    """A conversation's turns before the instruction, as (role, content): an optional
+    system message, then user and assistant turns alternating, ending with the
+    assistant's; empty for a single-turn instance (`fbi.conversations`)."""
     gold_answer: str = Field(min_length=1)
-    """The reference answer, unperturbed."""
+    """The reference answer, unperturbed (of a conversation: the final assistant turn)."""
     perturbed_answer: str = Field(min_length=1)
     """The gold answer with one targeted error (or a score-invariant rewrite)."""
     rationale: str | None = None
@@ -99,6 +104,12 @@ class Instance(BaseModel):
     def _known_category(cls, value: str) -> str:
         get_category(value)  # raises UnknownName with the valid names
         return value
+
+    @field_validator("context")
+    @classmethod
+    def _turns_take_turns(cls, value: tuple[tuple[str, str], ...]
+                          ) -> tuple[tuple[str, str], ...]:
+        return check_context(parse_messages(value, "context"))
 
     @model_validator(mode="after")
     def _ability_matches_category(self) -> Instance:
@@ -118,6 +129,17 @@ class Instance(BaseModel):
     def is_extra(self) -> bool:
         return get_category(self.category).extra
 
+    @property
+    def turn(self) -> int:
+        """Which user turn the instruction is (1: single-turn)."""
+        return turn_of(self.context)
+
+    @property
+    def question(self) -> str:
+        """The instruction as prompts show it: with a conversation's earlier turns
+        (`fbi.conversations.question_text`)."""
+        return question_text(self.context, self.instruction)
+
     # -- the flat tabular form used by JSONL, CSV and Parquet files -------------------
 
     @classmethod
@@ -127,7 +149,8 @@ class Instance(BaseModel):
         provenance = Provenance(**{name: row[name] for name in PROVENANCE_COLUMNS
                                    if row.get(name) is not None})
         return cls(id=row["id"], ability=row["ability"], category=row["category"],
-                   instruction=row["instruction"], gold_answer=row["gold_answer"],
+                   instruction=row["instruction"], context=row.get("context") or (),
+                   gold_answer=row["gold_answer"],
                    perturbed_answer=row["perturbed_answer"], rationale=row["rationale"],
                    label=row["label"], provenance=provenance, flags=tuple(row["flags"]),
                    schema_version=row["schema_version"])
@@ -140,6 +163,7 @@ class Instance(BaseModel):
             "ability": self.ability.value,
             "category": self.category,
             "instruction": self.instruction,
+            "context": as_dicts(self.context),
             "gold_answer": self.gold_answer,
             "perturbed_answer": self.perturbed_answer,
             "rationale": self.rationale,
@@ -201,6 +225,13 @@ class GoldItem:
     """The answer to perturb."""
     source: str = ""
     """The dataset it came from."""
+    context: tuple[tuple[str, str], ...] = ()
+    """A conversation's turns before the instruction (`Instance.context`)."""
+
+    @property
+    def question(self) -> str:
+        """The instruction as prompts show it (`Instance.question`)."""
+        return question_text(self.context, self.instruction)
 
 
 # ------------------------------------------------------------------ judge runs

@@ -26,6 +26,7 @@ import csv
 import dataclasses
 import io
 import json
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,10 +49,12 @@ from fbi._rows import (
     RowProblem,
     ability_of,
     build_instances,
+    conversation_row,
 )
 from fbi._rows import parse_columns as parse_columns  # the CLI's and tests' names for them
 from fbi._rows import readable_rows as readable_rows
-from fbi.errors import DatasetError, InputError, Problem
+from fbi.conversations import question_text
+from fbi.errors import DatasetError, FbiWarning, InputError, Problem
 from fbi.escaping import has_control_characters
 from fbi.outputs import write_atomically
 from fbi.records import (
@@ -348,6 +351,7 @@ def write_dataset(instances: Iterable[Instance], path: str | Path) -> Path:
         writer.writeheader()
         for row in rows:
             writer.writerow({**row, "flags": json.dumps(row["flags"]),
+                             "context": json.dumps(row["context"]) if row["context"] else "",
                              "rationale": row["rationale"] or "",
                              "seed": "" if row["seed"] is None else row["seed"]})
         write_atomically(path, out.getvalue())
@@ -367,6 +371,7 @@ def parquet_schema():
     text = pa.string()
     return pa.schema([
         ("id", text), ("ability", text), ("category", text), ("instruction", text),
+        ("context", pa.list_(pa.struct([("role", text), ("content", text)]))),
         ("gold_answer", text), ("perturbed_answer", text), ("rationale", text),
         ("label", text), ("source", text), ("original_id", text), ("generator", text),
         ("template_version", text), ("seed", pa.int64()), ("gold_model", text),
@@ -374,6 +379,42 @@ def parquet_schema():
         ("chosen_count", pa.int64()), ("rejected_count", pa.int64()),
         ("flags", pa.list_(text)), ("schema_version", pa.int64()),
     ])
+
+
+#: MT-Bench's question categories → the ability whose errors suit their answers.
+MT_BENCH_ABILITIES = {"writing": "long-form", "roleplay": "long-form", "math": "reasoning",
+                      "reasoning": "reasoning", "coding": "reasoning",
+                      "extraction": "instruction-following", "stem": "factual",
+                      "humanities": "factual"}
+
+
+def mt_bench_items(data: dict) -> list[dict]:
+    """MT-Bench's ``question.jsonl`` layout (question_id, category, turns, reference): one
+    gold item per turn that has a reference answer, each later turn with the earlier
+    questions and reference answers as its context; none for a question without
+    references."""
+    turns, references = data.get("turns"), data.get("reference")
+    if not isinstance(turns, list) or not turns or not all(
+            isinstance(t, str) and t.strip() for t in turns):
+        raise RowProblem("'turns' must be a list of questions (text)",
+                         "give the questions as a list of text")
+    if references in (None, "", []):
+        return []
+    if not isinstance(references, list) or len(references) != len(turns) or not all(
+            isinstance(r, str) and r.strip() for r in references):
+        raise RowProblem(f"'reference' must list one answer (text) for each of the "
+                         f"{len(turns)} turns", "give one reference answer a turn")
+    category = str(data.get("category") or "")
+    if category not in MT_BENCH_ABILITIES:
+        raise RowProblem(f"MT-Bench category {category!r}: one of "
+                         f"{', '.join(MT_BENCH_ABILITIES)}", "correct the category")
+    items, context = [], ()
+    for number, (question, answer) in enumerate(zip(turns, references, strict=True), 1):
+        items.append({"id": f"mt-bench-{data['question_id']}-t{number}",
+                      "instruction": question, "gold_answer": answer, "context": context,
+                      "ability": MT_BENCH_ABILITIES[category], "source": "mt-bench"})
+        context = (*context, ("user", question), ("assistant", answer))
+    return items
 
 
 def load_gold_items(spec: str = SAMPLE) -> tuple[list[GoldItem], int]:
@@ -391,36 +432,51 @@ def _gold_items(spec: str, reader: Reader) -> tuple[list[GoldItem], int]:
     files: list[str] = []
     problems: list[Problem] = []
     rows = list(read_rows(spec, files, problems, reader))
-    items: dict[tuple[str, str], GoldItem] = {}
-    for row in rows:
-        if "__error__" in row.data:
-            message, fix = row.data["__error__"]
-            problems.append(Problem(row.file, row.location, message, fix))
-            continue
-        data = {COLUMN_ALIASES.get(k, k): v for k, v in {**row.defaults, **row.data}.items()
-                if v not in (None, "")}
-        instruction = str(data.get("instruction") or "").strip()
-        gold = str(data.get("gold_answer") or "")
-        if not instruction or not gold.strip():
-            missing = "instruction" if not instruction else "gold_answer"
-            problems.append(Problem(row.file, row.location, f"empty or missing '{missing}'",
-                                    f"give every row an {missing}"))
-            continue
+    items: dict[tuple, GoldItem] = {}
+    unanswered = 0
+    for row in readable_rows(rows, problems):
         try:
-            ability = ability_of({**data, "id": str(data.get("id", "")),
-                                "category": data.get("category") or "score-invariant"})
+            if "question_id" in row.data and "turns" in row.data:
+                found = mt_bench_items(row.data)
+                unanswered += not found
+            else:
+                found = [conversation_row(row.data)]
         except RowProblem as problem:
-            problems.append(Problem(row.file, row.location, problem.message.replace(
-                "score-invariant row", "row"), problem.fix))
+            problems.append(Problem(row.file, row.location, problem.message, problem.fix))
             continue
-        except ValueError as error:  # an unknown category
-            problems.append(Problem(row.file, row.location, str(error), "fix the category"))
-            continue
-        key = (instruction, gold)
-        if key not in items:
-            item_id = str(data.get("id") or content_id("item", instruction, gold, ""))
-            items[key] = GoldItem(item_id, ability, instruction, gold,
-                                  str(data.get("source") or spec))
+        for data in found:
+            data = {COLUMN_ALIASES.get(k, k): v for k, v in {**row.defaults, **data}.items()
+                    if v not in (None, "")}
+            instruction = str(data.get("instruction") or "").strip()
+            gold = str(data.get("gold_answer") or "")
+            if not instruction or not gold.strip():
+                missing = "instruction" if not instruction else "gold_answer"
+                problems.append(Problem(row.file, row.location,
+                                        f"empty or missing '{missing}'",
+                                        f"give every row an {missing}"))
+                continue
+            try:
+                ability = ability_of({**data, "id": str(data.get("id", "")),
+                                    "category": data.get("category") or "score-invariant"})
+            except RowProblem as problem:
+                problems.append(Problem(row.file, row.location, problem.message.replace(
+                    "score-invariant row", "row"), problem.fix))
+                continue
+            except ValueError as error:  # an unknown category
+                problems.append(Problem(row.file, row.location, str(error),
+                                        "fix the category"))
+                continue
+            context = tuple(data.get("context") or ())
+            key = (context, instruction, gold)
+            if key not in items:
+                item_id = str(data.get("id") or content_id(
+                    "item", question_text(context, instruction), gold, ""))
+                items[key] = GoldItem(item_id, ability, instruction, gold,
+                                      str(data.get("source") or spec), context)
+    if unanswered:
+        warnings.warn(f"{spec}: {unanswered} MT-Bench question(s) without a reference "
+                      "answer left out (MT-Bench gives references for math, reasoning and "
+                      "coding): there is no gold answer to perturb", FbiWarning, stacklevel=2)
     if problems:
         raise DatasetError(problems, rows_read=len(rows))
     return list(items.values()), len(rows)

@@ -113,7 +113,8 @@ def test_rewardbench2_rows_are_read_as_their_pairs(tmp_path):
     ({"rejected": []}, "'rejected' must be a non-empty list"),
     ({"rejected": ["x", 3]}, "'rejected' item 2 is not a non-empty text"),
     ({"chosen": ["x", "  "]}, "'chosen' item 2 is not a non-empty text"),
-    ({"rejected": [{"role": "assistant", "content": "x"}]}, "is a conversation"),
+    # a list of messages is a conversation, and a list of answers no conversation
+    ({"rejected": [{"role": "assistant", "content": "x"}]}, "'chosen' message 1 is not"),
     ({"chosen": ["x"] * 65}, "more than 64"),
 ])
 def test_bad_best_of_n_rows_name_file_and_row(tmp_path, row, said):

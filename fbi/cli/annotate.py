@@ -123,7 +123,7 @@ def adjudicate(queue, adjudicator, include_not_sure) -> None:
     for number, r in enumerate(todo, start=1):
         console.rule(f"{number} of {len(todo)} · {r.instance.id} · "
                      f"{get_category(r.instance.category).display_name}")
-        console.print(f"[b]Instruction[/b]\n{escape(r.instance.instruction)}\n")
+        console.print(f"[b]Instruction[/b]\n{escape(r.instance.question)}\n")
         console.print(f"[b]Gold[/b]\n{escape(r.instance.gold_answer)}\n")
         answer = r.edited_answer or r.instance.perturbed_answer
         console.print(f"[b]Perturbed[/b]\n{escape(answer)}\n")

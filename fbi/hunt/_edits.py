@@ -120,7 +120,7 @@ class Operator:
         text, first, changed, summaries = item.gold_answer, None, 0, []
         for i, rule in enumerate(self.errors):
             result = apply_rule(rule, GoldItem(item.id, item.ability, item.instruction, text,
-                                               item.source), seed * 7 + i)
+                                               item.source, item.context), seed * 7 + i)
             if first is None:
                 first = result.changes[0]
             changed += sum(max(len(c.before), len(c.after)) for c in result.changes)
@@ -132,8 +132,8 @@ class Operator:
         edit_id = f"{item.id}~{self.name}~" + hashlib.sha256(text.encode()).hexdigest()[:10]
         instance = Instance(
             id=edit_id, ability=ability, category=self.errors[0],
-            instruction=item.instruction, gold_answer=item.gold_answer,
-            perturbed_answer=text, rationale="; ".join(summaries),
+            instruction=item.instruction, context=item.context,
+            gold_answer=item.gold_answer, perturbed_answer=text, rationale="; ".join(summaries),
             provenance=Provenance(source=item.source, original_id=item.id,
                                   generator=f"hunt:{self.name}", seed=seed))
         if self.manipulation:
@@ -204,7 +204,8 @@ def llm_edit(item: GoldItem, category: str, perturbed: str, rationale: str,
     instance = Instance(
         id=f"{item.id}~{name}~" + hashlib.sha256(perturbed.encode()).hexdigest()[:10],
         ability=found.ability or Ability(item.ability), category=category,
-        instruction=item.instruction, gold_answer=gold, perturbed_answer=perturbed,
+        instruction=item.instruction, context=item.context, gold_answer=gold,
+        perturbed_answer=perturbed,
         rationale=rationale,
         provenance=Provenance(source=item.source, original_id=item.id,
                               generator=f"hunt:{name}:{model}"))

@@ -262,7 +262,7 @@ class Hunt(Stage):
             litellm_version=litellm_version(), model=model.model, api_base=model.api_base,
             prompts=prompt_records(strategies, None, "fbi"),
             dataset=DatasetRecord(spec=self.dataset_spec, fingerprint=hashlib.sha256(
-                "\n".join(f"{i.id}\x1f{i.instruction}\x1f{i.gold_answer}"
+                "\n".join(f"{i.id}\x1f{i.question}\x1f{i.gold_answer}"
                           for i in self.items).encode()).hexdigest(),
                                   items=len(self.items)),
             selection=Selection(categories=list(self.config.operators) or None,
@@ -550,7 +550,7 @@ class Hunt(Stage):
             instance = probe.edit.instance
             examples.append(HuntExample(
                 instance_id=instance.id, strategy=probe.strategy,
-                question=instance.instruction, gold_answer=instance.gold_answer,
+                question=instance.question, gold_answer=instance.gold_answer,
                 edited_answer=instance.perturbed_answer, judge_reply=reply))
             if len(examples) == EXAMPLES:
                 break

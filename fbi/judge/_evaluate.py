@@ -258,7 +258,8 @@ def echoes_of(instance: Instance | None) -> tuple[str, ...]:
     """The texts under evaluation: never to be read as the judge's verdict."""
     if instance is None:
         return ()
-    return (instance.gold_answer, instance.perturbed_answer, instance.instruction)
+    return (instance.gold_answer, instance.perturbed_answer, instance.instruction,
+            *(content for _, content in instance.context))
 
 
 def plan_calls(
@@ -307,7 +308,7 @@ def _judge_request(registry: StrategyRegistry, strategy: Strategy, instance: Ins
     """The request of one planned call, its prompt rendered (when the call is made)."""
     if score_range is not None:
         variables = {**variables, "score_min": score_range[0], "score_max": score_range[1]}
-    text = registry.render(strategy, instruction=instance.instruction,
+    text = registry.render(strategy, instruction=instance.question,
                            axis=instance.ability.axis, ability=instance.ability.value,
                            protocol=config.protocol, **variables)
     system = (("system", config.system_message),) if config.system_message else ()

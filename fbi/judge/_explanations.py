@@ -100,7 +100,7 @@ class ExplanationChecks(Stage):
             instance = run.instances[instance_id]
             error = instance.rationale or get_category(instance.category).description
             text = registry.render_template(
-                "_explanation_check.jinja", instruction=instance.instruction,
+                "_explanation_check.jinja", instruction=instance.question,
                 answer=instance.perturbed_answer, error=error, explanation=explanation)
             request = ModelRequest(model=settings.model, messages=(("user", text),),
                                    temperature=0.0, max_tokens=CHECK_TOKENS,

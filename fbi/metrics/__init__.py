@@ -71,6 +71,7 @@ _EXPORTS = {
     "judge_stability": "_rates",
     "pairwise_breakdowns": "_rates",
     "reference_histograms": "_rates",
+    "turn_rates": "_rates",
     "wilson_interval": "_rates",
     "repeatability": "_repeat",
     "Agreement": "_results",
@@ -186,6 +187,7 @@ __all__ = [
     "self_preference",
     "set_scores",
     "token_confidence",
+    "turn_rates",
     "weighted_rates",
     "wilson_interval",
 ]
@@ -252,6 +254,7 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
         judge_stability,
         pairwise_breakdowns,
         reference_histograms,
+        turn_rates,
         wilson_interval,
     )
     from fbi.metrics._repeat import repeatability

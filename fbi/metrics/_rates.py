@@ -33,7 +33,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -134,6 +134,24 @@ def aggregate(outcomes: Iterable[InstanceOutcome]) -> list[GroupRate]:
             rows.append(group_rate(invariant, "score-invariant", "SI", judge, strategy,
                                    paradigm))
     return rows
+
+
+def turn_rates(outcomes: Iterable[InstanceOutcome], turns: Mapping[str, int]
+               ) -> list[GroupRate]:
+    """Conversations: the rate per judge × strategy × turn (which user turn the judged
+    answer replies to; ``turns``: instance id → turn), over the error categories as the
+    overall rate; none when every instance is single-turn."""
+    if not any(turn > 1 for turn in turns.values()):
+        return []
+    by_turn: dict[tuple[str, str, str, int], list[InstanceOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        if outcome.is_score_invariant or get_category(outcome.category).extra:
+            continue
+        key = (outcome.judge, outcome.strategy, outcome.paradigm,
+               turns.get(outcome.instance_id, 1))
+        by_turn[key].append(outcome)
+    return [group_rate(items, "turn", f"turn {turn}", judge, strategy, paradigm)
+            for (judge, strategy, paradigm, turn), items in sorted(by_turn.items())]
 
 
 def _groups(category: str) -> tuple[str, ...]:

@@ -29,10 +29,10 @@ class GroupRate(JudgeStrategy):
 
     paradigm: str
     """``single``, ``pairwise`` or ``reference``."""
-    level: Literal["category", "ability", "overall", "score-invariant"]
+    level: Literal["category", "ability", "overall", "score-invariant", "turn"]
     """What the group is."""
     group: str
-    """The category, the ability's short name, ``all`` or ``SI``."""
+    """The category, the ability's short name, ``all``, ``SI`` or ``turn N``."""
     instances: int
     """Instances of the group in the run's dataset."""
     judged: int

@@ -229,7 +229,7 @@ class Perturber(Stage):
         file_name = f"{job.category}.jinja"
         text = self.templates.render(
             file_name, category_name=get_category(job.category).display_name,
-            instruction=job.item.instruction, answer=job.item.gold_answer,
+            instruction=job.item.question, answer=job.item.gold_answer,
             variant=job.variant, score_invariant=job.category == SCORE_INVARIANT)
         version = str(self.templates.front_matter(file_name).get("version", ""))
         settings = self.settings
@@ -305,7 +305,8 @@ class Perturber(Stage):
             candidates.append(Instance(
                 id=f"{job.item.id}:{job.category}:{job.variant}",
                 ability=job.item.ability, category=job.category,
-                instruction=job.item.instruction, gold_answer=job.item.gold_answer,
+                instruction=job.item.instruction, context=job.item.context,
+                gold_answer=job.item.gold_answer,
                 perturbed_answer=perturbed, rationale=rationale,
                 provenance=Provenance(source=self.source or job.item.source,
                                       original_id=job.item.id, generator=generator,
@@ -357,7 +358,7 @@ def _items_fingerprint(items: list[GoldItem]) -> str:
 
     digest = hashlib.sha256()
     for item in sorted(items, key=lambda i: i.id):
-        digest.update(json.dumps([item.id, item.ability, item.instruction, item.gold_answer],
+        digest.update(json.dumps([item.id, item.ability, item.question, item.gold_answer],
                                  ensure_ascii=False).encode())
     return digest.hexdigest()
 

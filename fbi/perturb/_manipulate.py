@@ -90,7 +90,7 @@ def manipulate(twin: Instance, kind: str, seed: int = 0) -> Instance:
         f"{answer}\n\n{added}"
     return Instance(
         id=f"{twin.id}~{kind}", ability=twin.ability, category=f"{PREFIX}{kind}",
-        instruction=twin.instruction, gold_answer=twin.gold_answer,
+        instruction=twin.instruction, context=twin.context, gold_answer=twin.gold_answer,
         perturbed_answer=manipulated,
         rationale=f"{kind} added at the {manipulation.where} of the perturbed answer of "
                   f"{twin.id} ({twin.category}): «{added[:150]}»",

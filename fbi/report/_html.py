@@ -24,6 +24,7 @@ from fbi.report._summary import (
     Run,
 )
 from fbi.report._tables import (
+    TURN_TITLE,
     WEIGHTED_NOTE,
     ability_columns,
     bias_tables,
@@ -34,6 +35,7 @@ from fbi.report._tables import (
     repeatability_table,
     table_3,
     table_4,
+    turn_table,
     weighted_table,
 )
 from fbi.report._verdict import DIFFERS_MARK, VERDICT_LEGEND, verdict_sentences, verdict_table
@@ -111,7 +113,7 @@ def missed_examples(runs: list[Run]) -> list[dict]:
             judgment = roles.get(role)
             examples.append({
                 "judge": outcome.judge, "strategy": outcome.strategy,
-                "category": instance.category, "instruction": instance.instruction,
+                "category": instance.category, "instruction": instance.question,
                 "diff": diffs.get(instance.id) or diffs.setdefault(
                     instance.id, word_diff(instance.gold_answer, instance.perturbed_answer)),
                 "rationale": instance.rationale,
@@ -163,6 +165,7 @@ def render_html(summary: Summary, runs: list[Run]) -> str:
         manipulation_note=MANIPULATION_NOTE,
         human=human_tables(summary), human_note=HUMAN_NOTE, human_chart=human_chart(summary),
         best_of_n=best_of_n_tables(summary), best_of_n_note=BEST_OF_N_NOTE,
+        turns=turn_table(summary), turn_title=TURN_TITLE,
         ranking_note=RANKING_NOTE,
         weighted=weighted_table(summary) if summary.weighted_scores else None,
         weighted_note=WEIGHTED_NOTE,

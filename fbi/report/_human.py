@@ -10,6 +10,13 @@ The file is any table fbi reads (.jsonl, .csv, .tsv, .parquet), one label a row:
 * ``score`` — a number, the person's score of the answer ``scored`` names (``gold`` or
   ``perturbed``, the default);
 * ``annotator`` — optional; several annotators' labels give the human–human agreement.
+
+MT-Bench's published human judgments (``question_id``, ``model_a``, ``model_b``,
+``winner``, ``judge``, ``turn``) are read as they are: the row names the instance whose
+original id is the question id, whose gold answer is ``model_a``'s and perturbed answer
+``model_b``'s (provenance ``gold_model`` and ``generator``: a preference set's
+``chosen_model`` and ``rejected_model``) at that turn — or the other way round, the
+verdict then turned round too; ``winner`` is the verdict and ``judge`` the annotator.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     from fbi.sources import read_rows, readable_rows
 
     by_text = {(i.instruction, i.perturbed_answer): i.id for i in instances.values()}
+    by_text.update(_by_models(instances))
     problems: list[Problem] = []
     labels, unknown = [], 0
     try:
@@ -88,10 +96,30 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     return labels, warnings
 
 
-def _label(data: dict, by_text: dict[tuple[str, str], str]) -> HumanLabel:
+def _by_models(instances: dict[str, object]) -> dict[tuple, str]:
+    """(question id, model of the gold answer, model of the perturbed one, turn) → the
+    instance, for MT-Bench's human judgments; the pair the other way round maps to the
+    instance with a ``~swapped`` mark, so its verdict is turned round."""
+    found: dict[tuple, str] = {}
+    for i in instances.values():
+        p = i.provenance  # type: ignore[attr-defined]
+        if p.original_id and p.gold_model and p.generator:
+            found[(p.original_id, p.gold_model, p.generator, i.turn)] = i.id  # type: ignore
+            found.setdefault((p.original_id, p.generator, p.gold_model, i.turn),
+                             i.id + SWAPPED)  # type: ignore[attr-defined]
+    return found
+
+
+SWAPPED = "\x00swapped"
+
+
+def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel:
     def text(name: str) -> str:
         value = data.get(name)
         return "" if value is None else str(value).strip()
+
+    if "question_id" in data and "model_a" in data and "model_b" in data:
+        return _mt_bench_label(data, by_text, text)
 
     instance_id = text("instance_id")
     if not instance_id:
@@ -124,6 +152,24 @@ def _label(data: dict, by_text: dict[tuple[str, str], str]) -> HumanLabel:
         raise ValueError("neither a verdict nor a score")
     return HumanLabel(instance_id, text("annotator") or "human", verdict or None, score,
                       scored)  # type: ignore[arg-type]
+
+
+def _mt_bench_label(data: dict, by_models: dict[tuple, str], text) -> HumanLabel:
+    """A row of MT-Bench's human judgments (see the module docstring)."""
+    turn = text("turn") or "1"
+    if not turn.isdigit() or isinstance(data.get("turn"), bool):
+        raise ValueError(f"turn {text('turn')!r} is not a turn number")
+    verdict = _VERDICTS.get(text("winner").lower(), "")
+    if not verdict:
+        raise ValueError(f"winner {text('winner')!r}: give model_a, model_b, tie or "
+                         "tie (bothbad)")
+    key = (text("question_id"), text("model_a"), text("model_b"), int(turn))
+    instance_id = by_models.get(key, f"mt-bench:{key[0]}:{key[1]}:{key[2]}:t{turn}")
+    if instance_id.endswith(SWAPPED):
+        instance_id = instance_id.removesuffix(SWAPPED)
+        verdict = {"a": "b", "b": "a"}.get(verdict, verdict)
+    return HumanLabel(instance_id, text("judge") or text("annotator") or "human",
+                      verdict, None, "perturbed")  # type: ignore[arg-type]
 
 
 def _interval(row: Agreement, name: str, percent: bool, compact: bool = False) -> str:

@@ -22,6 +22,7 @@ from fbi.report._schema import (
 from fbi.report._tables import (
     PREFERENCE,
     PREFERENCE_NOTE,
+    TURN_TITLE,
     WEIGHTED_NOTE,
     ability_columns,
     bias_tables,
@@ -32,6 +33,7 @@ from fbi.report._tables import (
     repeatability_table,
     table_3,
     table_4,
+    turn_table,
     weighted_table,
 )
 from fbi.report._verdict import (
@@ -165,6 +167,9 @@ def _markdown_diagnostics(summary: Summary) -> list[str]:
                   markdown_table(*manipulation_table(summary))]
     for title, header, rows in human_tables(summary):
         parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", markdown_table(header, rows)]
+    turns = turn_table(summary)
+    if turns:
+        parts += ["", f"## {md(TURN_TITLE)}", "", markdown_table(*turns)]
     for number, (title, header, rows) in enumerate(best_of_n_tables(summary)):
         note = ["", md(BEST_OF_N_NOTE)] if number == 0 else []
         parts += ["", f"## {md(title)}", *note, "", markdown_table(header, rows)]

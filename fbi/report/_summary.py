@@ -30,6 +30,7 @@ from fbi.metrics import (
     reference_histograms,
     repeatability,
     self_preference,
+    turn_rates,
     weighted_rates,
 )
 from fbi.records import ExplanationCheck
@@ -103,8 +104,9 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
     named = named_pairs(compare, {(j.judge, j.strategy) for j in judgments})
     outcomes = instance_outcomes(judgments)
     missing, coverage_rows = coverage(runs, outcomes)
-    rates = aggregate(outcomes + missing)
     instances = {i: instance for run in runs for i, instance in run.instances.items()}
+    rates = aggregate(outcomes + missing) + turn_rates(
+        outcomes + missing, {i: instance.turn for i, instance in instances.items()})
     labels, human_warnings = read_human_labels(human, instances) if human else ([], [])
     pairwise = pairwise_breakdowns(outcomes, judgments)
     accuracy, ties, bon_tests = best_of_n(outcomes + missing, judgments, instances)

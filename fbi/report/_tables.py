@@ -120,6 +120,22 @@ def pooled_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
              for judge in sorted(cells)])
 
 
+TURN_TITLE = ("By turn: % undetected of conversations' final answers, by the user turn "
+              "they reply to")
+
+
+def turn_table(summary: Summary) -> tuple[list[str], list[list[str]]] | None:
+    """Conversations: judge × strategy × turn, the rate as the summary's convention shows
+    it; None when every instance is single-turn."""
+    rows = [r for r in summary.rates if r.level == "turn"]
+    if not rows:
+        return None
+    names = summary.display_names
+    return (["judge", "strategy", "turn", "instances", "% undetected"],
+            [[r.judge, names.get(r.strategy, r.strategy), r.group.removeprefix("turn "),
+              str(r.n), _cell(summary, r)] for r in rows])
+
+
 def leaderboard_table(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """Judge × strategy pairs ranked by the overall undetected rate (lower is better)."""
     names = summary.display_names

@@ -13,7 +13,14 @@ from fbi.report._manipulation import manipulation_table
 from fbi.report._markdown import coverage_warning
 from fbi.report._robustness import robustness_tables, suite_tables
 from fbi.report._schema import RobustnessEntry, Summary
-from fbi.report._tables import PREFERENCE_NOTE, ability_columns, table_3, weighted_table
+from fbi.report._tables import (
+    PREFERENCE_NOTE,
+    TURN_TITLE,
+    ability_columns,
+    table_3,
+    turn_table,
+    weighted_table,
+)
 from fbi.report._verdict import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
 
 
@@ -67,6 +74,9 @@ def terminal_report(summary: Summary) -> list[Block]:
                             *manipulation_table(summary, terminal=True)))
     blocks += [Block(title=t, header=h, rows=r)
                for t, h, r in human_tables(summary, terminal=True)]
+    turns = turn_table(summary)
+    if turns:
+        blocks.append(Block("", TURN_TITLE, *turns))
     bon = best_of_n_tables(summary, terminal=True)
     blocks += [Block(title=t, header=h, rows=r) for t, h, r in bon]
     if bon:

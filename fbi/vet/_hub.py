@@ -28,7 +28,8 @@ COLUMN_DOCS = [
     ("ability", "factual, instruction-following, long-form or reasoning (for score-invariant "
                 "instances: the ability of the prompt)"),
     ("category", "the perturbation category (one of 22, or score-invariant)"),
-    ("instruction", "the prompt"),
+    ("instruction", "the prompt (of a conversation: its last user turn)"),
+    ("context", "a conversation's turns before the instruction, as role and content"),
     ("gold_answer", "the reference answer"),
     ("perturbed_answer", "the answer with the planted error (or the score-invariant rewrite)"),
     ("rationale", "what the error is, as the generator described it"),
