@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import fbi.reward  # noqa: F401  (importing it registers the reward models' providers)
 from fbi._request_json import key_frame, messages_json
 from fbi.cache import ResponseCache
 from fbi.errors import ConfigError, FbiWarning, MissingKey, ModelError, ModelUnavailable
@@ -293,6 +294,8 @@ class ModelClient:
                 response = await self._call(request, server)
                 self._configuration_failures = 0
                 return response
+            except ConfigError as error:  # fbi's own: no call of this run can succeed
+                raise ModelUnavailable(str(error)) from None
             except Exception as error:
                 kind = error_kind(error)
                 if server in tried and kind not in ("rejected", "interrupted"):
@@ -363,6 +366,8 @@ class ModelClient:
                 self.transport_for(request).send_now(self._arguments(request), server,
                                                      self.api_key_for(model, server))
                 answered = True
+            except ConfigError:
+                raise  # fbi's own finding (a local model that cannot load): said as it is
             except Exception as error:
                 kind = error_kind(error)
                 if kind not in CONFIGURATION:
@@ -474,7 +479,10 @@ def check_model(model: str, api_base: str | None = None, api_key: str | None = N
 
         check_available(model)
         return
-    if direct(model, api_base):
+    provider = provider_for(model, api_base)
+    if provider is not None and provider.server_help and not api_base:
+        raise ConfigError(f"{model}: no server. Fix: give --api-base ({provider.server_help})")
+    if provider is not None:
         return  # fbi speaks to the server itself; it may want no key
     litellm = import_litellm()
     try:

@@ -307,8 +307,8 @@ class Judgment(CallRecord):
     """The judge's name: its label and model (`fbi.records.judge_name`)."""
     score_range: tuple[int, int] | None = None
     """The score range the judge was asked for (single-answer and reference strategies)."""
-    score: int | None = None
-    """The score read from the reply."""
+    score: int | float | None = None
+    """The score read from the reply (a reward model's: its scalar reward)."""
     slot_verdict: str | None = None
     """The pairwise verdict as the judge gave it: A, B, tie or both_bad."""
     verdict: Literal["gold", "perturbed", "tie", "both_bad"] | None = None

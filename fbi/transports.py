@@ -48,6 +48,9 @@ class Provider:
     needs_server: bool = False
     """Only when a server is given (--api-base); without one, litellm's own provider of
     that name (``openai/gpt-4o`` is OpenAI's)."""
+    server_help: str = ""
+    """For a provider that only works with a server: what to run there, said when
+    --api-base is missing (a ConfigError before any call)."""
 
 
 #: The providers fbi sends to itself, by prefix (`register_provider` adds one).
@@ -359,7 +362,7 @@ class HTTPTransport:
         async with self._session().post(url, data=_dumps(body), headers=headers) as response:
             content = await response.read()
             status, reason = response.status, response.reason or ""
-            found = _Response(status, content, reason, dict(response.headers))
+            found = RawResponse(status, content, reason, dict(response.headers))
         return self._read(found, asked, server, time.perf_counter() - started)
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
@@ -371,12 +374,12 @@ class HTTPTransport:
         started = time.perf_counter()
         with httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client:
             response = client.post(url, content=_dumps(body), headers=headers)
-        found = _Response(response.status_code, response.content, response.reason_phrase,
+        found = RawResponse(response.status_code, response.content, response.reason_phrase,
                           dict(response.headers))
         return self._read(found, asked, server, time.perf_counter() - started)
 
     @staticmethod
-    def _read(response: _Response, asked: str, server: str | None, latency: float) -> Reply:
+    def _read(response: RawResponse, asked: str, server: str | None, latency: float) -> Reply:
         from fbi.prices import cost_of
 
         if response.status_code >= 400:
@@ -400,14 +403,18 @@ class HTTPTransport:
 
 
 @dataclass
-class _Response:
+class RawResponse:
     """What a transport keeps of an HTTP response, whichever library read it: what
     `fbi.provider_errors.retry_after` and the messages read."""
 
     status_code: int
+    """The HTTP status."""
     content: bytes
+    """The body, as it came."""
     reason_phrase: str
+    """The status's reason (``Not Found``)."""
     headers: dict[str, str]
+    """The response headers (Retry-After is read from them)."""
 
     @property
     def text(self) -> str:

@@ -77,6 +77,7 @@ API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.run_spec": "records",
              "fbi.settings": "records",
              "fbi.findings": "records",
              "fbi.llm": "models", "fbi.retries": "models", "fbi.transports": "models",
+             "fbi.reward": "models",
              **{f"fbi.{name}": name for name in ("runs", "judge", "metrics", "report", "perturb",
                                                   "vet", "robustness", "local",
                                                   "hunt")}}

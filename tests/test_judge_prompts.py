@@ -189,6 +189,8 @@ LEAKS = ["correctly spelled", "every number copied from the question",
 def test_no_prompt_lists_or_describes_the_planted_error_types(registry):
     names = [c.display_name.lower() for c in CATEGORIES if not c.extra]
     for name in registry.names():
+        if registry.get(name).meta.reward:
+            continue  # sends no text: a reward model reads the conversation alone
         for axis in AXES:
             text = render(registry, name, axis)
             lowered = text.lower()

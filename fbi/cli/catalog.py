@@ -34,6 +34,8 @@ def strategies(prompts_dir) -> None:
         meta = strategy.meta
         if meta.paradigm == "pairwise":
             scale = "A/B/tie/both bad"
+        elif meta.reward:
+            scale = "a reward"
         else:
             low, high = meta.score_range  # type: ignore[misc]
             scale = f"{low}–{high}"

@@ -201,7 +201,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              sample_seed, sample_by, reasoning_effort, thinking_budget, batch, wait, poll,
              batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
-    from fbi.judge import DEFAULT_STRATEGIES, Evaluation, EvaluationConfig
+    from fbi.judge import Evaluation, EvaluationConfig, default_strategies
     from fbi.sources import load_dataset, parse_columns
 
     if show_prompts and not dry_run:
@@ -222,7 +222,7 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
     said_what_is_judged(dataset, chosen, dataset_spec,
                         filtered=bool(abilities or categories or limit or sample))
     config = EvaluationConfig(
-        model=settings, strategies=tuple(strategies) or DEFAULT_STRATEGIES,
+        model=settings, strategies=tuple(strategies) or default_strategies(judge),
         score_range=score_range, repair=repair, prompts_dir=prompts_dir, label=label,
         system_prompt=read_system_prompt(system_prompt), samples=samples,
         logprobs=TOP_LOGPROBS if logprobs else 0, explanation_chars=explanation_chars,

@@ -154,6 +154,7 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
     )
     from fbi.cli.report import show_hunt
     from fbi.hunt import Hunt, HuntConfig
+    from fbi.judge import default_strategies
     from fbi.sources import load_gold_items
 
     config_settings = model_settings(judge, api_bases, concurrency=concurrency,
@@ -165,7 +166,7 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
         retries=retries)
     config = HuntConfig(model=config_settings, budget=budget, perturber=perturber_settings,
                         perturber_edits=perturber_edits,
-                        strategies=tuple(strategies) or ("vanilla",), seed=seed,
+                        strategies=tuple(strategies) or default_strategies(judge), seed=seed,
                         operators=tuple(operators), label=label, prompts_dir=prompts_dir,
                         alpha=alpha, search=search)
     items, rows = load_gold_items(dataset_spec)

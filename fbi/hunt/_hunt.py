@@ -59,6 +59,7 @@ from fbi.judge import (
     PARSER_VERSION,
     EvaluationConfig,
     StrategyRegistry,
+    check_reward_strategies,
     plan_calls,
     prompt_records,
 )
@@ -68,6 +69,7 @@ from fbi.outputs import write_atomically
 from fbi.perturb import PerturbationCall
 from fbi.records import GoldItem, Instance, Judgment, VettingLabel
 from fbi.redaction import public_url
+from fbi.reward import is_reward_model
 from fbi.run_spec import DatasetRecord, Parameters, RunSettings, RunSpec, Selection, TotalsRecord
 from fbi.runs import (
     Call,
@@ -230,7 +232,10 @@ class Hunt(Stage):
                                            prompts_dir=config.prompts_dir,
                                            label=config.label)
         self.registry = StrategyRegistry(config.prompts_dir)
-        self.strategies = {s.name: s for s in self.registry.resolve(list(config.strategies))}
+        resolved = self.registry.resolve(list(config.strategies),
+                                         reward=is_reward_model(config.model.model))
+        check_reward_strategies(config.model.model, resolved)
+        self.strategies = {s.name: s for s in resolved}
         rule_operators = [Operator.parse(n) for n in config.operators
                           if not n.startswith(LLM)]
         self.space = EditSpace(rule_operators if config.operators else None)

@@ -3,7 +3,6 @@ FBI protocol's calls, reading verdicts from replies, and the explanation check.
 """
 
 from fbi.judge._evaluate import (
-    DEFAULT_STRATEGIES,
     EXPECTED_REPLY_TOKENS,
     MAX_SCORE_RANGE_WIDTH,
     SLOTS,
@@ -30,6 +29,7 @@ from fbi.judge._parsing import (
     parse_reply,
 )
 from fbi.judge._read import read_judgments, read_verdicts
+from fbi.judge._reward import DEFAULT_STRATEGIES, check_reward_strategies, default_strategies
 from fbi.judge._show import ShownCall, show_call
 from fbi.judge._strategies import (
     EXPLANATION_MAX_CHARS,
@@ -60,6 +60,8 @@ __all__ = [
     "Strategy",
     "StrategyMeta",
     "StrategyRegistry",
+    "check_reward_strategies",
+    "default_strategies",
     "echoes_of",
     "explanations_to_check",
     "judge_parser",

@@ -24,6 +24,11 @@ from typing import Any, Literal
 
 from fbi.errors import InputError
 from fbi.judge._parsing import PARSER_VERSION, ParsedReply, parse_reply
+from fbi.judge._reward import (
+    DEFAULT_STRATEGIES,
+    check_reward_strategies,
+    reward_parser,
+)
 from fbi.judge._strategies import EXPLANATION_MAX_CHARS, Strategy, StrategyRegistry
 from fbi.judge._weighting import weighted_score
 from fbi.llm import (
@@ -37,6 +42,7 @@ from fbi.llm import (
 from fbi.logs import AppendLog, read_log
 from fbi.records import INSTANCE_SCHEMA_VERSION, JUDGMENT_SCHEMA_VERSION, Instance, Judgment
 from fbi.redaction import public_url
+from fbi.reward import is_reward_model
 from fbi.run_spec import (
     RUN_SCHEMA_VERSION,
     DatasetRecord,
@@ -67,7 +73,6 @@ from fbi.runs import (
 from fbi.settings import ModelSettings
 from fbi.sources import Dataset, write_dataset
 
-DEFAULT_STRATEGIES = ("vanilla",)
 #: The request protocols (--protocol) and the system message each sends: fbi's sends
 #: none; the FBI authors sent "You are a helpful assistant." (llm_evaluators/prompts).
 PROTOCOLS: dict[str, str | None] = {"fbi": None, "paper": "You are a helpful assistant."}
@@ -194,7 +199,7 @@ def prompt_records(strategies: Iterable[Strategy], score_range: tuple[int, int] 
     return {s.name: PromptRecord(
         version=s.version, display_name=s.meta.display_name, paradigm=s.paradigm,
         origin=s.origin, template_sha=s.source_sha,
-        score_range=None if s.paradigm == "pairwise"
+        score_range=None if s.paradigm == "pairwise" or s.meta.reward
         else list(score_range or s.meta.base_range(protocol)),
         axis_score_ranges={} if score_range else
         {axis: list(r) for axis, r in s.meta.axis_score_ranges.items()})
@@ -219,6 +224,8 @@ def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
     the plan that made them.
     """
     field_name = "verdict" if paradigm == "pairwise" else "score"
+    if paradigm == "single" and score_range is None:
+        return reward_parser()
 
     def read(texts: list[str], finish_reason: str | None = None) -> ParsedReply:
         parsed = parse_reply(texts[0], field_name, score_range, echoes, finish_reason,
@@ -274,11 +281,13 @@ def plan_calls(
         schemas: dict[tuple[int, int] | None, dict] = {}
         for instance in instances:
             score_range = None
-            if strategy.paradigm != "pairwise":
+            if strategy.paradigm != "pairwise" and not strategy.meta.reward:
                 score_range = config.score_range or \
                     strategy.meta.range_for(instance.ability.axis, config.protocol)
-            if score_range not in schemas:  # (the paper's protocol sends none)
-                schemas[score_range] = None if config.protocol == "paper" else \
+            if score_range not in schemas:  # (the paper's protocol sends none; a reward
+                # model takes no schema)
+                schemas[score_range] = None if config.protocol == "paper" or \
+                    strategy.meta.reward else \
                     strategy.response_schema(score_range, config.explanation_limit)
             for role, variables, sample in _sampled(_roles(strategy, instance),
                                                     config.samples):
@@ -298,7 +307,8 @@ def plan_calls(
                     judge_parser(strategy.paradigm, role, score_range, echoes_of(instance)),
                     repair=_repair(registry, strategy, score_range),
                     repairs=config.repair,
-                    expected_reply_tokens=EXPECTED_REPLY_TOKENS[strategy.meta.explanation])
+                    expected_reply_tokens=0 if strategy.meta.reward else
+                    EXPECTED_REPLY_TOKENS[strategy.meta.explanation])
 
 
 def _judge_request(registry: StrategyRegistry, strategy: Strategy, instance: Instance,
@@ -306,6 +316,12 @@ def _judge_request(registry: StrategyRegistry, strategy: Strategy, instance: Ins
                    score_range: tuple[int, int] | None, schema: dict | None,
                    config: EvaluationConfig) -> ModelRequest:
     """The request of one planned call, its prompt rendered (when the call is made)."""
+    if strategy.meta.reward:  # the conversation itself, the answer its last turn
+        return ModelRequest(
+            model=config.judge, api_base=config.model.api_base, sample=sample,
+            messages=(*instance.context, ("user", instance.instruction),
+                      ("assistant", variables["answer"])),
+            model_args=config.model.model_args)
     if score_range is not None:
         variables = {**variables, "score_min": score_range[0], "score_max": score_range[1]}
     text = registry.render(strategy, instruction=instance.question,
@@ -420,7 +436,9 @@ class Evaluation(Stage):
         self.settings = config.model
         self.folder = StageFolder(self.output_dir / "run.json", force=force, writes=RUN_FILES)
         self.registry = StrategyRegistry(config.prompts_dir)
-        self.strategies: list[Strategy] = self.registry.resolve(config.strategies)
+        self.strategies: list[Strategy] = self.registry.resolve(
+            config.strategies, reward=is_reward_model(config.judge))
+        check_reward_strategies(config.judge, self.strategies, config.repair)
 
     def calls(self) -> Iterator[Call]:
         """The planned calls, rendered one at a time as they are taken."""

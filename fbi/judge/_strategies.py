@@ -62,6 +62,10 @@ class StrategyMeta(BaseModel):
     """The template's version; a judgment records it."""
     description: str = ""
     """What the strategy asks, in one sentence."""
+    reward: bool = False
+    """A reward model's strategy: the request is the conversation with the answer as the
+    assistant's last turn (no template text is sent) and the reply one scalar reward
+    (`fbi.reward`); single-answer, with no score range."""
 
     def range_for(self, axis: str, protocol: str = "fbi") -> tuple[int, int] | None:
         """The score range asked for on this axis under ``protocol`` (None for pairwise
@@ -78,6 +82,12 @@ class StrategyMeta(BaseModel):
     def _range_where_scored(self) -> StrategyMeta:
         if self.paradigm == "pairwise" and self.score_range is not None:
             raise ValueError("pairwise strategies give verdicts, not scores: drop score_range")
+        if self.reward:
+            if self.paradigm != "single" or self.score_range is not None or \
+                    self.explanation:
+                raise ValueError("a reward strategy is single-answer, with no score range "
+                                 "and no explanation")
+            return self
         if self.paradigm != "pairwise":
             if self.score_range is None:
                 raise ValueError(f"a {self.paradigm} strategy needs a score_range")
@@ -164,10 +174,12 @@ class StrategyRegistry:
 
         raise UnknownName(unknown_name_message("strategy", name, self.names()))
 
-    def resolve(self, names: list[str] | tuple[str, ...]) -> list[Strategy]:
-        """Strategies for CLI names; 'all' expands to every strategy."""
+    def resolve(self, names: list[str] | tuple[str, ...], reward: bool = False
+                ) -> list[Strategy]:
+        """Strategies for CLI names; 'all' expands to every strategy of the judge's kind
+        (``reward``: a reward model's, else a chat judge's)."""
         if not names or "all" in names:
-            return list(self.strategies.values())
+            return [s for s in self.strategies.values() if s.meta.reward == reward]
         chosen: list[Strategy] = []
         for name in names:
             strategy = self.get(name)

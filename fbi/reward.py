@@ -1,0 +1,199 @@
+"""Reward models as judges: a model that returns one scalar for a conversation whose
+last turn is the answer under test (the sequence-classifier reward models RewardBench,
+JudgeBench, RM-Bench and PPE rank beside generative judges).
+
+Two transports, chosen by the model string's prefix like every provider
+([`fbi.transports`][fbi.transports]), so a reward model's calls are cached, retried,
+logged and resumed as chat calls are; the reply's text is the reward:
+
+* ``reward/NAME`` with ``--api-base``: a vLLM server running the model as a pooling model
+  (``vllm serve NAME --runner pooling``), through vLLM's **Pooling API**: ``POST
+  {server}/pooling`` with ``{"model", "messages"}`` (the server applies the model's chat
+  template); the reward is the one value of ``data[0].data`` (a number, or a list holding
+  one: a sequence classifier with one label). A reply holding several values — a
+  classifier of several labels, or per-token rewards — is refused: fbi reads one reward a
+  sequence. (``--api-base`` may end with ``/v1``; the Pooling API is beside it.)
+* ``hf-reward/PATH_OR_ID``: a Hugging Face ``AutoModelForSequenceClassification`` with one
+  label, run here (``pip install fbi[reward]``): the tokenizer's chat template renders the
+  conversation, and the reward is the label's logit.
+
+The judge stage asks a reward model with the ``reward`` strategy only: its request is
+the instance's conversation with the answer as the assistant's last turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+import time
+from typing import Any
+
+from fbi.errors import ConfigError
+from fbi.transports import BadReply, Provider, RawResponse, Reply, http_error, register_provider
+
+#: The prefixes of reward-model strings.
+REWARD_PREFIXES = ("reward", "hf-reward")
+
+
+def is_reward_model(model: str) -> bool:
+    """Whether ``model`` names a reward model (``reward/NAME``, ``hf-reward/PATH``)."""
+    return model.split("/", 1)[0] in REWARD_PREFIXES and "/" in model
+
+
+def reward_of(value: Any) -> float:
+    """The one finite number a reward reply holds (a number, or nested one-element
+    lists of one); BadReply for anything else."""
+    while isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shape = f"{len(value)} values" if isinstance(value, list) else type(value).__name__
+        raise BadReply(f"the reward model's reply holds {shape}, not one reward (serve a "
+                       "sequence classifier with one label)")
+    if not math.isfinite(value):
+        raise BadReply(f"the reward {value!r} is not a finite number")
+    return float(value)
+
+
+def reward_text(value: float) -> str:
+    """The reward as a reply's text (the shortest form that reads back exactly)."""
+    return json.dumps(value)
+
+
+def _messages(arguments: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"role": m["role"], "content": m["content"]} for m in arguments["messages"]]
+
+
+class PoolingTransport:
+    """vLLM's Pooling API (see the module docstring)."""
+
+    def __init__(self, timeout_s: float = 120.0):
+        self.timeout_s = timeout_s
+        self._sessions: dict[int, Any] = {}
+
+    def _request(self, arguments: dict[str, Any], server: str | None, api_key: str | None
+                 ) -> tuple[str, bytes, dict[str, str]]:
+        if not server:
+            raise ConfigError(f"{arguments['model']}: a reward model's server is needed. "
+                              "Fix: give --api-base (a vLLM server: vllm serve NAME "
+                              "--runner pooling)")
+        name = arguments["model"].split("/", 1)[1]
+        base = server.rstrip("/").removesuffix("/v1")
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        body = json.dumps({"model": name, "messages": _messages(arguments)},
+                          ensure_ascii=False).encode()
+        return base + "/pooling", body, headers
+
+    def _read(self, status: int, content: bytes, reason: str, headers: dict[str, str],
+              latency: float) -> Reply:
+        if status >= 400:
+            response = RawResponse(status, content, reason, headers)
+            raise http_error(status, response.text[:300], response)
+        try:
+            body = json.loads(content)
+            value = body["data"][0]["data"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise BadReply("the reply is not a Pooling API response (data[0].data)") from None
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        tokens = usage.get("prompt_tokens")
+        return Reply(text=reward_text(reward_of(value)), latency_s=latency,
+                     prompt_tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0,
+                     finish_reason="stop")
+
+    async def send(self, arguments: dict[str, Any], server: str | None,
+                   api_key: str | None) -> Reply:
+        import aiohttp
+
+        url, body, headers = self._request(arguments, server, api_key)
+        loop = id(asyncio.get_running_loop())
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            session = self._sessions[loop] = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.timeout_s))
+        started = time.perf_counter()
+        async with session.post(url, data=body, headers=headers) as response:
+            content = await response.read()
+            return self._read(response.status, content, response.reason or "",
+                              dict(response.headers), time.perf_counter() - started)
+
+    def send_now(self, arguments: dict[str, Any], server: str | None,
+                 api_key: str | None) -> Reply:
+        import httpx
+
+        url, body, headers = self._request(arguments, server, api_key)
+        started = time.perf_counter()
+        with httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client:
+            response = client.post(url, content=body, headers=headers)
+        return self._read(response.status_code, response.content, response.reason_phrase,
+                          dict(response.headers), time.perf_counter() - started)
+
+    async def aclose(self) -> None:
+        session = self._sessions.pop(id(asyncio.get_running_loop()), None)
+        if session is not None:
+            await session.close()
+
+
+class SequenceClassifierTransport:
+    """A local Hugging Face sequence classifier (see the module docstring), loaded once
+    per path, one call at a time (in a worker thread: the event loop stays free)."""
+
+    def __init__(self, timeout_s: float = 120.0):
+        self._models: dict[str, tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def _load(self, path: str) -> tuple[Any, Any]:
+        if path not in self._models:
+            try:
+                import torch  # noqa: F401
+                from transformers import AutoModelForSequenceClassification, AutoTokenizer
+            except ImportError:
+                raise ConfigError("hf-reward/ models need transformers and torch. Fix: pip "
+                                  "install fbi[reward]") from None
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(path)
+                model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+            except (OSError, ValueError) as error:
+                raise ConfigError(f"hf-reward/{path}: cannot load a sequence classifier "
+                                  f"({str(error).splitlines()[0][:200]}). Fix: give the "
+                                  "folder or Hub id of one") from None
+            if model.config.num_labels != 1:
+                raise ConfigError(f"hf-reward/{path}: the classifier has "
+                                  f"{model.config.num_labels} labels; a reward model has "
+                                  "one. Fix: give a reward model")
+            if not getattr(tokenizer, "chat_template", None):
+                raise ConfigError(f"hf-reward/{path}: the tokenizer has no chat template, so "
+                                  "fbi cannot write the conversation as the model was "
+                                  "trained on it. Fix: give a reward model with one")
+            self._models[path] = (tokenizer, model)
+        return self._models[path]
+
+    def send_now(self, arguments: dict[str, Any], server: str | None,
+                 api_key: str | None) -> Reply:
+        import torch
+
+        path = arguments["model"].split("/", 1)[1]
+        started = time.perf_counter()
+        with self._lock:
+            tokenizer, model = self._load(path)
+            text = tokenizer.apply_chat_template(_messages(arguments), tokenize=False)
+            inputs = tokenizer(text, return_tensors="pt", add_special_tokens=False)
+            with torch.no_grad():
+                logits = model(**inputs).logits
+        return Reply(text=reward_text(reward_of(logits[0].tolist())),
+                     prompt_tokens=int(inputs["input_ids"].shape[-1]), finish_reason="stop",
+                     latency_s=time.perf_counter() - started)
+
+    async def send(self, arguments: dict[str, Any], server: str | None,
+                   api_key: str | None) -> Reply:
+        return await asyncio.to_thread(self.send_now, arguments, server, api_key)
+
+    async def aclose(self) -> None:
+        return None
+
+
+register_provider(Provider("reward", PoolingTransport,
+                           server_help="a vLLM server: vllm serve NAME --runner pooling"))
+register_provider(Provider("hf-reward", SequenceClassifierTransport))

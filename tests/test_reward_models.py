@@ -1,0 +1,236 @@
+"""Issue 41, item 3: reward models as judges. A loopback server speaking vLLM's Pooling
+API (POST /pooling with the conversation, the reward in data[0].data) and a tiny
+Hugging Face sequence classifier built here from a config (no download) score answers;
+every single-answer and preference table reads their scalars; calls are cached and
+resumed like chat calls. Expected values are worked by hand from the planted rewards, or
+computed by transformers itself."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from click.testing import CliRunner
+
+from fbi.cli import main
+
+#: The reward each answer gets (RewardBench layout: chosen, then rejected).
+PAIRS = [  # (prompt, chosen, rejected, chosen's reward, rejected's reward)
+    ("What is 2+2?", "4", "5", 2.5, -1.0),      # ranked right
+    ("Capital of Italy?", "Rome", "Milan", 0.5, 0.5),  # a tie: an error
+    ("Largest planet?", "Jupiter", "Mars", -0.25, 1.75),  # ranked wrong
+    ("Boiling point of water?", "100 C", "50 C", 3.0, 2.0),  # right
+]
+REWARDS = {answer: reward for _, good, bad, rg, rb in PAIRS
+           for answer, reward in ((good, rg), (bad, rb))}
+
+
+class PoolingServer:
+    """vLLM's Pooling API on 127.0.0.1: the reward of the conversation's last turn."""
+
+    def __init__(self, shape=lambda reward: [reward]):
+        self.requests: list[dict] = []
+        self.paths: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.paths.append(self.path)
+                server.requests.append(body)
+                last = body["messages"][-1]["content"]
+                reward = REWARDS.get(last, 0.0)
+                reply = json.dumps({"id": "pool-1", "object": "list", "created": 0,
+                                    "model": body["model"],
+                                    "data": [{"index": 0, "object": "pooling",
+                                              "data": shape(reward)}],
+                                    "usage": {"prompt_tokens": 7, "total_tokens": 7}})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply.encode())
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128
+            daemon_threads = True
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_port}/v1"
+
+    def __enter__(self) -> PoolingServer:
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def rewardbench(path):
+    path.write_text("".join(json.dumps({"id": f"p{n}", "prompt": q, "chosen": good,
+                                        "rejected": bad, "subset": "demo"}) + "\n"
+                            for n, (q, good, bad, _, _) in enumerate(PAIRS)))
+    return path
+
+
+def evaluate(tmp_path, judge, api_base, data, name, *extra):
+    args = ["evaluate", "--judge", judge, "--dataset", str(data), "--output",
+            str(tmp_path / name), *extra]
+    if api_base:
+        args[3:3] = ["--api-base", api_base]
+    return CliRunner().invoke(main, args, env={"FBI_CACHE": str(tmp_path / "c.sqlite")},
+                              terminal_width=120)
+
+
+def test_a_reward_server_judges_preference_pairs(tmp_path):
+    data = rewardbench(tmp_path / "rb.jsonl")
+    with PoolingServer() as server:
+        result = evaluate(tmp_path, "reward/rm-a", server.url, data, "a")
+        assert result.exit_code == 0, result.output
+        asked = len(server.requests)
+        again = evaluate(tmp_path, "reward/rm-a", server.url, data, "a-again")
+        assert again.exit_code == 0, again.output
+        assert len(server.requests) == asked  # every reward from the cache: no call
+    assert set(server.paths) == {"/pooling"}  # beside /v1, vLLM's Pooling API
+    judged = [json.loads(line) for line in (tmp_path / "a" / "judgments.jsonl").open()]
+    assert {j["strategy"] for j in judged} == {"reward"}
+    assert {(j["role"], j["score"]) for j in judged if j["instance_id"] == "p2"} == {
+        ("gold", -0.25), ("perturbed", 1.75)}
+    first = next(r for r in server.requests if r["messages"][-1]["content"] == "4")
+    assert first == {"model": "rm-a", "messages": [
+        {"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4"}]}
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "a"), "--output",
+                                       str(tmp_path / "r")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    (overall,) = [r for r in summary["rates"] if r["level"] == "overall"]
+    # right on p0 and p3; a tie (p1) and a wrong ranking (p2) are errors: 2 of 4
+    assert (overall["detected"], overall["undetected"], overall["rate"]) == (2, 2, 0.5)
+    (row,) = summary["leaderboard"]
+    assert (row["judge"], row["strategy"], row["rate"]) == ("reward/rm-a", "reward", 0.5)
+    shown = CliRunner().invoke(main, ["show", str(tmp_path / "a"), "p0|reward|gold"],
+                               terminal_width=120)
+    assert shown.exit_code == 0 and "prompt hash matches" in shown.output, shown.output
+
+
+def test_a_conversation_is_sent_whole_with_the_answer_last(tmp_path):
+    data = tmp_path / "chat.jsonl"
+    data.write_text(json.dumps({"id": "c", "category": "entity", "messages": [
+        {"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4"},
+        {"role": "user", "content": "Capital of Italy?"},
+        {"role": "assistant", "content": "Rome"}], "perturbed_answer": "Milan"}) + "\n")
+    with PoolingServer() as server:
+        assert evaluate(tmp_path, "reward/rm", server.url, data, "c").exit_code == 0
+    (sent,) = [r["messages"] for r in server.requests if r["messages"][-1]["content"] == "Milan"]
+    assert [m["content"] for m in sent] == ["What is 2+2?", "4", "Capital of Italy?", "Milan"]
+
+
+def test_two_reward_models_are_compared_and_juried(tmp_path):
+    data = rewardbench(tmp_path / "rb.jsonl")
+    with PoolingServer() as server:
+        assert evaluate(tmp_path, "reward/rm-a", server.url, data, "a").exit_code == 0
+        with PoolingServer(lambda reward: [[-reward]]) as flipped:  # ranks every pair wrong
+            assert evaluate(tmp_path, "reward/rm-b", flipped.url, data, "b").exit_code == 0
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "a"), str(tmp_path / "b"),
+                                       "--output", str(tmp_path / "r")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    rates = {r["judge"]: r["rate"] for r in summary["rates"] if r["level"] == "overall"}
+    # rm-b negates every reward: p0 and p3 wrong, p2 right, the tie still a tie
+    assert rates == {"reward/rm-a": 0.5, "reward/rm-b": 0.75}
+    (test,) = [c for c in summary["comparisons"] if c["level"] == "overall"]
+    assert (test["missed_by_a_only"], test["missed_by_b_only"]) == (1, 2)
+    jury = CliRunner().invoke(main, ["report", str(tmp_path / "a"), str(tmp_path / "b"),
+                                     "--jury", "mean", "--output", str(tmp_path / "j")],
+                              terminal_width=120)
+    assert jury.exit_code == 0, jury.output
+
+
+def test_a_reply_of_several_values_is_refused_not_read(tmp_path):
+    data = rewardbench(tmp_path / "rb.jsonl")
+    with PoolingServer(lambda reward: [reward, 0.0]) as server:
+        result = evaluate(tmp_path, "reward/rm", server.url, data, "bad", "--no-probe",
+                          "--retries", "0")
+    assert result.exit_code == 1, result.output
+    judged = [json.loads(line) for line in (tmp_path / "bad" / "judgments.jsonl").open()]
+    assert judged and all(j["status"] == "error" and "2 values" in j["reason"]
+                          for j in judged)
+
+
+def test_strategies_and_judges_of_the_wrong_kind_are_refused(tmp_path):
+    data = rewardbench(tmp_path / "rb.jsonl")
+    chat_strategy = evaluate(tmp_path, "reward/rm", "http://127.0.0.1:9/v1", data, "x",
+                             "--strategy", "vanilla")
+    assert chat_strategy.exit_code == 2 and "is a reward model" in chat_strategy.output
+    chat_judge = evaluate(tmp_path, "openai/chat", "http://127.0.0.1:9/v1", data, "y",
+                          "--strategy", "reward")
+    assert chat_judge.exit_code == 2 and "needs a reward model" in chat_judge.output
+    no_server = evaluate(tmp_path, "reward/rm", None, data, "z")
+    assert no_server.exit_code == 2 and "--api-base" in no_server.output
+    assert "Traceback" not in chat_strategy.output + chat_judge.output + no_server.output
+
+
+@pytest.fixture(scope="module")
+def tiny_classifier(tmp_path_factory):
+    """A one-label GPT-2 sequence classifier with a word-level tokenizer and a chat
+    template, made from a config and random weights (seeded): no download."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2ForSequenceClassification, PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-rm")
+    words = sorted({w for q, good, bad, _, _ in PAIRS for w in f"{q} {good} {bad}".split()}
+                   | {"<user>", "<assistant>"})
+    vocab = {w: n for n, w in enumerate(["[UNK]", "[PAD]", *words])}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]",
+                                   pad_token="[PAD]")
+    fast.chat_template = ("{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} "
+                          "{% endfor %}")
+    fast.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=16, n_layer=1,
+                        n_head=2, num_labels=1, pad_token_id=vocab["[PAD]"])
+    GPT2ForSequenceClassification(config).save_pretrained(folder)
+    return folder
+
+
+def test_a_local_sequence_classifier_scores_as_transformers_does(tmp_path, tiny_classifier):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    data = rewardbench(tmp_path / "rb.jsonl")
+    result = evaluate(tmp_path, f"hf-reward/{tiny_classifier}", None, data, "local")
+    assert result.exit_code == 0, result.output
+    judged = [json.loads(line) for line in (tmp_path / "local" / "judgments.jsonl").open()]
+    tokenizer = AutoTokenizer.from_pretrained(tiny_classifier)
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier).eval()
+    by_id = {f"p{n}": pair for n, pair in enumerate(PAIRS)}
+    assert len(judged) == 2 * len(PAIRS)
+    for judgment in judged:
+        question, good, bad, _, _ = by_id[judgment["instance_id"]]
+        answer = good if judgment["role"] == "gold" else bad
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": question}, {"role": "assistant", "content": answer}],
+            tokenize=False)
+        with torch.no_grad():
+            expected = model(**tokenizer(text, return_tensors="pt",
+                                         add_special_tokens=False)).logits[0, 0].item()
+        assert judgment["status"] == "ok"
+        assert judgment["score"] == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_folder_that_is_no_reward_model_is_one_message(tmp_path):
+    data = rewardbench(tmp_path / "rb.jsonl")
+    (tmp_path / "empty").mkdir()
+    result = evaluate(tmp_path, f"hf-reward/{tmp_path / 'empty'}", None, data, "x")
+    assert result.exit_code == 2, result.output
+    assert "cannot load a sequence classifier" in result.output
+    assert "Traceback" not in result.output
