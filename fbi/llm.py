@@ -231,10 +231,11 @@ class ModelClient:
             self._own[provider.prefix] = provider.transport(self.timeout_s)
         return self._own[provider.prefix]
 
-    def cached(self, request: ModelRequest) -> ModelResponse | None:
+    def cached(self, request: ModelRequest, key: str | None = None) -> ModelResponse | None:
+        """The cache's reply to ``request`` (``key``: its cache key, when known)."""
         if self.cache is None:
             return None
-        hit = self.cache.get(request.cache_key())
+        hit = self.cache.get(key or request.cache_key())
         return ModelResponse(**hit, cached=True) if hit else None
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -242,10 +243,10 @@ class ModelClient:
         the same as one in flight waits for that call's reply (marked ``cached``: it cost
         nothing more) rather than paying again — a best-of-N row asks the same
         single-answer question once for every pair its answer is in."""
-        hit = self.cached(request)
+        key = request.cache_key()
+        hit = self.cached(request, key)
         if hit is not None:
             return hit
-        key = request.cache_key()
         waiting = self._in_flight.get(key)
         if waiting is not None:
             response = await asyncio.shield(waiting)

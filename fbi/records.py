@@ -109,6 +109,8 @@ class Instance(BaseModel):
     @classmethod
     def _turns_take_turns(cls, value: tuple[tuple[str, str], ...]
                           ) -> tuple[tuple[str, str], ...]:
+        if not value:  # (most instances: kept cheap, a dataset may hold millions)
+            return ()
         return check_context(parse_messages(value, "context"))
 
     @model_validator(mode="after")

@@ -173,7 +173,10 @@ def test_strategies_and_judges_of_the_wrong_kind_are_refused(tmp_path):
     assert chat_judge.exit_code == 2 and "needs a reward model" in chat_judge.output
     no_server = evaluate(tmp_path, "reward/rm", None, data, "z")
     assert no_server.exit_code == 2 and "--api-base" in no_server.output
-    assert "Traceback" not in chat_strategy.output + chat_judge.output + no_server.output
+    batch = evaluate(tmp_path, "reward/rm", "http://127.0.0.1:9/v1", data, "w", "--batch")
+    assert batch.exit_code == 2 and "litellm knows no provider" in batch.output
+    assert "Traceback" not in chat_strategy.output + chat_judge.output + no_server.output \
+        + batch.output
 
 
 @pytest.fixture(scope="module")

@@ -202,7 +202,12 @@ def check_batchable(batch: BatchOptions | None, settings: ModelSettings) -> None
 def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
     """(provider, the provider's own model name); ConfigError for a provider whose batch
     API fbi does not drive."""
-    model_name, provider = import_litellm().get_llm_provider(model, api_base=api_base)[:2]
+    try:
+        model_name, provider = import_litellm().get_llm_provider(model, api_base=api_base)[:2]
+    except Exception:  # litellm knows no provider for it (reward/, local/, a typo)
+        raise ConfigError(f"{model}: batch mode drives the batch APIs of "
+                          f"{batch_providers()}, and litellm knows no provider for this "
+                          "model. Fix: run without --batch") from None
     if provider not in BATCH_PROTOCOLS:
         names = batch_providers()
         why = (" (litellm cannot create Anthropic batches yet)" if provider == "anthropic"

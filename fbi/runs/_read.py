@@ -16,9 +16,9 @@ from fbi.records import ExplanationCheck, Instance, Judgment
 from fbi.run_spec import RunSpec
 from fbi.runs._folder import read_spec
 
-#: What analysis never reads of a judgment: the raw reply, its repairs and the prompt's
-#: hash (``fbi show`` reads them from the full record).
-_UNREAD = frozenset({"raw_output", "repair_outputs", "prompt_hash"})
+#: What analysis never reads of a judgment: the raw reply, its repairs, the prompt's hash
+#: and a reasoning model's thinking (``fbi show`` reads them from the full record).
+_UNREAD = frozenset({"raw_output", "repair_outputs", "prompt_hash", "reasoning"})
 
 #: A validated `Judgment` without the fields in ``_UNREAD``, in slots:
 #: a report over 20 runs of 50,400 calls holds a million of them. Made from Judgment's own
