@@ -253,3 +253,21 @@ def test_mt_bench_human_judgments_are_read_by_human(tmp_path):
     assert (overall["n_with_ties"], overall["agreement_with_ties"]) == (1, 1.0)
     assert any("1 label(s) name instances that no run reported holds" in p
                for p in summary["problems"])
+
+
+def test_hunt_edits_and_manipulations_keep_the_conversation(tmp_path):
+    """fbi hunt's operators (an error rule, then a manipulation) and the manipulation of
+    a perturbed instance edit the final answer and keep every earlier turn."""
+    from fbi.hunt import Operator
+    from fbi.perturb import manipulate
+
+    path = write_jsonl(tmp_path / "question.jsonl", MT_BENCH[:1])
+    items, _ = load_gold_items(str(path))
+    second = next(i for i in items if i.context)
+    edit = Operator.parse("final-errors").apply(second, seed=3)
+    assert edit.instance.context == second.context
+    assert edit.instance.gold_answer == second.gold_answer != edit.instance.perturbed_answer
+    with_note = Operator.parse("final-errors+manipulation/padding").apply(second, seed=3)
+    assert with_note.instance.context == second.context
+    manipulated = manipulate(edit.instance, "authority-claim", seed=0)
+    assert manipulated.context == second.context and manipulated.turn == 2
