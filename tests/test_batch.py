@@ -177,9 +177,9 @@ def test_batch_mode_refuses_what_it_cannot_keep(tmp_path):
                      env(tmp_path))
     assert budget.returncode == 2 and "--max-cost cannot be kept" in budget.stderr
     other = run([sys.executable, "-m", "fbi", "evaluate", "--judge",
-                 "anthropic/claude-3-5-haiku-20241022", "--batch", "--output",
-                 str(tmp_path / "b")], {**env(tmp_path), "ANTHROPIC_API_KEY": "x" * 20})
-    assert other.returncode == 2 and "not anthropic" in other.stderr
+                 "gemini/gemini-2.0-flash", "--batch", "--output",
+                 str(tmp_path / "b")], {**env(tmp_path), "GEMINI_API_KEY": "x" * 20})
+    assert other.returncode == 2 and "not gemini" in other.stderr
     assert "Traceback" not in budget.stderr + other.stderr
 
 
@@ -227,14 +227,14 @@ def test_mistral_batches_give_the_live_judgments(tmp_path, live):
 
 
 def test_batch_mode_names_the_providers_it_drives(tmp_path):
-    environment = {**env(tmp_path), "ANTHROPIC_API_KEY": "sk-ant-test"}
+    environment = {**env(tmp_path), "GEMINI_API_KEY": "test"}
     with ChatServer() as server:
         args = evaluate(server, tmp_path / "run", "--batch")
-        args[args.index(JUDGE)] = "anthropic/claude-3-5-sonnet-20240620"
+        args[args.index(JUDGE)] = "gemini/gemini-2.0-flash"
         args[args.index("--api-base") + 1:args.index("--api-base") + 2] = [server.url]
         result = run(args, environment)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "OpenAI, Azure, Mistral" in result.stderr and "Anthropic" in result.stderr
+    assert "OpenAI, Azure, Mistral, Anthropic" in result.stderr and "gemini" in result.stderr
 
 
 def test_help_and_docs_name_the_providers_the_code_drives():

@@ -148,4 +148,4 @@ def test_the_forged_ending_was_quoted_in_every_shape(quoted_rates):
 def load_strategy_names() -> list[str]:
     from fbi.judge import StrategyRegistry
 
-    return StrategyRegistry().names()
+    return [s.name for s in StrategyRegistry().resolve(["all"])]  # a chat judge's

@@ -66,9 +66,8 @@ def status(run_dir, api_key) -> None:
         if not record.collected:
             live = runner.retrieve(record.batch_id)
             state = live.status
-            counts = getattr(live, "request_counts", None)
-            if counts is not None:
-                done, failed = str(counts.completed), str(counts.failed)
+            if live.completed is not None:
+                done, failed = str(live.completed), str(live.failed)
         else:
             failed = str(len(record.failed_ids))
             done = str(len(record.custom_ids) - len(record.failed_ids))

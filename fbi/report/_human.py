@@ -102,11 +102,13 @@ def _by_models(instances: dict[str, object]) -> dict[tuple, str]:
     instance with a ``~swapped`` mark, so its verdict is turned round."""
     found: dict[tuple, str] = {}
     for i in instances.values():
-        p = i.provenance  # type: ignore[attr-defined]
-        if p.original_id and p.gold_model and p.generator:
-            found[(p.original_id, p.gold_model, p.generator, i.turn)] = i.id  # type: ignore
-            found.setdefault((p.original_id, p.generator, p.gold_model, i.turn),
-                             i.id + SWAPPED)  # type: ignore[attr-defined]
+        p = getattr(i, "provenance", None)  # (callers may pass lighter records)
+        if p is None or not (p.original_id and p.gold_model and p.generator):
+            continue
+        turn = getattr(i, "turn", 1)
+        found[(p.original_id, p.gold_model, p.generator, turn)] = i.id  # type: ignore
+        found.setdefault((p.original_id, p.generator, p.gold_model, turn),
+                         i.id + SWAPPED)  # type: ignore[attr-defined]
     return found
 
 

@@ -25,13 +25,12 @@ half the price, and are not bound by per-minute rate limits. This engine does wh
 A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an error
 (tried again by the next run), or made live with ``fallback="live"``.
 
-Providers (`BATCH_PROTOCOLS`), all through litellm's files and batches API:
+Providers (`BATCH_PROTOCOLS`; each a `fbi.runs._batch_services.BatchService`):
 ``openai`` and ``azure`` (OpenAI's chat-completions JSONL) and ``mistral`` (Mistral's Batch
 API: lines of ``custom_id`` and ``body``, the model set on the job; litellm cannot cancel
-its jobs, nor list them: an orphaned Mistral job is not adopted). Others are refused with
-a message naming these. Anthropic's Message Batches
-are not among them: litellm (1.106) retrieves them but cannot create one, so fbi could
-not submit a run.
+its jobs, nor list them: an orphaned Mistral job is not adopted), through litellm's files
+and batches API; ``anthropic`` (Message Batches) through the official ``anthropic`` SDK.
+Others are refused with a message naming these.
 """
 
 from __future__ import annotations
@@ -56,8 +55,14 @@ from fbi.llm import (
     reasoning_cost,
 )
 from fbi.logs import AppendLog, append_durably, read_log
-from fbi.provider_errors import describe_error
 from fbi.redaction import public_url, redact_known_secrets
+from fbi.runs._batch_services import (
+    ENDPOINT,
+    AnthropicBatches,
+    BatchService,
+    BatchState,
+    LitellmBatches,
+)
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 from fbi.settings import ModelSettings
 
@@ -66,10 +71,7 @@ MAX_REQUESTS_PER_FILE = 50_000
 MAX_BYTES_PER_FILE = 200 * 1024 * 1024
 FINISHED_STATES = ("completed", "expired", "failed", "cancelled")
 MAX_BATCH_TRIES = 3
-#: Pages of 100 of the provider's batches searched for orphans (the newest come first).
-ORPHAN_PAGES = 5
 BATCH_RECORD_VERSION = 1
-ENDPOINT = "/v1/chat/completions"
 
 
 class BatchRecord(BaseModel):
@@ -128,17 +130,22 @@ def _mistral_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class BatchProtocol:
-    """How fbi drives one provider's batch service through litellm."""
+    """How fbi drives one provider's batch service: through litellm (``line`` given), or
+    through the provider's own SDK (``sdk``)."""
 
     name: str
     """The provider as help text and messages name it."""
-    line: Callable[[str, dict[str, Any]], dict[str, Any]]
-    """(call id, body) → input line."""
+    line: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+    """Through litellm: (call id, body) → input line."""
     model_on_job: bool = False
     """Litellm needs the model to create and retrieve its jobs."""
     can_cancel: bool = True
+    """Its batches can be cancelled."""
     can_list: bool = True
-    """Litellm lists its batches (how orphans are found)."""
+    """Its batches can be listed (how orphans are found)."""
+    sdk: Callable[..., BatchService] | None = None
+    """Through the provider's SDK: (model, provider's model name, api_base, key,
+    time-out) → the service."""
 
 
 BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
@@ -146,6 +153,7 @@ BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
     "azure": BatchProtocol("Azure", _openai_line),
     "mistral": BatchProtocol("Mistral", _mistral_line, model_on_job=True, can_cancel=False,
                              can_list=False),
+    "anthropic": BatchProtocol("Anthropic", sdk=AnthropicBatches),
 }
 
 
@@ -210,8 +218,7 @@ def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
                           "model. Fix: run without --batch") from None
     if provider not in BATCH_PROTOCOLS:
         names = batch_providers()
-        why = (" (litellm cannot create Anthropic batches yet)" if provider == "anthropic"
-               else "")
+        why = ""
         raise ConfigError(f"{model}: batch mode drives the batch APIs of {names}, not "
                           f"{provider}{why}. Fix: run without --batch")
     return provider, model_name
@@ -227,56 +234,38 @@ class BatchRunner:
         self.model, self.api_base = model, api_base
         self.provider, self.model_name = provider_of(model, api_base)
         self.protocol = BATCH_PROTOCOLS[self.provider]
+        key = client.api_key_for(model, api_base)
+        if self.protocol.sdk is not None:
+            self.service: BatchService = self.protocol.sdk(
+                model, self.model_name, api_base, key, client.timeout_s)
+        else:
+            assert self.protocol.line is not None
+            self.service = LitellmBatches(
+                self.protocol.name, self.provider, model, api_base, key, self.protocol.line,
+                self.protocol.model_on_job, self.protocol.can_cancel, self.protocol.can_list)
+        self.service.tag = self.tag
         self.options = options
         self._sleep = sleep
         # failures per call in this invocation: a new run retries them afresh
         self.failures: dict[str, int] = {}
         self.given_up: set[str] = set()
 
-    # -- the provider, through litellm's files and batches API ---------------------
+    # -- the provider's batch service ------------------------------------------------
 
-    def _access(self) -> dict[str, Any]:
-        access: dict[str, Any] = {"custom_llm_provider": self.provider}
-        if self.protocol.model_on_job:
-            access["model"] = self.model
-        if self.api_base:
-            access["api_base"] = self.api_base
-        key = self.client.api_key_for(self.model, self.api_base)
-        if key:
-            access["api_key"] = key
-        return access
+    def retrieve(self, batch_id: str) -> BatchState:
+        """The batch's state at the provider now."""
+        return self.service.retrieve(batch_id)
 
-    def _provider(self, what: str, action: Callable[[], Any]) -> Any:
-        """One call to the batch API; its failures become a ModelError saying what."""
-        try:
-            return action()
-        except Exception as error:
-            raise ModelError(f"{self.model}: the batch API failed to {what}: "
-                             f"{describe_error(error)}") from error
-
-    def retrieve(self, batch_id: str):
-        litellm = import_litellm()
-        return self._provider(f"retrieve batch {batch_id}", lambda: litellm.retrieve_batch(
-            batch_id=batch_id, **self._access()))
-
-    def cancel(self, batch_id: str):
-        if not self.protocol.can_cancel:
-            raise ConfigError(f"{self.model}: litellm cannot cancel {self.provider} batches. "
-                              f"Fix: cancel {batch_id} in the provider's console; the next "
-                              "run collects what it finished")
-        litellm = import_litellm()
-        return self._provider(f"cancel batch {batch_id}", lambda: litellm.cancel_batch(
-            batch_id=batch_id, **self._access()))
+    def cancel(self, batch_id: str) -> BatchState:
+        """Cancel the batch; its state after."""
+        self.service.cancel(batch_id)
+        return self.service.retrieve(batch_id)
 
     def _content(self, file_id: str) -> tuple[list[dict], int]:
         """The JSON objects of a provider's JSONL file, and how many of its lines were
         not one (those are counted, never a traceback)."""
-        litellm = import_litellm()
-        access = {k: v for k, v in self._access().items() if k != "model"}
-        reply = self._provider(f"read file {file_id}", lambda: litellm.file_content(
-            file_id=file_id, **access))
         rows, bad = [], 0
-        for line in bytes(reply.content).split(b"\n"):
+        for line in self.service.content(file_id).split(b"\n"):
             if not line.strip():
                 continue
             try:  # (NaN and Infinity, which no count can be, make a line bad too)
@@ -300,6 +289,7 @@ class BatchRunner:
             ) -> RunTotals:
         progress = progress or NoProgress()
         by_id = {call.call_id: call for call in calls}
+        self.service.index(by_id)  # (a provider whose ids are not the call ids maps them)
         totals = RunTotals(total=len(calls),
                            already_done=sum(1 for c in calls if c.call_id in log.finished))
         progress.start(len(calls), totals.already_done)
@@ -431,39 +421,24 @@ class BatchRunner:
     def _adopt_orphans(self, known: dict[str, BatchRecord]) -> dict[str, BatchRecord]:
         """Batches at the provider with this log's tag that fbi never recorded (it was
         killed between creating and recording them): recorded now, their requests read
-        back from their input files, so they are collected rather than paid for again."""
-        if not self.protocol.can_list:
-            return {}
-        litellm = import_litellm()
-        access = {k: v for k, v in self._access().items() if k != "model"}
+        back from the provider, so they are collected rather than paid for again."""
         adopted: dict[str, BatchRecord] = {}
-        after = None
-        for _ in range(ORPHAN_PAGES):
-            page = self._provider("list batches", lambda after=after: litellm.list_batches(
-                after=after, limit=100, **access))
-            found = list(getattr(page, "data", None) or [])
-            for batch in found:
-                metadata = getattr(batch, "metadata", None) or {}
-                if metadata.get("fbi_run") != self.tag or batch.id in known:
-                    continue
-                rows, _ = self._content(batch.input_file_id)
-                stamp = time.time()
-                adopted[batch.id] = BatchRecord(
-                    batch_id=batch.id, provider=self.provider, model=self.model,
-                    api_base=public_url(self.api_base), input_file_id=batch.input_file_id,
-                    custom_ids=[str(row["custom_id"]) for row in rows if "custom_id" in row],
-                    status=batch.status, adopted=True, created_at=stamp, updated_at=stamp)
-                append_durably(self.path, adopted[batch.id])
-            if not getattr(page, "has_more", False) or not found:
-                break
-            after = found[-1].id
+        for orphan in self.service.orphans(self.tag, known,
+                                           lambda file_id: self._content(file_id)[0]):
+            stamp = time.time()
+            adopted[orphan.batch_id] = BatchRecord(
+                batch_id=orphan.batch_id, provider=self.provider, model=self.model,
+                api_base=public_url(self.api_base), input_file_id=orphan.input_file_id,
+                custom_ids=orphan.custom_ids, status=orphan.status, adopted=True,
+                created_at=stamp, updated_at=stamp)
+            append_durably(self.path, adopted[orphan.batch_id])
         return adopted
 
     def _chunks(self, calls: list[Call]) -> list[list[tuple[Call, bytes]]]:
         chunks: list[list[tuple[Call, bytes]]] = []
         size = 0
         for call in calls:
-            line = (json.dumps(self.protocol.line(
+            line = (json.dumps(self.service.line(
                 call.call_id, self.client.batch_body(call.request, self.model_name)),
                 ensure_ascii=True) + "\n").encode()
             if not chunks or len(chunks[-1]) >= MAX_REQUESTS_PER_FILE or \
@@ -476,20 +451,15 @@ class BatchRunner:
 
     def _submit_chunk(self, chunk: list[tuple[Call, bytes]]) -> None:
         self.client.check_deferred()
-        litellm = import_litellm()
         data = b"".join(line for _, line in chunk)
-        upload_access = {k: v for k, v in self._access().items() if k != "model"}
-        uploaded = self._provider("upload a batch file", lambda: litellm.create_file(
-            file=("fbi-batch.jsonl", data), purpose="batch", **upload_access))
-        batch = self._provider("create a batch", lambda: litellm.create_batch(
-            completion_window="24h", endpoint=ENDPOINT, input_file_id=uploaded.id,
-            metadata={"fbi_log": str(self.path)[-64:], "fbi_run": self.tag},
-            **self._access()))
+        batch_id, input_file_id, status = self.service.submit(
+            [json.loads(line) for _, line in chunk], data,
+            {"fbi_log": str(self.path)[-64:], "fbi_run": self.tag})
         stamp = time.time()
         append_durably(self.path, BatchRecord(
-            batch_id=batch.id, provider=self.provider, model=self.model,
-            api_base=public_url(self.api_base), input_file_id=uploaded.id,
-            custom_ids=[call.call_id for call, _ in chunk], status=batch.status,
+            batch_id=batch_id, provider=self.provider, model=self.model,
+            api_base=public_url(self.api_base), input_file_id=input_file_id,
+            custom_ids=[call.call_id for call, _ in chunk], status=status,
             created_at=stamp, updated_at=stamp))
 
 
