@@ -61,6 +61,7 @@ from fbi.runs._batch_services import (
     AnthropicBatches,
     BatchService,
     BatchState,
+    GeminiBatches,
     LitellmBatches,
 )
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
@@ -154,6 +155,7 @@ BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
     "mistral": BatchProtocol("Mistral", _mistral_line, model_on_job=True, can_cancel=False,
                              can_list=False),
     "anthropic": BatchProtocol("Anthropic", sdk=AnthropicBatches),
+    "gemini": BatchProtocol("Gemini", sdk=GeminiBatches),
 }
 
 

@@ -9,7 +9,11 @@ find batches fbi submitted but never recorded, cancel one.
   (``pip install fbi[anthropic]``). Its custom ids allow letters, digits, ``_`` and ``-``
   up to 64 characters, so a request's id is its log's tag and a hash of its call id,
   mapped back when read; its batches carry no metadata, so an orphan is recognised by
-  those ids once it has ended (before that a resumed run cannot tell it is fbi's).
+  those ids once it has ended (before that a resumed run cannot tell it is fbi's);
+* `GeminiBatches`: the Gemini API's batch mode through the official ``google-genai`` SDK
+  (``pip install fbi[gemini]``), inline requests each with its call id as its metadata
+  ``key``, the batch's display name holding the log's tag; an orphan is adopted once it
+  has ended, when its responses name its requests.
 """
 
 from __future__ import annotations
@@ -309,3 +313,127 @@ class AnthropicBatches:
     def cancel(self, batch_id: str) -> None:
         _provider(self.model, f"cancel batch {batch_id}",
                   lambda: self._client.messages.batches.cancel(batch_id))
+
+
+#: The Gemini API's batch states in OpenAI's words.
+_GEMINI_STATES = {"JOB_STATE_PENDING": "validating", "JOB_STATE_RUNNING": "in_progress",
+                  "JOB_STATE_SUCCEEDED": "completed", "JOB_STATE_FAILED": "failed",
+                  "JOB_STATE_CANCELLED": "cancelled", "JOB_STATE_EXPIRED": "expired"}
+
+
+def _state(value: Any) -> str:
+    return str(getattr(value, "value", value) or "")
+
+
+class GeminiBatches:
+    """The Gemini API's batch mode, through the ``google-genai`` SDK (see the module
+    docstring). Its inline responses are read as OpenAI-shaped output lines: the text
+    parts joined (thought parts as reasoning), the usage counts as tokens."""
+
+    name = "Gemini"
+    can_cancel = True
+
+    def __init__(self, model: str, model_name: str, api_base: str | None,
+                 api_key: str | None, timeout_s: float):
+        try:
+            from google import genai
+            from google.genai import types
+        except ImportError:
+            raise ConfigError("Gemini's batches need its SDK. Fix: pip install "
+                              "fbi[gemini]") from None
+        self.model, self.model_name = model, model_name
+        options = types.HttpOptions(base_url=api_base, timeout=int(timeout_s * 1000)) \
+            if api_base else types.HttpOptions(timeout=int(timeout_s * 1000))
+        self._client = genai.Client(api_key=api_key or "no-key", http_options=options)
+        self.tag = ""
+        self._jobs: dict[str, Any] = {}  # batch id → the job last read
+
+    def index(self, call_ids: Iterable[str]) -> None:
+        return None  # the call ids are the keys
+
+    def line(self, call_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """An OpenAI chat body as an inline request (the system message as the system
+        instruction; the reply schema is in the prompt)."""
+        system = [m["content"] for m in body["messages"] if m["role"] == "system"]
+        config: dict[str, Any] = {}
+        if system:
+            config["system_instruction"] = "\n\n".join(system)
+        for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"),
+                             ("max_tokens", "max_output_tokens"), ("seed", "seed")):
+            if body.get(ours) is not None:
+                config[theirs] = body[ours]
+        contents = [{"role": "model" if m["role"] == "assistant" else "user",
+                     "parts": [{"text": m["content"]}]}
+                    for m in body["messages"] if m["role"] != "system"]
+        return {"contents": contents, "config": config, "metadata": {"key": call_id}}
+
+    def submit(self, lines: list[dict[str, Any]], data: bytes, metadata: dict[str, str]
+               ) -> tuple[str, str, str]:
+        job = _provider(self.model, "create a batch", lambda: self._client.batches.create(
+            model=self.model_name, src=lines,
+            config={"display_name": f"fbi-{metadata['fbi_run']}"}))
+        return job.name, "", _GEMINI_STATES.get(_state(job.state), "validating")
+
+    def retrieve(self, batch_id: str) -> BatchState:
+        job = _provider(self.model, f"retrieve batch {batch_id}",
+                        lambda: self._client.batches.get(name=batch_id))
+        self._jobs[batch_id] = job
+        status = _GEMINI_STATES.get(_state(job.state), "in_progress")
+        done = status in ("completed", "failed", "cancelled", "expired")
+        return BatchState(status, batch_id if done else None)
+
+    def content(self, file_id: str) -> bytes:
+        """The batch's inline responses (``file_id`` is its name) as output lines."""
+        job = self._jobs.get(file_id) or (self.retrieve(file_id) and self._jobs[file_id])
+        responses = list(getattr(getattr(job, "dest", None), "inlined_responses", None)
+                         or [])
+        return b"".join(json.dumps(self._as_openai(r)).encode() + b"\n"
+                        for r in responses)
+
+    @staticmethod
+    def _as_openai(item: Any) -> Any:
+        key = (getattr(item, "metadata", None) or {}).get("key")
+        if key is None:
+            return ["a response without its request's key"]
+        response = getattr(item, "response", None)
+        if getattr(item, "error", None) is not None or response is None:
+            return {"custom_id": key, "error": {"message": str(getattr(item, "error", ""))}}
+        candidates = response.candidates or []
+        parts = (candidates[0].content.parts or []) if candidates and \
+            candidates[0].content else []
+        text = "".join(p.text or "" for p in parts if not p.thought)
+        thought = "".join(p.text or "" for p in parts if p.thought)
+        usage = response.usage_metadata
+        finish = _state(candidates[0].finish_reason).lower() if candidates else None
+        chat = {"object": "chat.completion", "model": response.model_version,
+                "choices": [{"index": 0, "finish_reason": finish,
+                             "message": {"role": "assistant", "content": text,
+                                         **({"reasoning_content": thought}
+                                            if thought else {})}}] if candidates else [],
+                "usage": {"prompt_tokens": getattr(usage, "prompt_token_count", 0) or 0,
+                          "completion_tokens": (getattr(usage, "candidates_token_count", 0)
+                                                or 0) + (getattr(
+                                                    usage, "thoughts_token_count", 0) or 0),
+                          "completion_tokens_details": {"reasoning_tokens": getattr(
+                              usage, "thoughts_token_count", 0) or 0}}}
+        return {"custom_id": key, "response": {"status_code": 200, "body": chat}}
+
+    def orphans(self, tag: str, known: Iterable[str],
+                content: Callable[[str], list[dict]]) -> list[Orphan]:
+        known, found = set(known), []
+        jobs = _provider(self.model, "list batches",
+                         lambda: list(self._client.batches.list(config={"page_size": 100})))
+        for job in jobs[:100 * ORPHAN_PAGES]:
+            status = _GEMINI_STATES.get(_state(job.state), "in_progress")
+            if job.display_name != f"fbi-{tag}" or job.name in known or \
+                    status != "completed":
+                continue  # an unended batch shows no keys: its requests are not known yet
+            self._jobs[job.name] = job
+            ids = [str(r.get("custom_id")) for r in content(job.name) if isinstance(r, dict)]
+            if ids:
+                found.append(Orphan(job.name, "", ids, status))
+        return found
+
+    def cancel(self, batch_id: str) -> None:
+        _provider(self.model, f"cancel batch {batch_id}",
+                  lambda: self._client.batches.cancel(name=batch_id))
