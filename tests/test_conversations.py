@@ -271,3 +271,37 @@ def test_hunt_edits_and_manipulations_keep_the_conversation(tmp_path):
     assert with_note.instance.context == second.context
     manipulated = manipulate(edit.instance, "authority-claim", seed=0)
     assert manipulated.context == second.context and manipulated.turn == 2
+
+
+@pytest.mark.parametrize(("row", "said"), [
+    ({"turns": "one question"}, "'turns' must be a list of questions"),
+    ({"reference": ["only one"]}, "must list one answer (text) for each of the 2 turns"),
+    ({"category": "poetry"}, "MT-Bench category 'poetry'"),
+])
+def test_bad_mt_bench_questions_name_file_and_line(tmp_path, row, said):
+    path = write_jsonl(tmp_path / "question.jsonl", [MT_BENCH[0], {**MT_BENCH[0], **row}])
+    result = CliRunner().invoke(main, ["perturb", "--input", str(path), "--output",
+                                       str(tmp_path / "q.jsonl"), "--engine", "rules"],
+                                env={"FBI_CACHE": str(tmp_path / "c.sqlite")})
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert f"{path}, line 2" in flat and said in flat and "Traceback" not in result.output
+
+
+def test_a_bad_mt_bench_judgment_is_named_with_its_line(tmp_path):
+    data = write_jsonl(tmp_path / "m.jsonl", MESSAGES_ROWS)
+    with ChatServer(conversation_judge) as server:
+        assert CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/j", "--api-base", server.url, "--dataset",
+            str(data), "--output", str(tmp_path / "run")],
+            env={"OPENAI_API_KEY": "x", "FBI_CACHE": str(tmp_path / "c.sqlite")}).exit_code == 0
+    human = write_jsonl(tmp_path / "human.jsonl", [
+        {"question_id": "q7", "model_a": "a", "model_b": "b", "winner": "model_a",
+         "judge": "e1", "turn": 1},
+        {"question_id": "q7", "model_a": "a", "model_b": "b", "winner": "tiebreaker",
+         "judge": "e2", "turn": 1}])
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--human",
+                                       str(human), "--output", str(tmp_path / "r")])
+    assert report.exit_code == 2, report.output
+    flat = " ".join(report.output.split())
+    assert "line 2" in flat and "winner 'tiebreaker'" in flat
