@@ -6,46 +6,23 @@ adopted rather than paid for twice, the batch price, ``fbi batch status|cancel``
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from anthropic_server import AnthropicServer
-from conftest import OUTSIDE_CHECKOUT
+from batch_sdk import batch_records, records, run, status_and_cancel, verdicts
+from batch_sdk import env as run_env
+from batch_sdk import evaluate as run_evaluate
 
 pytest.importorskip("anthropic", reason="the anthropic SDK (pip install fbi[anthropic])")
 
 JUDGE = "anthropic/claude-haiku-4-5"
-SELECTION = ("--category", "entity", "--category", "grammar", "--strategy", "vanilla",
-             "--strategy", "pairwise_star")
 
 
-def env(tmp_path: Path, cache: str = "cache.sqlite") -> dict[str, str]:
-    return {**os.environ, "FBI_CACHE": str(tmp_path / cache), "COLUMNS": "200",
-            "ANTHROPIC_API_KEY": "sk-ant-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+def env(tmp_path):
+    return run_env(tmp_path, ("ANTHROPIC_API_KEY", "sk-ant-test"))
 
 
-def evaluate(server: AnthropicServer, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "fbi", "evaluate", "--judge", JUDGE, "--api-base",
-            server.url, "--dataset", "sample", "--output", str(out), *SELECTION, *extra]
-
-
-def run(args, environment) -> subprocess.CompletedProcess:
-    return subprocess.run(args, env=environment, capture_output=True, text=True,
-                          timeout=300, cwd=OUTSIDE_CHECKOUT)
-
-
-def records(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
-
-
-def verdicts(out: Path) -> dict[str, tuple]:
-    found = records(out)
-    assert len(found) == len({r["call_id"] for r in found})  # no duplicates
-    return {r["call_id"]: (r["status"], r["score"], r["verdict"]) for r in found}
+def evaluate(server, out, *extra):
+    return run_evaluate(JUDGE, server.url, out, *extra)
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +88,7 @@ def test_an_orphaned_batch_is_adopted_not_paid_again(tmp_path, live):
                      env(tmp_path))
         assert result.returncode == 0, result.stderr
         assert list(server.batches) == [batch_id]  # nothing submitted twice
-    adopted = [json.loads(line) for line in
-               (out / "judgments.batches.jsonl").read_text().splitlines()]
+    adopted = batch_records(out)
     assert adopted[0]["adopted"] and adopted[-1]["collected"]
     assert verdicts(out) == live
 
@@ -121,13 +97,9 @@ def test_status_and_cancel(tmp_path, live):
     with AnthropicServer(steps=50) as server:
         out = tmp_path / "run"
         assert run(evaluate(server, out, "--batch"), env(tmp_path)).returncode == 0
-        status = run([sys.executable, "-m", "fbi", "batch", "status", str(out)],
-                     env(tmp_path))
-        assert status.returncode == 0 and "in_progress" in status.stdout, status.stderr
-        cancel = run([sys.executable, "-m", "fbi", "batch", "cancel", str(out)],
-                     env(tmp_path))
-        assert cancel.returncode == 0, cancel.stderr
-        assert "completed" in cancel.stdout or "cancelling" in cancel.stdout
+        status, cancel = status_and_cancel(out, env(tmp_path))
+        assert "in_progress" in status
+        assert "completed" in cancel or "cancelling" in cancel
         server.steps = 1
         result = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
                      env(tmp_path))

@@ -7,46 +7,23 @@ status|cancel``."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-from conftest import OUTSIDE_CHECKOUT
+from batch_sdk import batch_records, records, run, status_and_cancel, verdicts
+from batch_sdk import env as run_env
+from batch_sdk import evaluate as run_evaluate
 from gemini_server import GeminiServer
 
 pytest.importorskip("google.genai", reason="the google-genai SDK (pip install fbi[gemini])")
 
 JUDGE = "gemini/gemini-2.5-flash"
-SELECTION = ("--category", "entity", "--category", "grammar", "--strategy", "vanilla",
-             "--strategy", "pairwise_star")
 
 
-def env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "COLUMNS": "200",
-            "GEMINI_API_KEY": "test-key", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+def env(tmp_path):
+    return run_env(tmp_path, ("GEMINI_API_KEY", "test-key"))
 
 
-def evaluate(server: GeminiServer, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "fbi", "evaluate", "--judge", JUDGE, "--api-base",
-            server.url, "--dataset", "sample", "--output", str(out), *SELECTION, *extra]
-
-
-def run(args, environment) -> subprocess.CompletedProcess:
-    return subprocess.run(args, env=environment, capture_output=True, text=True,
-                          timeout=300, cwd=OUTSIDE_CHECKOUT)
-
-
-def records(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
-
-
-def verdicts(out: Path) -> dict[str, tuple]:
-    found = records(out)
-    assert len(found) == len({r["call_id"] for r in found})
-    return {r["call_id"]: (r["status"], r["score"], r["verdict"]) for r in found}
+def evaluate(server, out, *extra):
+    return run_evaluate(JUDGE, server.url, out, *extra)
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +83,7 @@ def test_an_orphaned_batch_is_adopted_not_paid_again(tmp_path, live):
                      env(tmp_path))
         assert result.returncode == 0, result.stderr
         assert list(server.batches) == [name]
-    adopted = [json.loads(line) for line in
-               (out / "judgments.batches.jsonl").read_text().splitlines()]
+    adopted = batch_records(out)
     assert adopted[0]["adopted"] and adopted[-1]["collected"]
     assert verdicts(out) == live
 
@@ -116,13 +92,9 @@ def test_status_and_cancel(tmp_path, live):
     with GeminiServer(steps=50) as server:
         out = tmp_path / "run"
         assert run(evaluate(server, out, "--batch"), env(tmp_path)).returncode == 0
-        status = run([sys.executable, "-m", "fbi", "batch", "status", str(out)],
-                     env(tmp_path))
-        assert status.returncode == 0, status.stderr
-        assert "validating" in status.stdout or "in_progress" in status.stdout
-        cancel = run([sys.executable, "-m", "fbi", "batch", "cancel", str(out)],
-                     env(tmp_path))
-        assert cancel.returncode == 0 and "cancelled" in cancel.stdout, cancel.stderr
+        status, cancel = status_and_cancel(out, env(tmp_path))
+        assert "validating" in status or "in_progress" in status
+        assert "cancelled" in cancel
         server.steps = 1
         result = run(evaluate(server, out, "--batch", "--wait", "--poll", "0.01"),
                      env(tmp_path))
