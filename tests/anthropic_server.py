@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
+from json_http import JSONHandler, LoopbackServer
 from openai_server import hashed_verdict_script
 
 
@@ -62,62 +62,43 @@ class AnthropicServer:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, status: int, payload, content_type="application/json") -> None:
-                body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _body(self) -> dict:
-                return json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                                  or b"{}")
-
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 path = urlparse(self.path).path
                 if path == "/v1/messages":
-                    params = self._body()
+                    params = self.json_body()
                     server.live_requests.append(params)
-                    return self._send(200, message(params))
+                    return self.send_json(200, message(params))
                 if path == "/v1/messages/batches":
-                    return self._send(200, server.create(self._body()["requests"]))
+                    return self.send_json(200, server.create(self.json_body()["requests"]))
                 if path.endswith("/cancel"):
                     batch_id = path.split("/")[-2]
                     with server.lock:
                         batch = server.batches.get(batch_id)
                         if batch is None:
-                            return self._send(404, _error("not_found_error", "no batch"))
+                            return self.send_json(404, _error("not_found_error", "no batch"))
                         if batch["processing_status"] == "in_progress":
                             batch["processing_status"] = "canceling"
                             batch["cancel"] = True
-                    return self._send(200, server.public(batch_id))
-                return self._send(404, _error("not_found_error", path))
+                    return self.send_json(200, server.public(batch_id))
+                return self.send_json(404, _error("not_found_error", path))
 
             def do_GET(self) -> None:
                 url = urlparse(self.path)
                 parts = url.path.rstrip("/").split("/")
                 if url.path.rstrip("/") == "/v1/messages/batches":
                     query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-                    return self._send(200, server.listing(query))
+                    return self.send_json(200, server.listing(query))
                 if len(parts) == 5 and parts[3] == "batches":
                     if parts[4] not in server.batches:
-                        return self._send(404, _error("not_found_error", "no batch"))
-                    return self._send(200, server.retrieve(parts[4]))
+                        return self.send_json(404, _error("not_found_error", "no batch"))
+                    return self.send_json(200, server.retrieve(parts[4]))
                 if len(parts) == 6 and parts[5] == "results":
-                    return self._send(200, server.results(parts[4]),
+                    return self.send_json(200, server.results(parts[4]),
                                       "application/binary")
-                return self._send(404, _error("not_found_error", url.path))
+                return self.send_json(404, _error("not_found_error", url.path))
 
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 128
-            daemon_threads = True
-
-        self._httpd = Server(("127.0.0.1", 0), Handler)
+        self._httpd = LoopbackServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_port}"
 
     def create(self, requests: list[dict]) -> dict:

@@ -10,11 +10,10 @@ first request, before its real one), ``corrupt_next`` (responses without candida
 
 from __future__ import annotations
 
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
+from json_http import JSONHandler, LoopbackServer
 from openai_server import hashed_verdict_script
 
 
@@ -54,55 +53,36 @@ class GeminiServer:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, status: int, payload: dict) -> None:
-                body = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _body(self) -> dict:
-                return json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                                  or b"{}")
-
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 path = urlparse(self.path).path
                 if path.endswith(":generateContent"):
-                    request = self._body()
+                    request = self.json_body()
                     server.live_requests.append(request)
-                    return self._send(200, generated(request))
+                    return self.send_json(200, generated(request))
                 if path.endswith(":batchGenerateContent"):
-                    body = self._body()["batch"]
-                    return self._send(200, server.create(path.split("/")[-1].split(":")[0],
+                    body = self.json_body()["batch"]
+                    return self.send_json(200, server.create(path.split("/")[-1].split(":")[0],
                                                          body))
                 if path.endswith(":cancel"):
                     name = path.split("/")[-1].removesuffix(":cancel")
                     with server.lock:
                         if name in server.batches:
                             server.batches[name]["cancel"] = True
-                    return self._send(200, {})
-                return self._send(404, {"error": {"code": 404, "message": path}})
+                    return self.send_json(200, {})
+                return self.send_json(404, {"error": {"code": 404, "message": path}})
 
             def do_GET(self) -> None:
                 path = urlparse(self.path).path.rstrip("/")
                 if path.endswith("/batches"):
-                    return self._send(200, {"operations": [
+                    return self.send_json(200, {"operations": [
                         server.public(n) for n in reversed(list(server.batches))]})
                 name = path.split("/")[-1]
                 if name in server.batches:
-                    return self._send(200, server.get(name))
-                return self._send(404, {"error": {"code": 404, "message": path}})
+                    return self.send_json(200, server.get(name))
+                return self.send_json(404, {"error": {"code": 404, "message": path}})
 
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 128
-            daemon_threads = True
-
-        self._httpd = Server(("127.0.0.1", 0), Handler)
+        self._httpd = LoopbackServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_port}"
 
     def create(self, model: str, batch: dict) -> dict:
