@@ -258,7 +258,8 @@ class ModelClient:
         finally:
             if call.done():
                 self._in_flight.pop(key, None)
-            else:  # cancelled while waiting: the call goes on for the others, or is
+            else:  # this caller was cancelled: the call goes on for any other waiting
+                # on it, and leaves the table when it ends
                 call.add_done_callback(lambda _: self._in_flight.pop(key, None))
 
     async def _complete_uncached(self, request: ModelRequest, key: str) -> ModelResponse:
