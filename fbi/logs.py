@@ -70,12 +70,14 @@ class LogContents(Generic[Record]):
 
 
 def read_log(path: str | Path, model: type[Record], keep: bool = True,
-             visit: Callable[[Record], None] | None = None) -> LogContents[Record]:
+             visit: Callable[[Record], None] | None = None,
+             visit_at: Callable[[Record, int], None] | None = None) -> LogContents[Record]:
     """Read a log under the policy above. A missing file reads as empty.
 
     ``keep=False`` reads in constant memory per record: each is validated, summarised in
     ``outcomes``, shown to ``visit``, and dropped (a run of 50,000 calls resumes without
-    holding 50,000 records).
+    holding 50,000 records). ``visit_at`` is shown each record with the byte offset its
+    line starts at, so a reader can seek back to one record (`fbi view`).
     """
     path = Path(path)
     contents: LogContents[Record] = LogContents(path)
@@ -87,7 +89,7 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
         raise InputError(f"{path}: cannot be read ({error.strerror}). Fix: check the file's "
                          "permissions") from None
 
-    def take(raw: bytes) -> None:
+    def take(raw: bytes, start: int) -> None:
         record = model.model_validate_json(raw)
         call_id = getattr(record, "call_id", None)
         if call_id is not None:  # a call's log (batch logs are keyed otherwise)
@@ -97,6 +99,8 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
             contents.records.append(record)
         if visit is not None:
             visit(record)
+        if visit_at is not None:
+            visit_at(record, start)
 
     with file:
         offset, number = 0, 0
@@ -104,17 +108,17 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
             if not raw.endswith(b"\n"):  # the last line, without its newline
                 if raw.strip():
                     try:  # a whole record that only lacks its newline is still a record
-                        take(raw)
+                        take(raw, offset)
                         offset += len(raw)
                     except (ValidationError, ValueError):
                         contents.torn_tail = True
                 break
             number += 1
-            offset += len(raw)
+            start, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
             try:
-                take(raw[:-1])
+                take(raw[:-1], start)
             except (ValidationError, ValueError) as error:
                 contents.bad_lines.append(BadLine(number, validation_summary(error, limit=1)))
     contents.valid_bytes = offset

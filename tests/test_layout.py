@@ -2,8 +2,9 @@
 
 Stages (judge, perturb, vet, robustness, report) import the core and never each other;
 the core never imports a stage; nothing imports a package's private modules from outside
-it. One layer sits above stages: the blind-spot hunt (fbi.hunt) drives the perturb and
-judge stages through their faces, and no stage imports it. Checked on the source, every
+it. Two layers sit above stages: the blind-spot hunt (fbi.hunt) drives the perturb and
+judge stages through their faces, and the viewer (fbi.view) reads runs with the report's
+statistics; no stage imports either. Checked on the source, every
 import statement (function-level ones included).
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 FBI = Path(__file__).resolve().parents[1] / "fbi"
 STAGES = ("judge", "perturb", "vet", "robustness", "report")
 #: Layers above the stages, and the stages each may drive.
-ABOVE_STAGES = {"hunt": ("judge", "perturb")}
+ABOVE_STAGES = {"hunt": ("judge", "perturb"), "view": ("report",)}
 
 
 def imports_of(path: Path) -> set[str]:

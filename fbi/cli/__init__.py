@@ -174,4 +174,5 @@ COMMANDS = {
     "robustness": "fbi.cli.robustness:robustness",
     "show": "fbi.cli.show:show",
     "strategies": "fbi.cli.catalog:strategies",
+    "view": "fbi.cli.view:view",
 }

@@ -24,7 +24,7 @@ _EXPORTS = {
     "robustness_blocks": "_terminal",
     "load_robustness": "_robustness", "read_human_labels": "_human",
     "hunt_blocks": "_hunt", "hunt_markdown": "_hunt", "hunt_summary": "_hunt",
-    "load_hunt": "_hunt",
+    "load_hunt": "_hunt", "comparison_sentence": "_verdict",
 }
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "Headline",
     "Summary",
     "build_summary",
+    "comparison_sentence",
     "headline_table",
     "hunt_blocks",
     "hunt_markdown",
@@ -65,4 +66,5 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
     from fbi.report._schema import SUMMARY_SCHEMA_VERSION, Summary
     from fbi.report._summary import CONVENTIONS, build_summary
     from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
+    from fbi.report._verdict import comparison_sentence
     from fbi.report._write import FORMATS, read_summary, write_report

@@ -77,7 +77,7 @@ def comparison_rows(summary: Summary) -> list[dict]:
         row.update(strategy_name=name_a if name_a == name_b else f"{name_a} / {name_b}",
                    sides=_sides(row, name_a, name_b), ci_a=wilson_interval(c.missed_a, c.n),
                    ci_b=wilson_interval(c.missed_b, c.n), difference=c.rate_a - c.rate_b)
-        row["sentence"] = _sentence(row) if c.level == "overall" else ""
+        row["sentence"] = comparison_sentence(row) if c.level == "overall" else ""
         rows.append(row)
     return rows
 
@@ -90,7 +90,10 @@ def _sides(row: dict, name_a: str, name_b: str) -> tuple[str, str]:
     return f"{row['judge_a']} under {name_a}", f"{row['judge_b']} under {name_b}"
 
 
-def _sentence(row: dict) -> str:
+def comparison_sentence(row: dict) -> str:
+    """The verdict on one overall comparison, in words: which side misses fewer planted
+    errors after Holm's correction, or that no difference is significant. ``row``: a
+    `ComparisonRow`'s fields with ``sides`` (how to name each) and ``strategy_name``."""
     a, b = row["sides"]
     where = (f"under {row['strategy_name']}, " if row["strategy"] == row["strategy_b"]
              else "") + f"{row['n']} instances both judged"

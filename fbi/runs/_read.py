@@ -77,17 +77,21 @@ class Run:
     """What could not be read, said."""
     repeats: list[Judgment] = field(default_factory=list)
     """Samples 1..K-1."""
+    offsets: dict[str, int] = field(default_factory=dict)
+    """With ``offsets=True``: each first-sample call's byte offset in judgments.jsonl (its
+    last record), so its full record is read back alone (`fbi view`)."""
 
     @property
     def label(self) -> str:
         return self.spec.label or self.spec.model
 
 
-def load_run(folder: str | Path, full: bool = True) -> Run:
+def load_run(folder: str | Path, full: bool = True, offsets: bool = False) -> Run:
     """A judge run folder, read; never written. Lines of a log that do not validate are
     left out and named in ``problems`` (the report prints them). ``full=False`` keeps each
     judgment as a `LeanJudgment`, read one line at a time: what a report over many
-    runs needs, in a fraction of the memory."""
+    runs needs, in a fraction of the memory. ``offsets=True`` (with ``full=False``) also
+    keeps where each call's record starts in judgments.jsonl (`Run.offsets`)."""
     folder = Path(folder)
     spec_path, judgments_path = folder / "run.json", folder / "judgments.jsonl"
     if not spec_path.exists() or not judgments_path.exists():
@@ -100,22 +104,25 @@ def load_run(folder: str | Path, full: bool = True) -> Run:
     instances: dict[str, Instance] = {}
     if (folder / "instances.jsonl").exists():
         instances = _instances(folder / "instances.jsonl")
+    starts: dict[str, int] = {}
     if full:
         judgments = read_log(judgments_path, Judgment)
         records = list(judgments.latest().values())
     else:
         latest: dict[str, Any] = {}  # call id → its last record, as in LogContents.latest
 
-        def keep_lean(judgment: Judgment) -> None:
+        def keep_lean(judgment: Judgment, start: int) -> None:
             latest[judgment.call_id] = lean(judgment)
+            if offsets and judgment.sample == 0:
+                starts[judgment.call_id] = start
 
-        judgments = read_log(judgments_path, Judgment, keep=False, visit=keep_lean)
+        judgments = read_log(judgments_path, Judgment, keep=False, visit_at=keep_lean)
         judgments.outcomes.clear()
         records = list(latest.values())
     checks = read_log(folder / "explanation_checks.jsonl", ExplanationCheck)
     problems = [p for p in (judgments.problem(), checks.problem()) if p]
     return Run(folder, spec, [j for j in records if j.sample == 0], instances,
                list(checks.latest().values()), problems,
-               [j for j in records if j.sample > 0])
+               [j for j in records if j.sample > 0], starts)
 
 

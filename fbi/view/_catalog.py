@@ -1,0 +1,164 @@
+"""Which run folders `fbi view` serves, and what its runs page says of each.
+
+A run folder is found by its spec: ``run.json`` (evaluate, robustness, hunt) or
+``QUEUE.run.json`` beside a perturb queue. Only specs are read here — never a log — so
+listing a tree of many large runs costs milliseconds; the figures that need a log
+(calls made, cost) come from the run's index once built (`fbi.view._index`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fbi.errors import InputError
+from fbi.run_spec import RunSpec
+from fbi.runs import read_batches, read_spec
+
+#: Run kinds the runs page lists; an explanation check's spec lives inside a judge run.
+LISTED_KINDS = ("evaluate", "perturb", "robustness", "hunt")
+#: How deep below each given path run folders are looked for.
+MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One run folder as the runs page lists it: read from its spec alone."""
+
+    key: str
+    """Its name in URLs: the given path's last part, then the folder below it."""
+    folder: Path
+    """The run folder."""
+    spec_path: Path
+    """Its spec (``run.json`` or ``QUEUE.run.json``)."""
+    spec: RunSpec | None
+    """The spec, or None when it could not be read (``problem`` says why)."""
+    status: str
+    """``finished``, ``partial``, ``batch pending``, ``running`` or ``unreadable``."""
+    status_note: str = ""
+    """What makes it partial, pending or unreadable."""
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind if self.spec else "unreadable"
+
+    @property
+    def label(self) -> str:
+        """The run's label, else its model: how the grid and instance pages name it."""
+        if self.spec is None:
+            return self.key
+        return self.spec.label or self.spec.model
+
+    @property
+    def strategies(self) -> list[str]:
+        from fbi.taxonomy import strategy_order
+
+        return strategy_order(self.spec.prompts) if self.spec else []
+
+    @property
+    def judgeable(self) -> bool:
+        """Whether it has a grid and instances: a judge run."""
+        return self.kind == "evaluate"
+
+
+def discover(paths: Sequence[str | Path]) -> list[RunEntry]:
+    """Every run folder at or below ``paths`` (hidden folders skipped), newest first. A
+    path that does not exist is an `InputError`; a spec that does not read is listed as
+    ``unreadable`` with its problem, so one broken folder does not hide the others."""
+    entries: list[RunEntry] = []
+    taken: set[str] = set()
+    for given in paths:
+        root = Path(given)
+        if not root.exists():
+            raise InputError(f"{root}: no such folder. Fix: pass run folders or a folder "
+                             "holding them (fbi evaluate writes fbi-runs/ by default)")
+        base = root.resolve().name or "runs"
+        for spec_path in sorted(_specs(root)):
+            relative = spec_path.parent.relative_to(root).as_posix()
+            key = base if relative == "." else f"{base}/{relative}"
+            if spec_path.name != "run.json":  # a perturb queue: its file names it
+                key += "/" + spec_path.name[: -len(".run.json")]
+            while key in taken:  # two given paths with one name
+                key += "~"
+            taken.add(key)
+            entry = _entry(key, spec_path)
+            if entry is not None:
+                entries.append(entry)
+    entries.sort(key=lambda e: (e.spec.updated_at if e.spec else ""), reverse=True)
+    return entries
+
+
+def _specs(root: Path):
+    if root.is_file():
+        if root.name.endswith("run.json"):
+            yield root
+        return
+    for folder, subfolders, files in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        subfolders[:] = [s for s in subfolders if not s.startswith(".")
+                         and depth < MAX_DEPTH]
+        for name in files:
+            if name == "run.json" or (name.endswith(".run.json")
+                                      and name != "explanation_checks.run.json"):
+                yield Path(folder) / name
+
+
+def _entry(key: str, spec_path: Path) -> RunEntry | None:
+    try:
+        spec = read_spec(spec_path)
+    except InputError as error:
+        return RunEntry(key, spec_path.parent, spec_path, None, "unreadable", str(error))
+    if spec is None or spec.kind not in LISTED_KINDS:
+        return None
+    status, note = _status(spec, spec_path)
+    return RunEntry(key, spec_path.parent, spec_path, spec, status, note)
+
+
+def _status(spec: RunSpec, spec_path: Path) -> tuple[str, str]:
+    """Running (its writer's lock held by a live process), batch pending, partial or
+    finished, from the spec's totals of its last invocation and its batch logs."""
+    folder = spec_path.parent
+    lock = folder / ".fbi.lock" if spec_path.name == "run.json" else \
+        spec_path.with_name(spec_path.name[: -len(".run.json")] + ".lock")
+    if _locked(lock):
+        return "running", "a process is writing it now"
+    for batches in folder.glob("*.batches.jsonl"):
+        try:
+            open_batches = [b for b in read_batches(batches).values() if not b.collected]
+        except InputError:
+            continue
+        if open_batches:
+            return "batch pending", (f"{len(open_batches)} provider batch(es) not collected: "
+                                     "run the same command again to collect them")
+    totals = spec.totals
+    if totals.interrupted:
+        return "partial", "interrupted (Ctrl-C): the same command resumes it"
+    if totals.stopped_by_budget:
+        return "partial", "stopped by --max-cost"
+    if totals.stopped_by:
+        return "partial", f"stopped: {totals.stopped_by}"
+    if totals.failed:
+        return "partial", f"{totals.failed} call(s) failed: the same command tries them again"
+    return "finished", ""
+
+
+def _locked(lock: Path) -> bool:
+    """Whether a writer holds the run's lock: a shared lock is refused while it does.
+    Opened for reading only, so looking never creates or changes the file."""
+    import fcntl
+
+    try:
+        file = open(lock, "rb")  # noqa: SIM115 (closed below)
+    except OSError:
+        return False
+    with file:
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+        return False
