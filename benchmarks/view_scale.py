@@ -103,6 +103,7 @@ class Server:
     """`fbi view FOLDERS --port 0` in a child process."""
 
     def __init__(self, folders: list[Path]):
+        started = time.perf_counter()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "fbi", "view", *map(str, folders), "--port", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -112,6 +113,7 @@ class Server:
         if not found:
             raise SystemExit(f"fbi view did not start: {line}{self.process.stderr.read()}")
         self.url = found.group(0)
+        self.start_to_url_s = round(time.perf_counter() - started, 3)
 
     def get(self, path: str, **params) -> tuple[float, str]:
         query = urllib.parse.urlencode(params, doseq=True)
@@ -144,7 +146,8 @@ def one_run(folder: Path) -> dict:
         shown, _ = server.get("instance", run=key, id=instance_id)
         with open(folder / "judgments.jsonl", "rb") as log:
             calls = sum(1 for _ in log)
-        return {"judgments": calls, "grid_first_open_s": opened, "grid_again_s": again,
+        return {"judgments": calls, "start_to_url_s": server.start_to_url_s,
+                "grid_first_open_s": opened, "grid_again_s": again,
                 "undetected_filter_s": missed, "text_search_s": searched,
                 "instance_page_s": shown, "server_peak_rss_mb": server.peak_rss_mb()}
     finally:
@@ -160,6 +163,7 @@ def many_runs(folders: list[Path]) -> dict:
         every, _ = server.get("instances", outcome="undetected", q="the")
         runs, _ = server.get("")
         return {"runs": len(folders), "judgments": 50400 * len(folders),
+                "start_to_url_s": server.start_to_url_s,
                 "grid_open_s_max": max(times), "grid_open_s_median": sorted(times)[
                     len(times) // 2], "two_judges_with_comparison_s": pair,
                 "filter_over_all_runs_s": every, "runs_page_s": runs,

@@ -42,6 +42,10 @@ def view(paths, host, port, human) -> None:
         err_console.print(f"[yellow]warning:[/] listening on {escape(host)}: anyone who "
                           "reaches this machine can read every run served (replies, "
                           "datasets, costs). Nothing asks for a password.", soft_wrap=True)
+    # the intervals' library (a second to import), loaded before the URL is shown so
+    # that the first grid opened does not wait for it
+    import scipy.stats  # noqa: F401
+
     judge_runs = sum(e.judgeable for e in viewer.entries.values())
     console.print(f"fbi view: {len(viewer.entries)} runs ({judge_runs} judge runs) at "
                   f"[bold]{server.url}[/] — Ctrl-C stops it", soft_wrap=True, highlight=False)
