@@ -1,6 +1,7 @@
-"""Makes the screenshots of `fbi view` in docs/how-to/view.md: the embedded SmolLM2 judge
-on the built-in sample's quick set (two strategies), served by `fbi view` and
-photographed in Debian's headless chromium through Selenium (the dev extra).
+"""Makes the screenshots of docs/how-to/view.md and docs/how-to/inspect.md: the embedded
+SmolLM2 judge on the built-in sample's quick set (two strategies), served by `fbi view`,
+and the same run exported to Inspect and shown by `inspect view`, photographed in
+Debian's headless chromium through Selenium (the dev extra).
 
     python docs/view_screenshot.py [WORK_DIR]
 """
@@ -11,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -39,7 +41,26 @@ def main() -> None:
         driver.set_window_size(1280, 1400)
         driver.save_screenshot(str(HERE / "view-instance.png"))
     server.shutdown()
-    print(f"wrote {HERE / 'view-grid.png'} and {HERE / 'view-instance.png'} from {work}")
+    subprocess.run([sys.executable, "-m", "fbi", "export", "inspect", str(run), "--output",
+                    str(work / "inspect-logs")], check=True)
+    inspect_view = subprocess.Popen(
+        [sys.executable, "-m", "inspect_ai", "view", "start", "--log-dir",
+         str(work / "inspect-logs"), "--host", "127.0.0.1", "--port", "7576"])
+    try:
+        with chromium(work / "profile", width=1280, height=800) as driver:
+            for _ in range(60):  # until the viewer answers and has drawn the samples
+                try:
+                    driver.get("http://127.0.0.1:7576/")
+                    driver.find_element(By.XPATH, "//*[contains(text(), 'Samples')]")
+                    break
+                except Exception:
+                    time.sleep(1)
+            time.sleep(3)
+            driver.save_screenshot(str(HERE / "inspect-view.png"))
+    finally:
+        inspect_view.terminate()
+    print(f"wrote view-grid.png, view-instance.png and inspect-view.png in {HERE} from "
+          f"{work}")
 
 
 if __name__ == "__main__":

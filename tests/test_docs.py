@@ -21,7 +21,8 @@ from fbi.taxonomy import CATEGORIES
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_PACKAGES = ("fbi", "fbi.runs", "fbi.judge", "fbi.metrics", "fbi.report", "fbi.perturb",
-                   "fbi.vet", "fbi.robustness", "fbi.local", "fbi.hunt", "fbi.view")
+                   "fbi.vet", "fbi.robustness", "fbi.local", "fbi.hunt", "fbi.view",
+                   "fbi.interop")
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.run_spec": "records",
              "fbi.reward": "models",
              **{f"fbi.{name}": name for name in ("runs", "judge", "metrics", "report", "perturb",
                                                   "vet", "robustness", "local",
-                                                  "hunt", "view")}}
+                                                  "hunt", "view", "interop")}}
 #: Core classes the Records page leaves to the Core section (the top-level face has them).
 ON_CORE_PAGE = {"Instance", "Provenance", "VettingLabel"}
 

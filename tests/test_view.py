@@ -15,7 +15,6 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from click.testing import CliRunner
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 from planted_judges import PlantedJudge, misses_nothing
+from run_records import by_hand, latest_records
 
 from fbi import load_dataset, write_dataset
 from fbi.cli import main
@@ -62,42 +62,6 @@ def served(runs):
     yield server
     server.shutdown()
     server.server_close()
-
-
-def latest_records(folder: Path) -> list[dict]:
-    by_call = {}
-    for line in (folder / "judgments.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        by_call[record["call_id"]] = record
-    return list(by_call.values())
-
-
-def by_hand(folder: Path) -> dict[tuple[str, str], str]:
-    """(instance, strategy) → its outcome by the paper's rule (§4): single-answer, the
-    perturbed answer is penalised when it scores below the gold; pairwise, when the gold
-    answer is preferred in both orders. A penalised planted error is detected, a
-    penalised score-invariant rewrite is not retained; any unreadable call: unparseable."""
-    roles: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-    invariant = set()
-    for record in latest_records(folder):
-        roles[(record["instance_id"], record["strategy"])][record["role"]] = record
-        if record["category"] == "score-invariant":
-            invariant.add(record["instance_id"])
-    outcomes = {}
-    for key, calls in roles.items():
-        if any(c["status"] != "ok" for c in calls.values()):
-            outcomes[key] = "unparseable"
-            continue
-        if "gold" in calls:
-            penalised = calls["perturbed"]["score"] < calls["gold"]["score"]
-        else:
-            penalised = {calls["gold-first"]["verdict"],
-                         calls["perturbed-first"]["verdict"]} == {"gold"}
-        if key[0] in invariant:
-            outcomes[key] = "penalised" if penalised else "retained"
-        else:
-            outcomes[key] = "detected" if penalised else "undetected"
-    return outcomes
 
 
 def every_page(viewer: Viewer, filters: Filters) -> set[str]:

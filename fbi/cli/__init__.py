@@ -167,6 +167,7 @@ COMMANDS = {
     "datasets": "fbi.cli.datasets:datasets",
     "evaluate": "fbi.cli.evaluate:evaluate",
     "explain-check": "fbi.cli.report:explain_check",
+    "export": "fbi.cli.export:export",
     "hunt": "fbi.cli.hunt:hunt",
     "perturb": "fbi.cli.perturb:perturb",
     "publish": "fbi.cli.publish:publish",

@@ -30,7 +30,7 @@ from fbi.judge._parsing import (
 )
 from fbi.judge._read import read_judgments, read_verdicts
 from fbi.judge._reward import DEFAULT_STRATEGIES, check_reward_strategies, default_strategies
-from fbi.judge._show import ShownCall, show_call
+from fbi.judge._show import ShownCall, replayed_calls, show_call
 from fbi.judge._strategies import (
     EXPLANATION_MAX_CHARS,
     PAIRWISE_VERDICTS,
@@ -73,5 +73,6 @@ __all__ = [
     "read_verdicts",
     "recorded_explanation_chars",
     "reparse",
+    "replayed_calls",
     "show_call",
 ]

@@ -5,16 +5,17 @@ recorded, beside the raw reply and what the parser read from it."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.judge._evaluate import EvaluationConfig, plan_calls, recorded_explanation_chars
 from fbi.judge._strategies import StrategyRegistry
-from fbi.records import Judgment
+from fbi.records import Instance, Judgment
 from fbi.redaction import SECRET_PLACEHOLDER
 from fbi.run_spec import PromptRecord
-from fbi.runs import load_run
+from fbi.runs import Call, Run, load_run
 from fbi.settings import ModelSettings
 
 
@@ -53,33 +54,13 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
     if instance is None:
         raise InputError(f"{run.folder}/instances.jsonl: no instance {judgment.instance_id!r}"
                          ", so the prompt cannot be re-rendered")
-    recorded = run.spec.prompts.get(judgment.strategy) or PromptRecord()
-    origin = recorded.origin or "built-in"
-    if prompts_dir is None and origin != "built-in":
-        prompts_dir = Path(origin)
-        if not prompts_dir.is_dir():
-            raise InputError(f"the strategy {judgment.strategy!r} came from {origin}, which "
-                             "is gone. Fix: pass its template folder with --prompts")
-    registry = StrategyRegistry(prompts_dir)
-    strategy = registry.get(judgment.strategy)
-    parameters = run.spec.parameters
-    protocol = parameters.protocol or "fbi"
-    default_range = None if strategy.paradigm == "pairwise" else \
-        strategy.meta.range_for(instance.ability.axis, protocol)
-    stored_range = tuple(judgment.score_range) if judgment.score_range else None
-    settings = ModelSettings(
-        model=run.spec.model, api_base=run.spec.api_base,
-        temperature=parameters.temperature or 0.0, max_tokens=parameters.max_tokens,
-        seed=parameters.seed, model_args=parameters.model_args or {})
-    config = EvaluationConfig(
-        model=settings, strategies=(judgment.strategy,),
-        score_range=stored_range if stored_range != default_range else None,
-        explanation_chars=recorded_explanation_chars(parameters),
-        system_prompt=system_prompt, prompts_dir=prompts_dir,
-        protocol=protocol,  # type: ignore[arg-type]
-        samples=judgment.sample + 1)
-    (call,) = [c for c in plan_calls([instance], [strategy], registry, config)
+    (call,) = [c for c in replayed_calls(run, judgment.strategy, [instance],
+                                         prompts_dir, system_prompt, judgment.sample + 1,
+                                         judgment.score_range)
                if c.call_id == call_id]
+    recorded = run.spec.prompts.get(judgment.strategy) or PromptRecord()
+    strategy = _registry(run, judgment.strategy, prompts_dir).get(judgment.strategy)
+    parameters = run.spec.parameters
     matches = call.request.prompt_hash() == judgment.prompt_hash
     note = None
     if not matches:
@@ -96,3 +77,50 @@ def show_call(run_dir: str | Path, call_id: str, prompts_dir: Path | None = None
         note = "; ".join(reasons) or "the instance or template differs from the run's"
     return ShownCall(call_id, run.spec.judge_name, strategy.meta.display_name,
                      call.request.messages, judgment, matches, note)
+
+
+def _registry(run: Run, strategy_name: str, prompts_dir: Path | None) -> StrategyRegistry:
+    """The registry holding the run's strategy: its recorded template folder unless
+    ``prompts_dir`` says where it moved."""
+    origin = (run.spec.prompts.get(strategy_name) or PromptRecord()).origin or "built-in"
+    if prompts_dir is None and origin != "built-in":
+        prompts_dir = Path(origin)
+        if not prompts_dir.is_dir():
+            raise InputError(f"the strategy {strategy_name!r} came from {origin}, which "
+                             "is gone. Fix: pass its template folder with --prompts")
+    return StrategyRegistry(prompts_dir)
+
+
+def replayed_calls(run: Run, strategy_name: str, instances: list[Instance],
+                   prompts_dir: Path | None = None, system_prompt: str | None = None,
+                   samples: int = 1, score_range: list[int] | tuple[int, int] | None = None
+                   ) -> Iterator[Call]:
+    """The calls a run made under one strategy, planned again as the run planned them
+    (its parameters, protocol and score range), each rendered as it is taken: what
+    `fbi show` and `fbi export inspect` show as a call's messages. A run with a system
+    prompt needs it passed (run.json keeps only its hash). ``score_range``: one call's
+    recorded range (a custom one when it is not the strategy's default for the first
+    instance); else the run's ``--score-range``, if it had one."""
+    registry = _registry(run, strategy_name, prompts_dir)
+    strategy = registry.get(strategy_name)
+    parameters = run.spec.parameters
+    protocol = parameters.protocol or "fbi"
+    if score_range:
+        stored = tuple(score_range)
+        default_range = None if strategy.paradigm == "pairwise" or not instances else \
+            strategy.meta.range_for(instances[0].ability.axis, protocol)
+    else:
+        custom = run.spec.settings.score_range
+        stored, default_range = (tuple(custom) if custom else None), None
+    settings = ModelSettings(
+        model=run.spec.model, api_base=run.spec.api_base,
+        temperature=parameters.temperature or 0.0, max_tokens=parameters.max_tokens,
+        seed=parameters.seed, model_args=parameters.model_args or {})
+    config = EvaluationConfig(
+        model=settings, strategies=(strategy_name,),
+        score_range=stored if stored != default_range else None,
+        explanation_chars=recorded_explanation_chars(parameters),
+        system_prompt=system_prompt, prompts_dir=prompts_dir,
+        protocol=protocol,  # type: ignore[arg-type]
+        samples=samples)
+    return plan_calls(instances, [strategy], registry, config)

@@ -19,8 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fbi.errors import InputError
-from fbi.metrics import InstanceOutcome, instance_outcomes, missing_outcomes
-from fbi.metrics._rates import aggregate
+from fbi.metrics import InstanceOutcome, aggregate, instance_outcomes, missing_outcomes
 from fbi.records import Instance, Judgment
 from fbi.runs import load_run
 from fbi.taxonomy import strategy_order

@@ -1,0 +1,44 @@
+"""`fbi export inspect RUN… --output DIR`: judge runs as Inspect eval logs (fbi.interop)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from fbi.cli._console import console
+from fbi.cli._run import force_option
+
+
+@click.group()
+def export() -> None:
+    """Runs in other tools' formats."""
+
+
+@export.command("inspect")
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write the logs into (one per run, named after its label).")
+@force_option
+@click.option("--format", "log_format", type=click.Choice(["eval", "json"]), default="eval",
+              show_default=True, help="Inspect's log format.")
+@click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="The template folder of a custom strategy, if it has moved.")
+@click.option("--system-prompt", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The system prompt file the run was given, if any.")
+def inspect_(run_dirs, output, force, log_format, prompts_dir, system_prompt) -> None:
+    """Write judge runs as Inspect eval logs, so `inspect view` and `read_eval_log` show
+    each judgment as a sample: its messages (re-rendered and checked against the
+    recorded hash), the judge's reply and usage, the outcome as the score, the FBI
+    category and strategy as metadata. Needs the inspect extra."""
+    from fbi.cli.evaluate import read_system_prompt
+    from fbi.interop import export_inspect
+
+    written = export_inspect(run_dirs, output, force, prompts_dir,
+                             read_system_prompt(system_prompt), log_format)
+    for path in written:
+        console.print(f"wrote {escape(str(path))}", highlight=False)
+    console.print(f"open them with: inspect view --log-dir {escape(str(output))}",
+                  highlight=False)
