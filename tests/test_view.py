@@ -455,3 +455,82 @@ def test_view_after_the_main_job_in_chromium(tmp_path):
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=60)
+
+
+# ------------------------------------------------------------------------ every kind
+
+
+def test_every_kind_of_run_is_listed_with_its_status(runs, tmp_path):
+    """A perturb queue and a robustness run beside judge runs that are interrupted, that
+    wait for a provider batch, and that a process is writing now."""
+    import fcntl
+    import shutil
+
+    from openai_server import qa_script
+
+    tree = tmp_path / "tree"
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "cache.sqlite")}
+    queue = CliRunner().invoke(main, ["perturb", "--engine", "rules", "--input", "sample",
+                                      "--categories", "spelling", "--output",
+                                      str(tree / "queue.jsonl")], env=env)
+    assert queue.exit_code == 0, queue.output
+    with ChatServer(script=qa_script) as server:
+        robust = CliRunner().invoke(main, [
+            "robustness", "run", "--model", "openai/qa", "--api-base", server.url,
+            "--suite", "all", "--limit", "2", "--output", str(tree / "robust")], env=env)
+    assert robust.exit_code == 0, robust.output
+    for name in ("stopped", "batched", "busy"):
+        shutil.copytree(runs / "a", tree / name)
+    spec = json.loads((tree / "stopped" / "run.json").read_text())
+    spec["totals"]["interrupted"] = True
+    (tree / "stopped" / "run.json").write_text(json.dumps(spec))
+    (tree / "batched" / "judgments.batches.jsonl").write_text(json.dumps({
+        "batch_id": "batch_1", "provider": "openai", "model": "openai/judge",
+        "input_file_id": "file_1", "custom_ids": ["x"], "status": "in_progress",
+        "created_at": 1.0, "updated_at": 2.0}) + "\n")
+    with open(tree / "busy" / ".fbi.lock", "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # a writer holds it, as a run does
+        server = ViewServer(Viewer([tree]), port=0)
+        server.start()
+        try:
+            _, page, _ = get(server.url)
+            _, queue_page, _ = get(server.url + "run?run=tree/queue")
+            _, robust_page, _ = get(server.url + "run?run=tree/robust")
+        finally:
+            server.shutdown()
+            server.server_close()
+    rows = dict(re.findall(r'<tr data-run="([^"]+)">(.*?)</tr>', page, re.S))
+    assert set(rows) == {"tree/queue", "tree/robust", "tree/stopped", "tree/batched",
+                         "tree/busy"}
+    expected = {"tree/queue": ("perturb", "finished"),
+                "tree/robust": ("robustness", "finished"),
+                "tree/stopped": ("evaluate", "partial"),
+                "tree/batched": ("evaluate", "batch pending"),
+                "tree/busy": ("evaluate", "running")}
+    for key, (kind, status) in expected.items():
+        assert f"<td>{kind}</td>" in rows[key], key
+        assert f">{status}</span>" in rows[key], key
+    assert "openai/qa" in robust_page and "robustness" in robust_page
+    candidates = [json.loads(line) for line in
+                  (tree / "queue.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert f"Queue queue.jsonl: {len(candidates)} candidates" in queue_page
+    assert f"spelling {len(candidates)}" in queue_page
+    assert f"unvetted {len(candidates)}" in queue_page
+
+
+def test_human_labels_show_beside_the_replies(runs, tmp_path):
+    ids = sorted({r["instance_id"] for r in latest_records(runs / "a")})[:2]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("instance_id,verdict,annotator\n"
+                      f"{ids[0]},a,ann-1\n{ids[0]},tie,ann-2\n{ids[1]},b,ann-1\n")
+    server = ViewServer(Viewer([runs], human=labels), port=0)
+    server.start()
+    try:
+        _, first, _ = get(server.url + f"instance?id={ids[0]}")
+        _, second, _ = get(server.url + f"instance?id={ids[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    human = re.search(r'<ul class="human" id="human">(.*?)</ul>', first, re.S).group(1)
+    assert "ann-1: verdict a" in human and "ann-2: verdict tie" in human
+    assert "ann-1: verdict b" in re.search(r'id="human">(.*?)</ul>', second, re.S).group(1)

@@ -1,9 +1,12 @@
 """Which run folders `fbi view` serves, and what its runs page says of each.
 
 A run folder is found by its spec: ``run.json`` (evaluate, robustness, hunt) or
-``QUEUE.run.json`` beside a perturb queue. Only specs are read here — never a log — so
-listing a tree of many large runs costs milliseconds; the figures that need a log
-(calls made, cost) come from the run's index once built (`fbi.view._index`).
+``QUEUE.run.json`` beside a perturb queue the LLM engine made. The rules engine's
+queues have no spec: a ``.jsonl`` file whose first record is a perturbation candidate
+(made by ``rules:…`` or ``llm:…``) outside any run folder is listed as one. Only specs
+and first lines are read here — never a log — so listing a tree of many large runs costs
+milliseconds; the figures that need a log (calls made, cost) come from the run's index
+once built (`fbi.view._index`).
 """
 
 from __future__ import annotations
@@ -32,17 +35,34 @@ class RunEntry:
     folder: Path
     """The run folder."""
     spec_path: Path
-    """Its spec (``run.json`` or ``QUEUE.run.json``)."""
+    """Its spec (``run.json`` or ``QUEUE.run.json``), or a rules queue's own file."""
     spec: RunSpec | None
-    """The spec, or None when it could not be read (``problem`` says why)."""
+    """The spec, or None for a rules queue and when it could not be read."""
     status: str
     """``finished``, ``partial``, ``batch pending``, ``running`` or ``unreadable``."""
     status_note: str = ""
     """What makes it partial, pending or unreadable."""
+    queue: Path | None = None
+    """A perturb run's queue file."""
 
     @property
     def kind(self) -> str:
-        return self.spec.kind if self.spec else "unreadable"
+        if self.spec is not None:
+            return self.spec.kind
+        return "perturb" if self.queue is not None else "unreadable"
+
+    @property
+    def updated_at(self) -> str:
+        """When it was last written (ISO 8601): its spec's, or a queue file's time."""
+        if self.spec is not None:
+            return self.spec.updated_at
+        from datetime import datetime, timezone
+
+        try:
+            stamp = self.spec_path.stat().st_mtime
+        except OSError:
+            return ""
+        return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
 
     @property
     def label(self) -> str:
@@ -79,14 +99,15 @@ def discover(paths: Sequence[str | Path]) -> list[RunEntry]:
             relative = spec_path.parent.relative_to(root).as_posix()
             key = base if relative == "." else f"{base}/{relative}"
             if spec_path.name != "run.json":  # a perturb queue: its file names it
-                key += "/" + spec_path.name[: -len(".run.json")]
+                suffix = ".run.json" if spec_path.name.endswith(".run.json") else ".jsonl"
+                key += "/" + spec_path.name[: -len(suffix)]
             while key in taken:  # two given paths with one name
                 key += "~"
             taken.add(key)
             entry = _entry(key, spec_path)
             if entry is not None:
                 entries.append(entry)
-    entries.sort(key=lambda e: (e.spec.updated_at if e.spec else ""), reverse=True)
+    entries.sort(key=lambda e: e.updated_at, reverse=True)
     return entries
 
 
@@ -100,12 +121,32 @@ def _specs(root: Path):
         subfolders[:] = [s for s in subfolders if not s.startswith(".")
                          and depth < MAX_DEPTH]
         for name in files:
-            if name == "run.json" or (name.endswith(".run.json")
-                                      and name != "explanation_checks.run.json"):
+            spec = name == "run.json" or (name.endswith(".run.json")
+                                          and name != "explanation_checks.run.json")
+            # a rules queue: a candidates file outside any run, with no spec of its own
+            queue = not spec and "run.json" not in files and name.endswith(".jsonl") and \
+                f"{name[:-len('.jsonl')]}.run.json" not in files
+            if spec or (queue and _is_candidate_queue(Path(folder) / name)):
                 yield Path(folder) / name
 
 
+def _is_candidate_queue(path: Path) -> bool:
+    """Whether a JSONL file's first record is a perturbation candidate."""
+    import json
+
+    try:
+        with open(path, "rb") as file:
+            first = json.loads(file.readline(1 << 20) or b"null")
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and "perturbed_answer" in first and \
+        str(first.get("generator", "")).startswith(("rules:", "llm:"))
+
+
 def _entry(key: str, spec_path: Path) -> RunEntry | None:
+    if not spec_path.name.endswith("run.json"):  # a rules queue
+        return RunEntry(key, spec_path.parent, spec_path, None, "finished",
+                        queue=spec_path)
     try:
         spec = read_spec(spec_path)
     except InputError as error:
@@ -113,7 +154,9 @@ def _entry(key: str, spec_path: Path) -> RunEntry | None:
     if spec is None or spec.kind not in LISTED_KINDS:
         return None
     status, note = _status(spec, spec_path)
-    return RunEntry(key, spec_path.parent, spec_path, spec, status, note)
+    queue = spec_path.with_name(spec_path.name[: -len(".run.json")] + ".jsonl") \
+        if spec.kind == "perturb" else None
+    return RunEntry(key, spec_path.parent, spec_path, spec, status, note, queue)
 
 
 def _status(spec: RunSpec, spec_path: Path) -> tuple[str, str]:

@@ -256,9 +256,20 @@ class Viewer:
             from fbi.report import load_hunt
 
             hunt = load_hunt(entry.folder)
+        queue = None
+        if entry.queue is not None and entry.queue.exists():
+            from collections import Counter
+
+            from fbi.sources import load_dataset
+
+            candidates = load_dataset(str(entry.queue)).instances
+            queue = {"file": entry.queue.name, "total": len(candidates),
+                     "by_category": sorted(Counter(c.category for c in candidates).items()),
+                     "by_label": sorted(Counter(c.label.value for c in candidates).items())}
         files = sorted(p.name for p in entry.folder.iterdir()) if entry.folder.is_dir() else []
-        return {"entry": entry, "spec": entry.spec, "hunt": hunt, "files": files,
-                "command": shlex.join(entry.spec.command) if entry.spec else ""}
+        return {"entry": entry, "spec": entry.spec, "hunt": hunt, "queue": queue,
+                "files": files, "command": shlex.join(entry.spec.command) if entry.spec
+                else ""}
 
 
 def _display_name(indexes: Sequence[RunIndex], strategy: str) -> str:
