@@ -534,3 +534,38 @@ def test_human_labels_show_beside_the_replies(runs, tmp_path):
     human = re.search(r'<ul class="human" id="human">(.*?)</ul>', first, re.S).group(1)
     assert "ann-1: verdict a" in human and "ann-2: verdict tie" in human
     assert "ann-1: verdict b" in re.search(r'id="human">(.*?)</ul>', second, re.S).group(1)
+
+
+def test_a_hunts_page_lists_its_findings(tmp_path):
+    """A hunt against a judge blind to long additions: its page names each finding of
+    hunt.json with its miss rate."""
+    from planted_judges import misses_long_additions, synthetic_gold
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(row) + "\n" for row in synthetic_gold()),
+                    encoding="utf-8")
+    from fbi.sources import load_gold_items
+
+    judge = PlantedJudge(load_gold_items(str(gold))[0], misses_long_additions)
+    with ChatServer(judge) as server:
+        done = CliRunner().invoke(main, [
+            "hunt", "--judge", "openai/planted", "--api-base", server.url, "--dataset",
+            str(gold), "--budget", "400", "--output", str(tmp_path / "runs" / "hunt")],
+            env={"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")})
+    assert done.exit_code == 0, done.output
+    findings = json.loads((tmp_path / "runs" / "hunt" / "hunt.json").read_text())["findings"]
+    assert findings
+    server = ViewServer(Viewer([tmp_path / "runs"]), port=0)
+    server.start()
+    try:
+        _, runs_page, _ = get(server.url)
+        _, page, _ = get(server.url + "run?run=runs/hunt")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "<td>hunt</td>" in runs_page
+    table = re.search(r'<table class="hunt" id="findings">(.*?)</table>', page, re.S).group(1)
+    for finding in findings:
+        assert finding["name"] in table
+        if finding["miss_rate"] is not None:
+            assert f"{100 * finding['miss_rate']:.1f}" in table
