@@ -62,6 +62,9 @@ def any_prompt_script(request: dict) -> str:
     command of the docs (tests/test_doc_commands.py)."""
     prompt = "\n".join(m.get("content") or "" for m in request["messages"])
     if '"verdict"' in prompt or re.search(r"an integer from \d+ to \d+", prompt):
+        if request.get("seed") is not None:  # --samples: each asking its own verdict
+            return hashed_verdict_script({**request, "messages": [
+                *request["messages"], {"content": f"seed {request['seed']}"}]})
         return hashed_verdict_script(request)
     return qa_script(request)
 

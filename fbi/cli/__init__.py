@@ -175,5 +175,6 @@ COMMANDS = {
     "robustness": "fbi.cli.robustness:robustness",
     "show": "fbi.cli.show:show",
     "strategies": "fbi.cli.catalog:strategies",
+    "trust": "fbi.cli.trust:trust",
     "view": "fbi.cli.view:view",
 }

@@ -25,6 +25,10 @@ _EXPORTS = {
     "load_robustness": "_robustness", "read_human_labels": "_human",
     "hunt_blocks": "_hunt", "hunt_markdown": "_hunt", "hunt_summary": "_hunt",
     "load_hunt": "_hunt", "comparison_sentence": "_verdict",
+    "TrustSettings": "_trust", "trust_runs": "_trust",
+    "trust_blocks": "_trust_output", "write_trust": "_trust_output",
+    "TrustReport": "_trust_models", "TrustResult": "_trust_models",
+    "CorrectedEstimate": "_trust_models", "Certificate": "_trust_models",
 }
 
 __all__ = [
@@ -32,8 +36,13 @@ __all__ = [
     "FORMATS",
     "SUMMARY_SCHEMA_VERSION",
     "Block",
+    "Certificate",
+    "CorrectedEstimate",
     "Headline",
     "Summary",
+    "TrustReport",
+    "TrustResult",
+    "TrustSettings",
     "build_summary",
     "comparison_sentence",
     "headline_table",
@@ -50,7 +59,10 @@ __all__ = [
     "report_warnings",
     "robustness_blocks",
     "terminal_report",
+    "trust_blocks",
+    "trust_runs",
     "write_report",
+    "write_trust",
 ]
 
 
@@ -66,5 +78,8 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
     from fbi.report._schema import SUMMARY_SCHEMA_VERSION, Summary
     from fbi.report._summary import CONVENTIONS, build_summary
     from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
+    from fbi.report._trust import TrustSettings, trust_runs
+    from fbi.report._trust_models import Certificate, CorrectedEstimate, TrustReport, TrustResult
+    from fbi.report._trust_output import trust_blocks, write_trust
     from fbi.report._verdict import comparison_sentence
     from fbi.report._write import FORMATS, read_summary, write_report

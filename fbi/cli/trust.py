@@ -1,0 +1,70 @@
+"""`fbi trust`: when a judge can be trusted without a person (fbi.report._trust)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fbi.cli._console import console
+from fbi.cli._run import force_option, print_blocks
+
+
+@click.command()
+@click.argument("run_dirs", nargs=-1, type=click.Path(file_okay=False, exists=True,
+                                                      path_type=Path))
+@click.option("--human", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              required=True, help="Human labels of some of the instances (as `fbi report "
+                                  "--human`: instance_id, verdict a|b|tie, annotator).")
+@click.option("--target", type=float, default=0.8, show_default=True,
+              help="The agreement with people to guarantee, in (0, 1).")
+@click.option("--delta", type=float, default=0.1, show_default=True,
+              help="The guarantee holds with probability at least 1 − delta.")
+@click.option("--confidence", type=click.Choice(["auto", "samples", "logprob", "jury"]),
+              default="auto", show_default=True,
+              help="The judge's confidence: agreement of its --samples askings, the "
+                   "probability of its verdict (--logprobs), or several judges' agreement "
+                   "(jury: give their runs). auto: jury for several runs, else samples, "
+                   "else logprob.")
+@click.option("--judge", "cascade", multiple=True,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Repeatable: the runs of a cascade, cheapest judge first; each item "
+                   "goes to the next judge when the one before is below its threshold.")
+@click.option("--test-share", type=float, default=0.5, show_default=True,
+              help="Share of the labelled instances held out to check the threshold.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seeds the calibration / test split.")
+@click.option("--min-items", type=int, default=30, show_default=True,
+              help="Thresholds with fewer calibration items at or above them are not tried.")
+@click.option("--width", type=float, default=0.1, show_default=True,
+              help="The labelling planner's target interval width.")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path),
+              help="Write trust.json into this folder.")
+@force_option
+def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
+          min_items, width, output, force) -> None:
+    """From judge runs and human labels to a decision: the confidence threshold above
+    which the judge agrees with people at ≥ TARGET with probability ≥ 1 − DELTA (fixed-
+    sequence testing with exact binomial bounds, "Trust or Escalate"), the share of items
+    it then judges alone, cascades of judges, the judge's estimates corrected by the
+    labels (PPI++, plug-in), and how many more labels would settle it. Reads stored runs
+    only: no model call."""
+    from fbi.errors import InputError
+    from fbi.report import TrustSettings, trust_blocks, trust_runs, write_trust
+    from fbi.runs import load_run
+
+    if not run_dirs and not cascade:
+        raise InputError("which runs? Give RUN (one judge), RUN1 RUN2 … (a jury) or "
+                         "--judge RUN repeated (a cascade, cheapest first)")
+    if run_dirs and cascade:
+        raise InputError("give either runs (one judge or a jury) or --judge runs (a "
+                         "cascade), not both")
+    if len(cascade) == 1:
+        raise InputError("a cascade needs at least two --judge runs, cheapest first")
+    settings = TrustSettings(target, delta, confidence, test_share, seed, min_items, width)
+    runs = [load_run(folder, full=False) for folder in run_dirs]
+    stages = [load_run(folder, full=False) for folder in cascade]
+    report = trust_runs(runs, human, settings, stages)
+    print_blocks(trust_blocks(report))
+    if output is not None:
+        console.print(f"wrote {write_trust(report, output, force)}")

@@ -1,0 +1,221 @@
+"""`fbi trust` (issue 43) end to end: runs made against loopback judges whose doubt is
+planted here, human labels whose truth is known, and every figure of trust.json checked
+against one worked by hand from judgments.jsonl (the paper's procedure by hand, scipy's
+binomial for the bounds); a jury and a cascade; bad input gets one message, exit 2."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from openai_server import ChatServer
+from scipy.stats import binom
+
+from fbi import load_dataset
+from fbi.cli import main
+
+INSTANCES = load_dataset("sample").instances
+ENV = {"OPENAI_API_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+
+def section(prompt: str, name: str) -> str | None:
+    found = re.search(rf"<{name}>\n(.*?)\n</{name}>", prompt, re.DOTALL)
+    return found.group(1) if found else None
+
+
+def doubtful_judge(salt: str = "", doubt: int = 3):
+    """Right on most instances; on one in ``doubt`` (by the instance) right only when a
+    hash of the prompt, the asking's seed and ``salt`` says so — so its --samples
+    disagree exactly where it is unreliable. ``doubt`` 0: always right."""
+    golds = {i.instruction: i.gold_answer for i in INSTANCES}
+    hard = {i.instruction for i in INSTANCES
+            if doubt and int(hashlib.sha256(i.id.encode()).hexdigest(), 16) % doubt == 0}
+
+    def script(request: dict) -> str:
+        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+        question = section(prompt, "question")
+        if question not in golds:
+            return "OK"
+        luck = hashlib.sha256(f"{prompt}|{request.get('seed')}|{salt}".encode()).digest()
+        right = question not in hard or luck[0] % 2 == 0
+        if "<answer_a>" in prompt:
+            gold_slot = "A" if section(prompt, "answer_a") == golds[question] else "B"
+            verdict = gold_slot if right else {"A": "B", "B": "A"}[gold_slot]
+            return json.dumps({"explanation": "Compared.", "verdict": verdict})
+        low, high = (int(x) for x in re.findall(r"an integer from (\d+) to (\d+)",
+                                                  prompt)[-1])
+        is_gold = section(prompt, "answer") == golds[question]
+        return json.dumps({"explanation": "Checked.",
+                           "score": (high if is_gold else low) if right else
+                           (low if is_gold else high)})
+    return script
+
+
+def evaluate(folder: Path, script, judge: str = "openai/judge", samples: int = 5,
+             strategy: str = "vanilla") -> Path:
+    with ChatServer(script=script) as server:
+        done = CliRunner().invoke(main, [
+            "evaluate", "--judge", judge, "--api-base", server.url, "--dataset", "sample",
+            "--strategy", strategy, "--samples", str(samples), "--output", str(folder),
+            "--no-cache", "--label", folder.name], env=ENV)
+    assert done.exit_code == 0, done.output
+    return folder
+
+
+@pytest.fixture(scope="module")
+def labels(tmp_path_factory) -> Path:
+    """People say the gold answer is better on every planted error."""
+    path = tmp_path_factory.mktemp("labels") / "labels.csv"
+    path.write_text("instance_id,verdict,annotator\n" + "".join(
+        f"{i.id},a,ann\n" for i in INSTANCES if i.category != "score-invariant"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def doubtful(tmp_path_factory) -> Path:
+    return evaluate(tmp_path_factory.mktemp("runs") / "doubtful", doubtful_judge())
+
+
+def records(folder: Path) -> list[dict]:
+    latest = {}
+    for line in (folder / "judgments.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        latest[record["call_id"]] = record
+    return list(latest.values())
+
+
+def items_by_hand(folder: Path) -> dict[str, tuple[str, float]]:
+    """Instance → (majority verdict of the K askings, the share giving it), the verdict
+    of an asking a when the gold answer scored higher, b lower, tie equal; verdicts tied
+    for the majority go to the first of a, b, tie."""
+    scores: dict[tuple[str, int], dict[str, int]] = defaultdict(dict)
+    for r in records(folder):
+        if r["status"] == "ok":
+            scores[(r["instance_id"], r["sample"])][r["role"]] = r["score"]
+    verdicts: dict[str, list[str]] = defaultdict(list)
+    for (instance, _), roles in scores.items():
+        if len(roles) == 2:
+            gold, perturbed = roles["gold"], roles["perturbed"]
+            verdicts[instance].append("a" if gold > perturbed else "b" if gold < perturbed
+                                      else "tie")
+    items = {}
+    for instance, votes in verdicts.items():
+        counts = Counter(votes)
+        top = max(("a", "b", "tie"), key=lambda v: (counts[v], -("a", "b", "tie").index(v)))
+        items[instance] = (top, counts[top] / len(votes))
+    return items
+
+
+def trust(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["trust", *args], env={"COLUMNS": "200"})
+    return result.exit_code, result.output
+
+
+def test_the_guarantee_on_a_run_worked_by_hand(doubtful, labels, tmp_path):
+    code, output = trust(str(doubtful), "--human", str(labels), "--target", "0.8",
+                         "--delta", "0.1", "--test-share", "0", "--min-items", "5",
+                         "--output", str(tmp_path / "out"))
+    assert code == 0, output
+    report = json.loads((tmp_path / "out" / "trust.json").read_text())
+    (result,) = report["results"]
+    for field in ("certified", "threshold", "coverage", "agreement_lower_bound", "target",
+                  "delta", "n_calibration"):
+        assert field in result
+    items = items_by_hand(doubtful)
+    truth = {i.id: "a" for i in INSTANCES if i.category != "score-invariant"}
+    labelled = sorted(((c, v != truth[i]) for i, (v, c) in items.items() if i in truth),
+                      key=lambda x: -x[0])
+    assert result["n_calibration"] == len(labelled)
+    # the steps: each distinct confidence from the top, with its count and errors
+    thresholds = sorted({c for c, _ in labelled}, reverse=True)
+    expected_steps = []
+    for threshold in thresholds:
+        chosen = [wrong for c, wrong in labelled if c >= threshold]
+        if len(chosen) >= 5:
+            expected_steps.append((threshold, len(chosen), sum(chosen)))
+    steps = [(s["threshold"], s["n"], s["errors"]) for s in result["steps"]]
+    assert steps == expected_steps[:len(steps)]
+    for step in result["steps"]:
+        if step["errors"] < step["n"]:
+            assert binom.cdf(step["errors"], step["n"], step["risk_upper"]) == \
+                pytest.approx(0.1)
+        assert step["passed"] == (step["risk_upper"] <= 0.2 + 1e-12)
+    assert result["steps"][-1]["passed"] is False or len(steps) == len(expected_steps)
+    assert result["certified"]  # the easy instances are right at full confidence
+    certified = [s for s in result["steps"] if s["passed"]][-1]
+    assert result["threshold"] == certified["threshold"]
+    assert result["agreement_lower_bound"] == pytest.approx(1 - certified["risk_upper"])
+    covered = sum(c >= result["threshold"] for _, c in items.values())
+    assert result["coverage"] == pytest.approx(covered / len(items))
+    assert f"may be used without review on {100 * result['coverage']:.0f}% of items" in \
+        result["sentence"]
+    assert "may be used without review" in " ".join(output.split())
+
+
+def test_a_jury_of_three_judges(tmp_path, labels):
+    """Three judges doubtful on the same instances, each with its own luck: an item's
+    confidence is the share of the three giving the majority verdict."""
+    runs = [evaluate(tmp_path / f"judge-{salt}", doubtful_judge(salt), samples=1)
+            for salt in "xyz"]
+    code, output = trust(*map(str, runs), "--human", str(labels), "--test-share", "0",
+                         "--min-items", "5", "--output", str(tmp_path / "out"))
+    assert code == 0, output
+    (result,) = json.loads((tmp_path / "out" / "trust.json").read_text())["results"]
+    assert result["confidence"] == "jury" and result["judge"].startswith("jury: ")
+    first = {}
+    for run in runs:
+        for instance, (verdict, _) in items_by_hand(run).items():
+            first.setdefault(instance, []).append(verdict)
+    shares = sorted({Counter(v).most_common(1)[0][1] / 3 for v in first.values()},
+                    reverse=True)
+    assert {s["threshold"] for s in result["steps"]} <= set(shares)
+
+
+def test_a_cascade_saves_against_the_strongest_judge(tmp_path, labels):
+    """A cheap doubtful judge, then a strong one always right: the cheap one takes the
+    items it is sure of, the strong one the rest; the cost against the strong judge
+    alone, from the runs' own call costs."""
+    cheap = evaluate(tmp_path / "cheap", doubtful_judge(), judge="openai/gpt-4o-mini")
+    strong = evaluate(tmp_path / "strong", doubtful_judge(doubt=0), judge="openai/gpt-4o")
+    code, output = trust("--judge", str(cheap), "--judge", str(strong), "--human",
+                         str(labels), "--test-share", "0", "--min-items", "5",
+                         "--output", str(tmp_path / "out"))
+    assert code == 0, output
+    (result,) = json.loads((tmp_path / "out" / "trust.json").read_text())["results"]
+    cheap_stage, strong_stage = result["stages"]
+    assert cheap_stage["certified"] and strong_stage["certified"]
+    cheap_items = items_by_hand(cheap)
+    takes = {i for i, (_, c) in cheap_items.items() if c >= cheap_stage["threshold"]}
+    assert cheap_stage["share"] == pytest.approx(len(takes) / len(cheap_items))
+    costs = defaultdict(lambda: defaultdict(float))
+    for name, folder in (("cheap", cheap), ("strong", strong)):
+        for r in records(folder):
+            costs[name][r["instance_id"]] += r["cost"]
+    total = sum(costs["cheap"][i] + (0 if i in takes else costs["strong"][i])
+                for i in cheap_items)
+    alone = sum(costs["strong"][i] for i in cheap_items)
+    assert result["cost_per_item"] == pytest.approx(total / len(cheap_items))
+    assert result["cost_saved"] == pytest.approx(1 - total / alone)
+    assert result["cost_saved"] > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "1.2"], "--target 1.2: must lie strictly between 0 and 1"),
+    (["--delta", "0"], "--delta 0.0: must lie strictly between 0 and 1"),
+    (["--min-items", "500"], "too few labels"),
+])
+def test_bad_input_gets_one_message(doubtful, labels, args, message):
+    code, output = trust(str(doubtful), "--human", str(labels), *args)
+    assert code == 2, output
+    assert message in output and "Traceback" not in output
+
+
+def test_a_run_without_a_confidence_signal_is_refused(tmp_path, labels):
+    plain = evaluate(tmp_path / "plain", doubtful_judge(), samples=1)
+    code, output = trust(str(plain), "--human", str(labels))
+    assert code == 2 and "no confidence signal" in output and "--samples" in output
