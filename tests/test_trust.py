@@ -219,3 +219,55 @@ def test_a_run_without_a_confidence_signal_is_refused(tmp_path, labels):
     plain = evaluate(tmp_path / "plain", doubtful_judge(), samples=1)
     code, output = trust(str(plain), "--human", str(labels))
     assert code == 2 and "no confidence signal" in output and "--samples" in output
+
+
+def test_the_report_certifies_each_judge_in_every_format(doubtful, labels, tmp_path):
+    plain = evaluate(tmp_path / "plain", doubtful_judge(), samples=1)
+    result = CliRunner().invoke(main, ["report", str(doubtful), str(plain), "--human",
+                                       str(labels), "--output", str(tmp_path / "out"),
+                                       "--target", "0.8"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    by_judge = {c["judge"]: c for c in summary["certificates"]}
+    certified = by_judge["doubtful"]
+    assert certified["trust"]["certified"]
+    # every labelled instance calibrates: the steps' counts by hand, as above
+    items = items_by_hand(doubtful)
+    labelled = [i for i in items if i in {x.id for x in INSTANCES
+                                          if x.category != "score-invariant"}]
+    assert certified["trust"]["n_calibration"] == len(labelled)
+    coverage = certified["trust"]["coverage"]
+    assert (f"this judge may be used without review on {100 * coverage:.0f}% of items "
+            "with ≥ 80% agreement, δ = 0.1") in certified["sentence"]
+    assert by_judge["plain"]["trust"] is None
+    assert "nothing is certified" in by_judge["plain"]["sentence"]
+    assert "no confidence signal" in by_judge["plain"]["sentence"]
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "## Certificate: what the figures allow" in markdown
+    assert 'id="certificate"' in html and "may be used without review" in html
+    assert "may be used without review" in " ".join(result.output.split())
+
+
+def test_blind_spots_are_categories_missed_more_often_than_not():
+    """A category is a blind spot when its miss rate's 95% interval lies above one half:
+    12 of 12 missed (Wilson [0.757, 1]) is, 3 of 3 ([0.438, 1]) is not."""
+    from types import SimpleNamespace
+
+    from fbi.metrics import GroupRate, wilson_interval
+    from fbi.report._certificate import _blind_spots
+
+    def row(group, missed, n):
+        low, high = wilson_interval(missed, n)
+        return GroupRate(judge="J", strategy="vanilla", paradigm="single", level="category",
+                         group=group, instances=n, judged=n, n=n, detected=n - missed,
+                         undetected=missed, unparseable=0, missing=0, rate=missed / n,
+                         ci_low=low, ci_high=high, ci_method="wilson", worst_case_rate=None,
+                         paper_rate=None)
+
+    run = SimpleNamespace(label="J", spec=SimpleNamespace(model="openai/j"))
+    spots = _blind_spots(run, "vanilla", [row("entity", 12, 12), row("spelling", 3, 3),
+                                          row("grammar", 1, 12)], [])
+    assert [s.name for s in spots] == ["entity"]
+    assert spots[0].low == pytest.approx(0.7575, abs=1e-3)

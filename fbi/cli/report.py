@@ -52,14 +52,21 @@ from fbi.report import FORMATS
               help="Human labels of the instances (.jsonl, .csv, .tsv, .parquet: "
                    "instance_id, verdict a|b|tie and/or score, annotator): the judges' "
                    "agreement with people, and people's with each other.")
+@click.option("--target", type=float, default=0.8, show_default=True,
+              help="With --human: the agreement with people each judge's certificate "
+                   "checks (as `fbi trust --target`).")
+@click.option("--delta", type=float, default=0.1, show_default=True,
+              help="With --human: the certificate holds with probability ≥ 1 − delta.")
 def report(run_dirs, formats, output, force, convention, strict, jury, compare,
-           human) -> None:
+           human, target, delta) -> None:
     """Render the blind-spot report from stored judgments only (no model call).
 
     Several run folders (other judges or strategies) become one comparison report.
     """
-    from fbi.report import report_warnings, terminal_report, write_report
+    from fbi.report import TrustSettings, load_hunt, report_warnings, terminal_report, write_report
 
+    # checked before anything is read; every labelled instance calibrates (no test split)
+    trust = TrustSettings(target=target, delta=delta, test_share=0.0)
     hunts = [d for d in run_dirs if (d / "hunt.json").is_file()]
     for folder in hunts:  # a hunt's findings: shown, and hunt.md written again
         show_hunt(folder)
@@ -67,7 +74,8 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
     if not run_dirs:
         return
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
-                                    convention, jury, force, compare, human)
+                                    convention, jury, force, compare, human, trust,
+                                    tuple(load_hunt(folder) for folder in hunts))
     warnings = report_warnings(summary)
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

@@ -10,6 +10,7 @@ from importlib import resources
 
 from fbi.diffing import word_diff
 from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
+from fbi.report._certificate import CERTIFICATE_NOTE, certificate_table
 from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._markdown import (
@@ -164,6 +165,9 @@ def render_html(summary: Summary, runs: list[Run]) -> str:
         manipulation=manipulation_table(summary) if summary.manipulation else None,
         manipulation_note=MANIPULATION_NOTE,
         human=human_tables(summary), human_note=HUMAN_NOTE, human_chart=human_chart(summary),
+        certificate=certificate_table(summary.certificates) if summary.certificates else None,
+        certificate_note=CERTIFICATE_NOTE,
+        certificate_sentences=[c.sentence for c in summary.certificates],
         best_of_n=best_of_n_tables(summary), best_of_n_note=BEST_OF_N_NOTE,
         turns=turn_table(summary), turn_title=TURN_TITLE,
         ranking_note=RANKING_NOTE,

@@ -10,6 +10,7 @@ from fbi.escaping import csv_cell
 from fbi.escaping import markdown_text as md
 from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
 from fbi.report._cells import markdown_table, percent
+from fbi.report._certificate import CERTIFICATE_NOTE, certificate_table
 from fbi.report._human import HUMAN_NOTE, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
@@ -167,6 +168,10 @@ def _markdown_diagnostics(summary: Summary) -> list[str]:
                   markdown_table(*manipulation_table(summary))]
     for title, header, rows in human_tables(summary):
         parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", markdown_table(header, rows)]
+    if summary.certificates:
+        parts += ["", "## Certificate: what the figures allow", "", md(CERTIFICATE_NOTE), "",
+                  markdown_table(*certificate_table(summary.certificates)), "",
+                  *(f"- {md(c.sentence)}" for c in summary.certificates)]
     turns = turn_table(summary)
     if turns:
         parts += ["", f"## {md(TURN_TITLE)}", "", markdown_table(*turns)]

@@ -35,6 +35,7 @@ from fbi.metrics import (
 from fbi.metrics import GroupRate as RateRow
 from fbi.metrics import PairwiseBreakdown as PairwiseRow
 from fbi.metrics import ReferenceHistogram as ReferenceRow
+from fbi.report._trust_models import Certificate
 from fbi.run_spec import DatasetRecord, PromptRecord
 
 #: summary.json's format. 2: comparisons name both sides' strategies (``strategy_b``,
@@ -164,3 +165,6 @@ class Summary(BaseModel):
     """Strategy name → the paper's name."""
     best_of_n: BestOfN = BestOfN()
     """Best-of-N rows: accuracy, chance, the Ties score, paired tests."""
+    certificates: list[Certificate] = []
+    """With human labels: per judge × strategy, what the figures allow (certified
+    agreement and coverage, blind spots, cost, a sentence)."""

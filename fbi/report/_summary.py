@@ -13,6 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from fbi.errors import InputError
+from fbi.findings import HuntResult
 from fbi.metrics import (
     InstanceOutcome,
     aggregate,
@@ -34,6 +35,7 @@ from fbi.metrics import (
     weighted_rates,
 )
 from fbi.records import ExplanationCheck
+from fbi.report._certificate import certificates
 from fbi.report._human import read_human_labels
 from fbi.report._labels import label_runs
 from fbi.report._schema import (
@@ -46,6 +48,7 @@ from fbi.report._schema import (
     RunEntry,
     Summary,
 )
+from fbi.report._trust import TrustSettings
 from fbi.report._verdict import (
     named_pairs,
 )
@@ -89,11 +92,14 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
 
 def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = None,
                   convention: str = "fbi", compare: tuple[str, ...] = (),
-                  human: str | Path | None = None) -> Summary:
+                  human: str | Path | None = None, trust: TrustSettings | None = None,
+                  hunts: tuple[HuntResult, ...] = ()) -> Summary:
     """The machine-readable summary (docs/reference/report-files.md). ``compare``: pairs of
     ``LABEL:STRATEGY`` sides to test beside every pair of judges (``fbi report
     --compare``; see `fbi.report._verdict.named_pairs`). ``human``: a file of
-    human labels (``fbi report --human``; see `fbi.report._human`)."""
+    human labels (``fbi report --human``; see `fbi.report._human`), with which each judge
+    gets a certificate at ``trust``'s target (`fbi.report._certificate`), its blind spots
+    including the confirmed findings of ``hunts`` of the same judge."""
     from fbi import __version__
 
     if convention not in CONVENTIONS:
@@ -142,6 +148,8 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
                                                  [c for r in runs for c in r.checks]),
         display_names=_display_names(runs),
         best_of_n=BestOfN(accuracy=accuracy, ties=ties, comparisons=bon_tests),
+        certificates=certificates(runs, labels, rates, trust or TrustSettings(), hunts)
+        if labels else [],
     )
 
 

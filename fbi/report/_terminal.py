@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from fbi.metrics import RobustnessResults
 from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
+from fbi.report._certificate import certificate_table
 from fbi.report._human import human_tables
 from fbi.report._manipulation import manipulation_table
 from fbi.report._markdown import coverage_warning
@@ -74,6 +75,10 @@ def terminal_report(summary: Summary) -> list[Block]:
                             *manipulation_table(summary, terminal=True)))
     blocks += [Block(title=t, header=h, rows=r)
                for t, h, r in human_tables(summary, terminal=True)]
+    if summary.certificates:
+        blocks.append(Block("", "Certificate: what the figures allow",
+                            *certificate_table(summary.certificates)))
+        blocks += [Block(text=c.sentence) for c in summary.certificates]
     turns = turn_table(summary)
     if turns:
         blocks.append(Block("", TURN_TITLE, *turns))

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from fbi.errors import InputError, validation_summary
+from fbi.findings import HuntResult
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._html import render_html
 from fbi.report._jury import jury_run
@@ -21,6 +22,7 @@ from fbi.report._schema import Summary
 from fbi.report._summary import (
     build_summary,
 )
+from fbi.report._trust import TrustSettings
 from fbi.runs import load_run
 
 FORMATS = ("md", "html", "json", "csv")
@@ -34,11 +36,13 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
                  formats: tuple[str, ...] = FORMATS, convention: str = "fbi",
                  jury: str | None = None, force: bool = False,
                  compare: tuple[str, ...] = (),
-                 human: str | Path | None = None) -> tuple[Summary, list[Path]]:
+                 human: str | Path | None = None, trust: TrustSettings | None = None,
+                 hunts: tuple[HuntResult, ...] = ()) -> tuple[Summary, list[Path]]:
     """Read the runs, build the summary and write the asked formats; returns both. With
     ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``);
     ``compare`` names pairs of sides to test (``LABEL:STRATEGY,LABEL:STRATEGY``);
-    ``human`` is a file of human labels to hold the judges against.
+    ``human`` is a file of human labels to hold the judges against, and certify them
+    at ``trust``'s target (with the confirmed findings of ``hunts`` as blind spots).
     An ``output`` folder holding files fbi did not write is refused unless ``force``
     (`fbi.outputs.claim_folder`), before anything is read."""
     output = Path(output) if output else Path(run_folders[0])
@@ -50,7 +54,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
     if jury is not None:
         runs = label_runs(runs)
         runs.append(jury_run(runs, jury))
-    summary = build_summary(runs, robustness, convention, compare, human)
+    summary = build_summary(runs, robustness, convention, compare, human, trust, hunts)
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
