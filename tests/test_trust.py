@@ -271,3 +271,44 @@ def test_blind_spots_are_categories_missed_more_often_than_not():
                                           row("grammar", 1, 12)], [])
     assert [s.name for s in spots] == ["entity"]
     assert spots[0].low == pytest.approx(0.7575, abs=1e-3)
+
+
+def test_logprob_confidence_worked_by_hand(tmp_path, labels):
+    """With --logprobs the loopback server makes each score token uncertain (the score 0.6,
+    one below it 0.3): an item's confidence is the probability of its most probable
+    verdict, P(a) = Σ p_gold(i)·p_perturbed(j) over i > j (b: i < j, tie: i = j)."""
+    with ChatServer(script=doubtful_judge()) as server:
+        done = CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/judge", "--api-base", server.url, "--dataset",
+            "sample", "--strategy", "vanilla", "--logprobs", "--output",
+            str(tmp_path / "run"), "--no-cache"], env=ENV)
+    assert done.exit_code == 0, done.output
+    code, output = trust(str(tmp_path / "run"), "--human", str(labels), "--confidence",
+                         "logprob", "--test-share", "0", "--min-items", "5", "--output",
+                         str(tmp_path / "out"))
+    assert code == 0, output
+    (result,) = json.loads((tmp_path / "out" / "trust.json").read_text())["results"]
+    assert result["confidence"] == "logprob"
+    roles = defaultdict(dict)
+    for r in records(tmp_path / "run"):
+        roles[r["instance_id"]][r["role"]] = {int(k): v for k, v in
+                                             r["score_probabilities"].items()}
+    truth = {i.id for i in INSTANCES if i.category != "score-invariant"}
+    labelled = []
+    for instance, pair in roles.items():
+        p = {"a": 0.0, "b": 0.0, "tie": 0.0}
+        for g, pg in pair["gold"].items():
+            for q, pq in pair["perturbed"].items():
+                p["a" if g > q else "b" if g < q else "tie"] += pg * pq
+        verdict = max(("a", "b", "tie"), key=lambda v: (p[v], -("a", "b", "tie").index(v)))
+        if instance in truth:
+            labelled.append((p[verdict], verdict != "a"))
+    labelled.sort(key=lambda x: -x[0])
+    # the first threshold tried: the highest confidence with at least 5 items at or above
+    first_threshold = next(c for c, _ in labelled
+                           if sum(d >= c - 1e-12 for d, _ in labelled) >= 5)
+    first = result["steps"][0]
+    top = [wrong for c, wrong in labelled if c >= first_threshold - 1e-12]
+    assert first["threshold"] == pytest.approx(first_threshold)
+    assert (first["n"], first["errors"]) == (len(top), sum(top))
+    assert result["n_calibration"] == len(labelled)

@@ -65,7 +65,7 @@ def certificates(runs: Sequence[Run], labels: Sequence[HumanLabel],
                                    "jury" else "auto")
         except InputError:
             kind, reason = None, ("no confidence signal: judge with `fbi evaluate "
-                                  "--samples K` (K ≥ 2) or `--logprobs 5`")
+                                  "--samples K` (K ≥ 2) or `--logprobs`")
         for strategy in sorted({j.strategy for j in run.judgments}):
             result = None
             if kind is not None:

@@ -95,11 +95,9 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
                   human: str | Path | None = None, trust: TrustSettings | None = None,
                   hunts: tuple[HuntResult, ...] = ()) -> Summary:
     """The machine-readable summary (docs/reference/report-files.md). ``compare``: pairs of
-    ``LABEL:STRATEGY`` sides to test beside every pair of judges (``fbi report
-    --compare``; see `fbi.report._verdict.named_pairs`). ``human``: a file of
-    human labels (``fbi report --human``; see `fbi.report._human`), with which each judge
-    gets a certificate at ``trust``'s target (`fbi.report._certificate`), its blind spots
-    including the confirmed findings of ``hunts`` of the same judge."""
+    ``LABEL:STRATEGY`` sides to test (`fbi.report._verdict.named_pairs`). ``human``: human
+    labels (`fbi.report._human`), with which each judge gets a certificate at ``trust``'s
+    target (`fbi.report._certificate`), ``hunts``' confirmed findings among its blind spots."""
     from fbi import __version__
 
     if convention not in CONVENTIONS:

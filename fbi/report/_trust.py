@@ -119,7 +119,7 @@ def confidence_kind(runs: Sequence[Run], asked: str) -> str:
     if asked == "logprob" and not any(j.score_probabilities for run in runs
                                       for j in run.judgments):
         raise InputError("no confidence signal: these runs hold no log-probabilities. Fix: "
-                         "judge with `fbi evaluate --samples K` (K ≥ 2) or `--logprobs 5` "
+                         "judge with `fbi evaluate --samples K` (K ≥ 2) or `--logprobs` "
                          "(single-answer strategies), or give several judges' runs (jury)")
     return asked
 
@@ -464,6 +464,56 @@ def _labels_to_certify(rate: float, target: float, delta: float) -> int | None:
     return high
 
 
+def _strategy_result(runs: Sequence[Run], cascade_runs: Sequence[Run], strategy: str,
+                     kind: str, votes: dict[str, list], settings: TrustSettings,
+                     split_ids: tuple[set[str], set[str]]
+                     ) -> tuple[TrustResult | None, list[TrustItem], str]:
+    """One strategy's result (one judge, a jury or a cascade), its items, or why none."""
+    if cascade_runs:
+        stage_items = [(run.label, run_items(run, strategy, kind, votes))
+                       for run in cascade_runs]
+        if any(not items for _, items in stage_items):
+            return None, [], (f"{strategy}: some judge of the cascade has no {kind} "
+                              "confidence under it; left out")
+        return cascade_result(stage_items, strategy, kind, settings, *split_ids), [], ""
+    if kind == "jury":
+        items = jury_items(runs, strategy, votes)
+        name = "jury: " + ", ".join(run.label for run in runs)
+    else:
+        items = run_items(runs[0], strategy, kind, votes)
+        name = runs[0].label
+    if not items:
+        return None, [], (f"{strategy}: no {kind} confidence under it (a pairwise or "
+                          "reference-guided strategy has no score distributions); left out")
+    return trust_result(name, strategy, kind, items, settings, *split_ids), items, ""
+
+
+def scores_of(labels: Sequence[HumanLabel]) -> dict[tuple[str, str], list[float]]:
+    """(instance, answer) → the people's scores of it."""
+    scores: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for label in labels:
+        if label.score is not None:
+            scores[(label.instance_id, label.answer)].append(label.score)
+    return scores
+
+
+def _check_enough(results: list[TrustResult], kind: str, settings: TrustSettings,
+                  human: str | Path, labelled: int) -> None:
+    """Refuse what cannot certify anything: no strategy with the signal, or fewer
+    calibration labels than --min-items under every strategy."""
+    if not results:
+        raise InputError("no strategy of these runs has the confidence signal "
+                         f"'{kind}'. Fix: see `fbi trust --help` for the signals")
+    if all(r.n_calibration < settings.min_items for r in results):
+        wanted = math.ceil(settings.min_items / (1 - settings.test_share))
+        raise InputError(
+            f"{human}: too few labels — {max(r.n_calibration for r in results)} labelled "
+            f"instance(s) of these runs calibrate (with --test-share "
+            f"{settings.test_share:g}), fewer than --min-items {settings.min_items}, so "
+            f"nothing can be certified. Fix: label at least {max(1, wanted - labelled)} "
+            "more instances, or lower --min-items or --test-share")
+
+
 def trust_runs(runs: Sequence[Run], human: str | Path, settings: TrustSettings,
                cascade_runs: Sequence[Run] = ()) -> TrustReport:
     """`fbi trust`: selective judging, corrected estimates and the planner (see the
@@ -482,56 +532,27 @@ def trust_runs(runs: Sequence[Run], human: str | Path, settings: TrustSettings,
     if not votes:
         raise InputError(f"{human}: no verdict labels (a, b, tie) of the runs' instances. "
                          "Fix: label instances with a verdict column")
-    scores: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for label in labels:
-        if label.score is not None:
-            scores[(label.instance_id, label.answer)].append(label.score)
+    scores = scores_of(labels)
     labelled_ids = [i for i, v in votes.items() if human_majority(v) is not None]
     calibration_ids, test_ids = split(labelled_ids, settings.test_share, settings.seed)
     categories = {i: inst.category for i, inst in instances.items()}
-    results, plan_rows = [], []
     judges = list(cascade_runs) or list(runs)
     kind = confidence_kind(judges if cascade_runs else runs,
                            "samples" if cascade_runs and settings.confidence in
                            ("auto", "jury") else settings.confidence)
     strategies = strategy_order(set.intersection(
         *({j.strategy for j in run.judgments} for run in judges)))
+    results, plan_rows = [], []
     for strategy in strategies:
-        if cascade_runs:
-            stage_items = [(run.label, run_items(run, strategy, kind, votes))
-                           for run in cascade_runs]
-            if any(not items for _, items in stage_items):
-                notes.append(f"{strategy}: some judge of the cascade has no {kind} "
-                             "confidence under it; left out")
-                continue
-            results.append(cascade_result(stage_items, strategy, kind, settings,
-                                          calibration_ids, test_ids))
+        result, items, note = _strategy_result(runs, cascade_runs, strategy, kind, votes,
+                                               settings, (calibration_ids, test_ids))
+        if result is None:
+            notes.append(note)
             continue
-        if kind == "jury":
-            items = jury_items(runs, strategy, votes)
-            name = "jury: " + ", ".join(run.label for run in runs)
-        else:
-            items = run_items(runs[0], strategy, kind, votes)
-            name = runs[0].label
-        if not items:
-            notes.append(f"{strategy}: no {kind} confidence under it (a pairwise or "
-                         "reference-guided strategy has no score distributions); left out")
-            continue
-        result = trust_result(name, strategy, kind, items, settings, calibration_ids,
-                              test_ids)
         results.append(result)
-        plan_rows += plan(result, items, settings, categories)
-    if not results:
-        raise InputError("no strategy of these runs has the confidence signal "
-                         f"'{kind}'. Fix: see `fbi trust --help` for the signals")
-    fewest = min(r.n_calibration for r in results)
-    if all(r.n_calibration < settings.min_items for r in results):
-        raise InputError(
-            f"{human}: too few labels — {fewest} labelled instance(s) of these runs "
-            f"calibrate (with --test-share {settings.test_share:g}), fewer than "
-            f"--min-items {settings.min_items}, so nothing can be certified. Fix: label at "
-            f"least {math.ceil(settings.min_items / (1 - settings.test_share)) - len(labelled_ids)}"
-            " more instances, or lower --min-items or --test-share")
+        if not cascade_runs:
+            plan_rows += plan(result, items, settings, categories)
+    _check_enough(results, kind, settings, human, len(labelled_ids))
     estimates = [e for run in judges for s in strategies
                  for e in corrected_estimates(run, s, votes, scores)]
     share = f"{100 * (1 - settings.test_share):.0f}%"
