@@ -44,8 +44,8 @@ from fbi.cli._run import force_option, print_blocks
 def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
           min_items, width, output, force) -> None:
     """From judge runs and human labels to a decision: the confidence threshold above
-    which the judge agrees with people at ≥ TARGET with probability ≥ 1 − DELTA (fixed-
-    sequence testing with exact binomial bounds, "Trust or Escalate"), the share of items
+    which the judge agrees with people at ≥ TARGET with probability ≥ 1 − DELTA
+    (fixed-sequence testing with exact binomial bounds, "Trust or Escalate"), the share of items
     it then judges alone, cascades of judges, the judge's estimates corrected by the
     labels (PPI++, plug-in), and how many more labels would settle it. Reads stored runs
     only: no model call."""
