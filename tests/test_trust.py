@@ -312,3 +312,44 @@ def test_logprob_confidence_worked_by_hand(tmp_path, labels):
     assert first["threshold"] == pytest.approx(first_threshold)
     assert (first["n"], first["errors"]) == (len(top), sum(top))
     assert result["n_calibration"] == len(labelled)
+
+
+def test_a_hunts_confirmed_findings_are_blind_spots_of_the_same_judge(tmp_path):
+    """A judge blind to long additions: `fbi hunt` confirms the blind spot; given to the
+    report beside a run of the same judge, its findings join the certificate's blind
+    spots with their miss rates."""
+    from planted_judges import PlantedJudge, misses_long_additions, synthetic_gold
+
+    from fbi.sources import load_gold_items
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(row) + "\n" for row in synthetic_gold()),
+                    encoding="utf-8")
+    judge = PlantedJudge(load_gold_items(str(gold))[0], misses_long_additions)
+    env = {**ENV, "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    with ChatServer(judge) as server:
+        hunt = CliRunner().invoke(main, [
+            "hunt", "--judge", "openai/planted", "--api-base", server.url, "--dataset",
+            str(gold), "--budget", "400", "--output", str(tmp_path / "hunt")], env=env)
+        run = CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/planted", "--api-base", server.url,
+            "--dataset", "sample", "--strategy", "vanilla", "--output",
+            str(tmp_path / "run")], env=env)
+    assert hunt.exit_code == 0 and run.exit_code == 0, hunt.output + run.output
+    findings = [f for f in json.loads((tmp_path / "hunt" / "hunt.json").read_text())[
+        "findings"] if f["confirmed"]]
+    assert findings
+    labels = tmp_path / "labels.csv"
+    labels.write_text("instance_id,verdict\n" + "".join(
+        f"{i.id},a\n" for i in INSTANCES if i.category != "score-invariant"))
+    done = CliRunner().invoke(main, ["report", str(tmp_path / "hunt"), str(tmp_path / "run"),
+                                     "--human", str(labels), "--output",
+                                     str(tmp_path / "out")], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    (certificate,) = json.loads((tmp_path / "out" / "summary.json").read_text())[
+        "certificates"]
+    spots = {s["name"]: s for s in certificate["blind_spots"] if s["source"] == "hunt"}
+    assert set(spots) == {f["name"] for f in findings}
+    for finding in findings:
+        assert spots[finding["name"]]["rate"] == pytest.approx(finding["miss_rate"])
+    assert "Blind spots: " in certificate["sentence"]

@@ -17,9 +17,6 @@ from fbi.taxonomy import ABILITY_LEGEND, FBI_ABILITIES, category_order, strategy
 from fbi.view._catalog import RunEntry, discover
 from fbi.view._index import OUTCOMES, PAGE_SIZE, Filters, RunIndex, Stamp, build_index, matching
 
-#: The levels of the grid's rows below the categories, in order.
-_SUMMARY_LEVELS = ("ability", "overall", "score-invariant")
-
 
 class Viewer:
     """The runs under ``paths``, indexed as they are asked for. Thread-safe: the server
@@ -154,8 +151,8 @@ class Viewer:
         rows = [("category", c) for c in category_order(categories)]
         rows += [("ability", a.short) for a in FBI_ABILITIES
                  if any(k[:2] == ("ability", a.short) for k in cells)]
-        rows += [(level, group) for level in _SUMMARY_LEVELS[1:] for group in ("all", "SI")
-                 if any(k[:2] == (level, group) for k in cells)]
+        rows += [row for row in (("overall", "all"), ("score-invariant", "SI"))
+                 if any(k[:2] == row for k in cells)]
         return {"keys": keys, "names": names, "strategies": shown, "rows": rows,
                 "cells": cells, "all_strategies": strategy_order(
                     {s for index in indexes for s in index.strategies}),
