@@ -416,6 +416,8 @@ def test_bad_input_gets_one_message(runs, tmp_path):
         assert status == 404 and "no run &#39;tree/elsewhere&#39; is served here" in page
         status, page, _ = get(server.url + "instance?id=nothing&run=tree/good")
         assert status == 404 and "no run shown holds an instance" in page
+        status, page, _ = get(server.url + "instances?missed_by=tree/good")
+        assert status == 404 and "choose both runs" in page
     finally:
         server.shutdown()
         server.server_close()

@@ -276,6 +276,8 @@ def _instance_matches(instance: Instance, filters: Filters, words: list[str]) ->
 
 def _missed_but_caught(filters: Filters, by_key: dict[str, RunIndex]) -> set[str]:
     """Instances run A missed and run B caught under one strategy (both readable)."""
+    if not (filters.missed_by and filters.caught_by):
+        raise InputError("missed by / caught by: choose both runs (A missed, B caught)")
     for key in (filters.missed_by, filters.caught_by):
         if key not in by_key:
             raise InputError(f"missed by / caught by: no judge run '{key}' here. Fix: "
