@@ -71,13 +71,16 @@ class LogContents(Generic[Record]):
 
 def read_log(path: str | Path, model: type[Record], keep: bool = True,
              visit: Callable[[Record], None] | None = None,
-             visit_at: Callable[[Record, int], None] | None = None) -> LogContents[Record]:
+             visit_at: Callable[[Record, int], None] | None = None,
+             start: int = 0) -> LogContents[Record]:
     """Read a log under the policy above. A missing file reads as empty.
 
     ``keep=False`` reads in constant memory per record: each is validated, summarised in
     ``outcomes``, shown to ``visit``, and dropped (a run of 50,000 calls resumes without
     holding 50,000 records). ``visit_at`` is shown each record with the byte offset its
-    line starts at, so a reader can seek back to one record (`fbi view`).
+    line starts at, so a reader can seek back to one record (`fbi view`). ``start``: read
+    from that byte offset (the end of a line read before) on; line numbers then count
+    from it.
     """
     path = Path(path)
     contents: LogContents[Record] = LogContents(path)
@@ -103,7 +106,8 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
             visit_at(record, start)
 
     with file:
-        offset, number = 0, 0
+        offset, number = start, 0
+        file.seek(start)
         for raw in file:  # split on b"\n" only: a binary file's lines
             if not raw.endswith(b"\n"):  # the last line, without its newline
                 if raw.strip():
@@ -125,21 +129,40 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
     return contents
 
 
+@dataclass
+class LogState:
+    """What an append log knows of its file: where its valid lines end and each call's
+    status and cost. Handed to the next `AppendLog` of the same file (a stage that
+    appends to one log phase after phase), it spares reading the file again."""
+
+    valid_bytes: int
+    outcomes: dict[str, tuple[str, float]]
+
+
 class AppendLog(Generic[Record]):
     """A log opened for appending by the one process that holds its run's lock.
 
     Opening truncates a torn tail and adds a missing final newline, so the next record
     starts on a line of its own. It remembers each call's status and cost (what resuming
     needs); ``keep_records=False`` keeps no more than that, so its memory does not grow
-    with the records' texts. ``visit`` sees every record read on opening.
+    with the records' texts. ``visit`` sees every record read on opening, ``on_append``
+    every record appended. ``known``: the state a previous `AppendLog` of this file left
+    (`state`); only what lies past it is read.
     """
 
     def __init__(self, path: str | Path, model: type[Record], keep_records: bool = True,
-                 visit: Callable[[Record], None] | None = None):
+                 visit: Callable[[Record], None] | None = None,
+                 on_append: Callable[[Record], None] | None = None,
+                 known: LogState | None = None):
         self.path = Path(path)
         self.model = model
         self.keep_records = keep_records
-        contents = read_log(self.path, model, keep=keep_records, visit=visit)
+        self._on_append = on_append
+        start = known.valid_bytes if known is not None and self.path.exists() and \
+            self.path.stat().st_size >= known.valid_bytes else 0
+        contents = read_log(self.path, model, keep=keep_records, visit=visit, start=start)
+        if start:
+            contents.outcomes = {**known.outcomes, **contents.outcomes}  # type: ignore[union-attr]
         problem = contents.problem()
         if problem:
             raise InputError(problem)
@@ -195,6 +218,12 @@ class AppendLog(Generic[Record]):
     def append(self, record: Record) -> None:
         self._write(dumps(record) + b"\n")
         self._note(record)
+        if self._on_append is not None:
+            self._on_append(record)
+
+    def state(self) -> LogState:
+        """Where the file's valid lines end and each call's outcome (see `known`)."""
+        return LogState(self._end, self._outcomes)
 
     def _note(self, record: Record) -> None:
         call_id = record.call_id  # type: ignore[attr-defined]

@@ -230,3 +230,137 @@ def misses_small_changes_in_the_first_sentence(gold: str, edited: str) -> bool:
     first_end = re.search(r"[.!?](\s|$)", gold)
     return max(len(before), len(after)) <= 5 and (first_end is None
                                                    or start < first_end.end())
+
+
+# ------------------------------------------------------------------ several blind spots
+# (issue 49) Each test below reads the edit its own way — difflib over characters or
+# words, brackets counted by hand — never through fbi's predicates, so a hunt that names
+# a spot has found what the judge does, not what fbi computes.
+
+
+class SeveralSpots:
+    """A blind spot made of several: the judge misses an edit when any spot names it,
+    each with its own probability (a hash of the edit and the spot's name, so the same
+    edit is missed or caught every time it is asked)."""
+
+    def __init__(self, spots: dict[str, tuple[BlindSpot, float]]):
+        self.spots = spots
+
+    def which(self, gold: str, edited: str) -> list[str]:
+        return [name for name, (spot, _) in self.spots.items() if spot(gold, edited)]
+
+    def __call__(self, gold: str, edited: str) -> bool:
+        for name, (spot, rate) in self.spots.items():
+            if spot(gold, edited):
+                digest = int(hashlib.sha256(f"{name}\x1f{edited}".encode()).hexdigest(), 16)
+                if digest % 1000 < rate * 1000:
+                    return True
+        return False
+
+
+def _word_changes(gold: str, edited: str) -> tuple[list[str], list[str]]:
+    """Words removed and words added, by difflib over whitespace-split words."""
+    a, b = gold.split(), edited.split()
+    removed, added = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b,
+                                                      autojunk=False).get_opcodes():
+        if op != "equal":
+            removed += a[i1:i2]
+            added += b[j1:j2]
+    return removed, added
+
+
+def misses_number_changes(gold: str, edited: str) -> bool:
+    """Any edit that changes a number (a word with a digit removed or added)."""
+    removed, added = _word_changes(gold, edited)
+    digits = [w for w in removed if re.search(r"\d", w)], [w for w in added
+                                                          if re.search(r"\d", w)]
+    return digits[0] != digits[1]
+
+
+def misses_inside_parentheses(gold: str, edited: str) -> bool:
+    """Any edit whose first change lies between ( and ) of the gold answer."""
+    span = changed_span(gold, edited)
+    if span is None:
+        return False
+    start = span[0]
+    paragraph_start = gold.rfind("\n\n", 0, start) + 1
+    before = gold[paragraph_start:start]
+    opened = before.rfind("(")
+    return opened != -1 and ")" not in before[opened:] and ")" in gold[start:start + 400]
+
+
+def misses_negation_changes(gold: str, edited: str) -> bool:
+    """An edit that puts in or takes out a negation."""
+    removed, added = _word_changes(gold, edited)
+
+    def negations(words: list[str]) -> list[str]:
+        return [w for w in (x.lower().strip(".,;:!?\"'()") for x in words)
+                if w in ("not", "never", "no", "cannot") or w.endswith("n't")]
+    return negations(removed) != negations(added)
+
+
+_AUTHORITY = re.compile(r"\b(experts?|professor|verified|certified|confirmed)\b",
+                        re.IGNORECASE)
+
+
+def misses_authority_claims(gold: str, edited: str) -> bool:
+    """An answer that now opens with a claim of expert approval."""
+    return not gold.startswith(edited[:40]) and bool(_AUTHORITY.search(edited[:200])) \
+        and not _AUTHORITY.search(gold[:200])
+
+
+def misses_last_tenth(gold: str, edited: str) -> bool:
+    """An edit whose first change lies in the last tenth of the gold answer."""
+    span = changed_span(gold, edited)
+    return span is not None and span[0] >= 0.9 * len(gold)
+
+
+def misses_in_headings(gold: str, edited: str) -> bool:
+    """An edit on a Markdown heading line."""
+    span = changed_span(gold, edited)
+    return span is not None and line_at(gold, span[0]).lstrip().startswith("#")
+
+
+def misses_inside_quotes(gold: str, edited: str) -> bool:
+    """An edit between double quotation marks."""
+    span = changed_span(gold, edited)
+    if span is None:
+        return False
+    line_start = gold.rfind("\n", 0, span[0]) + 1
+    return gold[line_start:span[0]].count('"') % 2 == 1
+
+
+def misses_in_bold(gold: str, edited: str) -> bool:
+    """An edit between ** and **."""
+    span = changed_span(gold, edited)
+    if span is None:
+        return False
+    line_start = gold.rfind("\n", 0, span[0]) + 1
+    return gold[line_start:span[0]].count("**") % 2 == 1
+
+
+def misses_entity_changes(gold: str, edited: str) -> bool:
+    """An edit that changes a capitalised word inside a sentence."""
+    removed, added = _word_changes(gold, edited)
+
+    def names(words: list[str]) -> list[str]:
+        return [w.strip(".,;:!?\"'()") for w in words if w[:1].isupper() and len(w) > 2]
+    return bool(removed or added) and names(removed) != names(added) and \
+        not misses_number_changes(gold, edited)
+
+
+def misses_modal_changes(gold: str, edited: str) -> bool:
+    """An edit that changes a modal verb (can, should, must, ...)."""
+    removed, added = _word_changes(gold, edited)
+    modal = {"can", "could", "may", "might", "must", "shall", "should", "will", "would"}
+    return [w.lower() for w in removed if w.lower() in modal] != \
+        [w.lower() for w in added if w.lower() in modal]
+
+
+def misses_self_praise(gold: str, edited: str) -> bool:
+    """An answer that now ends with praise of itself."""
+    return not edited.startswith(gold[-40:]) and bool(re.search(
+        r"(precise, complete|confident this is|every fact above)", edited[-250:],
+        re.IGNORECASE)) and not re.search(r"(precise, complete|confident this is|"
+                                          r"every fact above)", gold, re.IGNORECASE)

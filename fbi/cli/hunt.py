@@ -22,6 +22,7 @@ from fbi.cli._run import (
     retries_option,
     timeout_option,
 )
+from fbi.hunt import DEFAULT_BUDGET
 from fbi.llm import LOCAL_JUDGE
 
 
@@ -89,14 +90,17 @@ class HuntProgress:
                    "gold answer).")
 @click.option("--strategy", "strategies", multiple=True,
               help="Strategy to judge each edit by (repeatable). Default: vanilla.")
-@click.option("--budget", type=click.IntRange(min=0), required=True,
+@click.option("--budget", type=click.IntRange(min=0), default=DEFAULT_BUDGET,
+              show_default=True,
               help="Model calls the hunt may make: the judge's, the preflight probe's "
                    "included, and a --perturber's (a cached reply counts too, so a hunt "
                    "is the same whatever the cache holds).")
 @click.option("--operator", "operators", multiple=True,
               help="Search only these operators (repeatable): an error rule "
-                   "(number-errors), two composed (grammar+spelling), or one followed by a "
-                   "manipulation (chronology+manipulation/padding). Default: all.")
+                   "(number-errors) or one of the hunt's (negation, entity-swap, "
+                   "order-swap), two composed (grammar+spelling), one followed by a "
+                   "manipulation (chronology+manipulation/padding), or a manipulation "
+                   "alone (manipulation/padding). Default: all.")
 @click.option("--perturber", help="An LLM perturber model: its edits in the categories no "
                                    "rule makes (entity, incorrect-fact, ...) join the search as "
                                    "llm/CATEGORY operators.")
@@ -112,10 +116,14 @@ class HuntProgress:
 @click.option("--alpha", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True),
               default=0.05, show_default=True,
               help="Family-wise error level at which a blind spot is confirmed.")
+@click.option("--margin", type=FiniteFloat(min=0, max=1, max_open=True), default=0.10,
+              show_default=True,
+              help="A blind spot must be missed this much more often than random edits "
+                   "(0.10: ten points).")
 @click.option("--search", type=click.Choice(["adaptive", "grid"]), default="adaptive",
               show_default=True,
-              help="grid: the same number of probes for every operator, no refinement "
-                   "(what the adaptive search is measured against).")
+              help="grid: every probe a random edit, no suspicion tested (what the "
+                   "adaptive search is measured against).")
 @click.option("--api-base", "api_bases", multiple=True,
               help="Base URL of an OpenAI-compatible or other provider API (repeat it for "
                    "a pool of servers of the same model).")
@@ -134,15 +142,16 @@ class HuntProgress:
 @reasoning_options
 @model_access_options
 def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturber_api_base,
-         perturber_edits, output, seed, alpha, search, api_bases,
+         perturber_edits, output, seed, alpha, margin, search, api_bases,
          label, prompts_dir, model_args, concurrency, timeout, retries, force, dry_run,
          max_cost, no_cache, cache_path, reasoning_effort, thinking_budget, api_key, rpm,
          no_probe) -> None:
-    """Search JUDGE's blind spots: edits of the gold answers it misses more often than
-    comparable edits, found adaptively within --budget calls and confirmed on held-out
-    items. Writes OUTPUT/hunt.json (every finding), OUTPUT/hunt.md and OUTPUT/queue.jsonl
-    (the confirmed findings' edits, for `fbi annotate`). Exit code 1 when calls failed
-    or the run stopped before its end.
+    """Search JUDGE's blind spots: kinds of edit of the gold answers it misses more often
+    than random edits, described by what the text holds (where the change lies, what it
+    touches, the answer, how it was judged), found adaptively within --budget calls and
+    confirmed on held-out items. Writes OUTPUT/hunt.json (every candidate), OUTPUT/hunt.md
+    and OUTPUT/queue.jsonl (the confirmed findings' missed edits, for `fbi annotate`).
+    Exit code 1 when calls failed or the run stopped before its end.
     """
     from fbi.cli._run import (
         exit_for,
@@ -168,7 +177,7 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
                         perturber_edits=perturber_edits,
                         strategies=tuple(strategies) or default_strategies(judge), seed=seed,
                         operators=tuple(operators), label=label, prompts_dir=prompts_dir,
-                        alpha=alpha, search=search)
+                        alpha=alpha, margin=margin, search=search)
     items, rows = load_gold_items(dataset_spec)
     progress = HuntProgress(budget)
     stage = Hunt(items, config, output, dataset_spec, force, observer=progress.status)
@@ -187,8 +196,9 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
         progress.close()
     print_totals(totals, "calls")
     if stage.result is not None:
-        show_hunt(output)
+        show_hunt(output, write=False)
         console.print(f"Findings in {output / 'hunt.json'} and {output / 'hunt.md'}; "
-                      f"{stage.queued} edits of the confirmed ones in {output / 'queue.jsonl'} "
-                      f"(`fbi annotate {output / 'queue.jsonl'}` to vet them).")
+                      f"{stage.queued} missed edits of the confirmed ones in "
+                      f"{output / 'queue.jsonl'}. Vet them with:")
+        console.print(f"  fbi annotate {output / 'queue.jsonl'}", soft_wrap=True)
     exit_for(totals)

@@ -87,15 +87,17 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
         sys.exit(1)
 
 
-def show_hunt(folder: Path) -> None:
-    """A hunt folder's findings on the terminal, and its hunt.md rendered again."""
+def show_hunt(folder: Path, write: bool = True) -> None:
+    """A hunt folder's findings on the terminal, and (``write``) its hunt.md rendered
+    again."""
     from fbi.outputs import write_atomically
     from fbi.report import hunt_blocks, hunt_markdown, load_hunt
 
     result = load_hunt(folder)
     print_blocks(hunt_blocks(result))
-    write_atomically(folder / "hunt.md", hunt_markdown(result))
-    console.print(f"wrote {folder / 'hunt.md'}")
+    if write:
+        write_atomically(folder / "hunt.md", hunt_markdown(result))
+        console.print(f"wrote {folder / 'hunt.md'}")
 
 
 @click.command("explain-check")

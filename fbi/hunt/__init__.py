@@ -1,17 +1,24 @@
-"""`fbi hunt`: an adaptive search for the edits a judge misses (issue 40).
+"""`fbi hunt`: an adaptive search for the edits a judge misses (issues 40 and 49).
 
-A search built on two stages: it edits gold answers with the perturb stage's rules and
-manipulations (`fbi.hunt._edits`) and judges the edits with the judge stage's protocol
-(`fbi.hunt._hunt`); which edits to try next is the search's (`fbi.hunt._search`), and
-what it may claim is the held-out confirmation's (`fbi.hunt._confirm`). No stage imports
-it; the CLI and a Python caller run it like any stage.
+A search built on two stages: it edits gold answers with the perturb stage's rules, the
+hunt's own operators and the manipulations, placed where a description says
+(`fbi.hunt._operators`), and judges the edits with the judge stage's protocol
+(`fbi.hunt._hunt`). Every probe is described by predicates (`fbi.hunt._predicates`,
+`fbi.hunt._structure`: where the change lies, what it touches, the answer, how it was
+judged); the search finds the descriptions the judge misses by subgroup discovery with
+explaining away (`fbi.hunt._discovery`, `fbi.hunt._search`) and confirms them on held-out
+items (`fbi.hunt._confirm`, `fbi.hunt._findings`). No stage imports it; the CLI and a
+Python caller run it like any stage.
 """
 
-from fbi.hunt._confirm import holm
-from fbi.hunt._edits import AXES, Edit, EditSpace, Operator, describe, error_rules, matches
-from fbi.hunt._hunt import Hunt, HuntConfig, HuntStatus
-from fbi.hunt._search import Observation, Search, candidates
+from fbi.hunt._confirm import margin_test
+from fbi.hunt._discovery import cover, score_all
+from fbi.hunt._hunt import DEFAULT_BUDGET, Hunt, HuntConfig, HuntStatus
+from fbi.hunt._operators import Edit, Operator, error_operators, hunt_rule
+from fbi.hunt._predicates import PREDICATES, EditView, Predicate, describe, predicate
+from fbi.hunt._structure import PLACES, Place, place
 
-__all__ = ["AXES", "Edit", "EditSpace", "Hunt", "HuntConfig", "HuntStatus",
-           "Observation", "Operator", "Search", "candidates", "describe", "error_rules",
-           "holm", "matches"]
+__all__ = ["DEFAULT_BUDGET", "PLACES", "PREDICATES", "Edit", "EditView", "Hunt",
+           "HuntConfig", "HuntStatus", "Operator", "Place", "Predicate", "cover",
+           "describe", "error_operators", "hunt_rule", "margin_test", "place",
+           "predicate", "score_all"]

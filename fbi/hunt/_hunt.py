@@ -1,20 +1,26 @@
-"""`fbi hunt` as a stage of the run harness: rounds of probes chosen by the search, then
-one phase of held-out confirmation; ``hunt.json`` and ``queue.jsonl`` at the end.
+"""`fbi hunt` as a stage of the run harness: rounds of probes chosen by the search, one
+phase of held-out confirmation, then ``hunt.json``, ``hunt.md`` and ``queue.jsonl``
+(issues 40 and 49).
 
-Every probe is an edit judged under one strategy by the judge protocol's own calls
+**A probe** is an edit judged once, with the FBI protocol's own calls
 ([`fbi.judge.plan_calls`][fbi.judge.plan_calls]): single-answer strategies score the
-edited answer, and the gold answer once per item and strategy (a shared call); pairwise
-strategies compare both orders; the reference-guided one scores the edit against the
-gold. A probe's outcome is the FBI paper's (§4, [`fbi.metrics.outcome_of`][fbi.metrics.outcome_of]):
-missed when the judge does not penalise the edit; an unreadable reply about the edit
-counts as missed (no hostile edit lowers a miss rate by making the reply unreadable),
-and an unreadable reply about the gold, or a failed call, leaves the probe out.
+edited answer and the gold answer (one gold call per item and strategy, shared by every
+edit of the item); a pairwise strategy compares them in *one* order — the edit first or
+second, chosen per probe, so "with the edit shown first" is something the hunt can say —
+and the reference-guided one scores the edit against the gold. Missed means what the
+FBI paper's §4 says: not penalised (single: not scored below the gold; pairwise: the gold
+not preferred; reference: the top score). A reply about the edit fbi cannot read counts
+as missed (no hostile edit lowers a miss rate by making the reply unreadable), and
+``unreadable_calls`` says how many; an unreadable gold score or a failed call leaves the
+probe out. A manipulation alone (the *sway* population) is missed when the judge rates
+the answer *above* the gold, or prefers it.
 
-Every call goes into one log, ``judgments.jsonl``, and counts against ``--budget`` whether
-the response cache answers it or not, so the search is the same whatever the cache
-holds. The search is a deterministic function of the seed and the log: a hunt stopped by
-Ctrl-C replays its rounds from the log (no call made twice) and goes on where it
-stopped.
+Every call goes into one log, ``judgments.jsonl``, and counts against ``--budget``
+whether the response cache answers it or not, so the search is the same whatever the
+cache holds. The search is a deterministic function of the seed and the log: a hunt
+stopped by Ctrl-C replays its rounds from the log (no call made twice) and goes on. The
+log is read once; each round reads only the lines it adds, and keeps of each probe its
+row of predicates (`fbi.hunt._table`), not its texts: the edits are in ``edits.jsonl``.
 """
 
 from __future__ import annotations
@@ -27,34 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
 from fbi.errors import InputError
-from fbi.findings import HuntExample, HuntFinding, HuntResult
-from fbi.hunt._confirm import holm
-from fbi.hunt._edits import (
-    AXES,
-    LLM,
-    Description,
-    Edit,
-    EditSpace,
-    Operator,
-    describe,
-    llm_categories,
-    llm_pool,
-    matches,
-    name_of,
-    operator_of,
-    perturber_calls,
-)
-from fbi.hunt._search import (
-    Candidate,
-    Observation,
-    Search,
-    Tally,
-    baseline,
-    candidates,
-    fisher_greater,
-    seen_operators,
-)
+from fbi.findings import HuntExample, HuntResult
+from fbi.hunt._findings import Summary, assemble, queue_instances
+from fbi.hunt._operators import LLM, Edit, Operator, llm_categories, llm_edit
+from fbi.hunt._predicates import describe
+from fbi.hunt._search import Found, Search, Target
+from fbi.hunt._space import EDIT_ORDERS, EditSpace, Root, predicates_for, random_place
+from fbi.hunt._table import Phase, Population, ProbeTable, Row
 from fbi.judge import (
     PARSER_VERSION,
     EvaluationConfig,
@@ -64,45 +53,43 @@ from fbi.judge import (
     prompt_records,
 )
 from fbi.llm import ModelClient, litellm_version
-from fbi.metrics import outcome_of, wilson_interval
+from fbi.logs import LogState, read_log
+from fbi.metrics import penalised
 from fbi.outputs import write_atomically
-from fbi.perturb import PerturbationCall
-from fbi.records import GoldItem, Instance, Judgment, VettingLabel
+from fbi.perturb import PerturbationCall, PerturbConfig, Perturber
+from fbi.records import GoldItem, Judgment
 from fbi.redaction import public_url
 from fbi.reward import is_reward_model
 from fbi.run_spec import DatasetRecord, Parameters, RunSettings, RunSpec, Selection, TotalsRecord
-from fbi.runs import (
-    Call,
-    DryRun,
-    Phase,
-    RunTotals,
-    Stage,
-    StageFolder,
-    check_folder,
-    dry_run,
-    finished_ids,
-    now,
-)
+from fbi.runs import Call, DryRun, RunTotals, Stage, StageFolder, check_folder, dry_run, now
+from fbi.runs import Phase as LogPhase
 from fbi.settings import ModelSettings
 from fbi.sources import write_dataset
-from fbi.taxonomy import unknown_name_message
+from fbi.taxonomy import get_category, unknown_name_message
 
 #: The search's version: a folder hunted by another version is refused on resume.
-SEARCH_VERSION = "1"
-#: The fewest calls a hunt can do anything with: a round of warm-up probes and a
-#: confirmation.
-MIN_BUDGET = 20
-#: The share of the budget the search spends; the rest confirms.
-SEARCH_SHARE = 0.6
-#: Of the confirmation's calls, the share spent on the baseline's held-out edits.
-BASELINE_SHARE = 0.25
-#: Probes per search round: fixed, not from --concurrency (a setting that may change
-#: between invocations), so a resumed hunt replays the same rounds.
-ROUND_PROBES = 32
-#: What a hunt writes in its folder (hunt.md: the CLI, from hunt.json).
-HUNT_FILES = ("judgments.jsonl", "perturbations.jsonl", "hunt.json", "hunt.md",
-              "queue.jsonl")
-EXAMPLES = 5
+SEARCH_VERSION = "2"
+#: The fewest calls a hunt can do anything with.
+MIN_BUDGET = 40
+DEFAULT_BUDGET = 3000
+#: The share of the judge's budget the search spends; the rest confirms.
+SEARCH_SHARE = 0.55
+#: Of the confirmation's calls, the share spent on the held-out baseline.
+BASELINE_SHARE = 0.35
+#: Held-out probes a candidate gets at most (the rest go to the baseline).
+CANDIDATE_CAP = 160
+#: Of a round's draws, the share taken from items whose gold answer is already judged
+#: (a single-answer edit of such an item costs one call, not two).
+REUSE_SHARE = 0.6
+#: What a hunt writes in its folder.
+HUNT_FILES = ("judgments.jsonl", "perturbations.jsonl", "edits.jsonl", "hunt.json",
+              "hunt.md", "queue.jsonl")
+
+
+def round_probes(budget: int) -> int:
+    """Probes per search round: from the budget (fixed for a hunt, so a resumed hunt
+    replays the same rounds), not from --concurrency."""
+    return min(256, max(32, budget // 80))
 
 
 @dataclass(frozen=True)
@@ -111,25 +98,27 @@ class HuntConfig:
 
     model: ModelSettings
     """The judge: its model, server or pool, sampling, concurrency and USD budget."""
-    budget: int
+    budget: int = DEFAULT_BUDGET
     """Model calls the hunt may make: the judge's (the preflight probe's included) and
     the perturber's."""
     strategies: tuple[str, ...] = ("vanilla",)
-    """The strategies each edit is judged by."""
+    """The strategies each edit is judged by (one per probe, chosen at random)."""
     seed: int = 0
     """Seeds the split, the draws and the search."""
     operators: tuple[str, ...] = ()
-    """Restrict the search to these operators (``number-errors``,
-    ``grammar+spelling``, ``chronology+manipulation/padding``); empty: all."""
+    """Restrict the search to these operators (``number-errors``, ``grammar+spelling``,
+    ``chronology+manipulation/padding``, ``manipulation/padding``); empty: all."""
     label: str | None = None
     """The judge's name in the output."""
     prompts_dir: Path | None = None
     """A folder of the user's own strategy templates."""
     alpha: float = 0.05
     """The family-wise error level of the confirmed findings."""
+    margin: float = 0.10
+    """A finding must be missed this much more often than the baseline (10 points)."""
     search: Literal["adaptive", "grid"] = "adaptive"
-    """``grid``: the same number of probes for every root, no refinement (the baseline
-    the adaptive search is measured against)."""
+    """``grid``: every probe a random edit, no suspicion tested (the baseline the
+    adaptive search is measured against)."""
     perturber: ModelSettings | None = None
     """An LLM perturber: its edits in the categories no rule makes (``llm/CATEGORY``)
     join the search."""
@@ -140,20 +129,19 @@ class HuntConfig:
     def __post_init__(self) -> None:
         if self.budget < MIN_BUDGET:
             raise InputError(f"--budget {self.budget} is too small: a hunt needs at least "
-                             f"{MIN_BUDGET} calls (a few probes per operator, then "
-                             "confirmation); give --budget 1000 or more to find narrow "
-                             "blind spots")
+                             f"{MIN_BUDGET} calls (a few probes, then confirmation); give "
+                             f"--budget {DEFAULT_BUDGET} or more to find quiet blind spots")
         if not 0 < self.alpha < 1:
             raise InputError(f"--alpha {self.alpha} must lie between 0 and 1")
+        if not 0 <= self.margin < 1:
+            raise InputError(f"--margin {self.margin} must lie in [0, 1)")
         for name in self.operators:
-            if name.startswith(LLM):
+            if name.startswith(LLM) and self.perturber is None:
                 if name.removeprefix(LLM) not in llm_categories():
                     raise InputError(unknown_name_message(
                         "LLM operator", name, [LLM + c for c in llm_categories()]))
-                if self.perturber is None:
-                    raise InputError(f"--operator {name} needs --perturber MODEL")
-            else:  # an unknown one is an InputError with the valid names
-                Operator.parse(name)
+                raise InputError(f"--operator {name} needs --perturber MODEL")
+            Operator.parse(name)  # an unknown one is an InputError with the valid names
         if self.perturber is not None and not 2 <= self.perturber_edits <= 10_000:
             raise InputError("--perturber-edits: give 2 to 10000 edits per category")
         if self.budget < MIN_BUDGET + self.perturber_calls:
@@ -173,27 +161,42 @@ class HuntConfig:
 
     @property
     def perturber_calls(self) -> int:
-        """Calls asked of the perturber, at most (fewer where a category's ability has
-        fewer items)."""
+        """Calls asked of the perturber, at most."""
         return len(self.llm_operators) * self.perturber_edits
 
 
+class EditRecord(BaseModel):
+    """A line of ``edits.jsonl``: one edit the hunt judged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    id: str
+    item_id: str
+    operator: str
+    placement: str | None = None
+    seed: int
+    shown: str
+    """The answer the judge saw (with any manipulation added)."""
+    rationale: str = ""
+    generator: str = ""
+
+
 @dataclass
-class Probe:
-    """One edit under one strategy, with the calls that judge it."""
+class Planned:
+    """One probe planned: an edit, how it is judged, and its row's fields."""
 
     edit: Edit
-    """The edit judged."""
     strategy: str
-    """The strategy it is judged by."""
+    order: str | None
     calls: tuple[str, ...]
-    """Its call ids: the edit's, then (single-answer) the gold's shared one."""
-    phase: str
-    """``search``, ``baseline`` or the candidate's name."""
-
-    @property
-    def facts(self) -> dict[str, str]:
-        return {**self.edit.facts, "strategy": self.strategy}
+    population: Population
+    phase: Phase
+    candidate: int
+    values: np.ndarray
+    offset: int = -1
+    """Its edit's line in ``edits.jsonl``."""
+    call_objects: list[Call] = field(default_factory=list)
 
 
 @dataclass
@@ -207,13 +210,15 @@ class HuntStatus:
     budget: int
     """The budget."""
     trying: str = ""
-    """The descriptions being probed this round."""
+    """The suspicions being tested this round."""
     best: list[tuple[str, float, int]] = field(default_factory=list)
-    """The search's highest miss rates so far: (description, rate, n)."""
+    """The strongest suspicions so far: (description, miss rate, probes)."""
 
 
 class Hunt(Stage):
     """A blind-spot hunt over ``items`` (gold answers) for one judge."""
+
+    kind = "hunt"
 
     def __init__(self, items: list[GoldItem], config: HuntConfig, output_dir: str | Path,
                  dataset_spec: str, force: bool = False,
@@ -222,6 +227,7 @@ class Hunt(Stage):
             raise InputError(f"{dataset_spec} has {len(items)} gold answers: a hunt needs at "
                              "least 4 (half to search, half to confirm on)")
         self.items, self.config = items, config
+        self.by_id = {item.id: item for item in items}
         self.output_dir = Path(output_dir)
         self.dataset_spec = dataset_spec
         self.settings = config.model
@@ -236,19 +242,16 @@ class Hunt(Stage):
                                          reward=is_reward_model(config.model.model))
         check_reward_strategies(config.model.model, resolved)
         self.strategies = {s.name: s for s in resolved}
-        rule_operators = [Operator.parse(n) for n in config.operators
-                          if not n.startswith(LLM)]
-        self.space = EditSpace(rule_operators if config.operators else None)
+        self.sway_strategies = [s.name for s in resolved if s.paradigm != "reference"]
+        operators = [Operator.parse(n) for n in config.operators if not n.startswith(LLM)]
+        self.space = EditSpace(operators if config.operators else None,
+                               sway=bool(self.sway_strategies))
         ordered = sorted(items, key=lambda i: hashlib.sha256(
             f"{config.seed}:{i.id}".encode()).hexdigest())
         half = len(ordered) // 2
         self.search_items, self.held_out = ordered[:half], ordered[half:]
         self.result: HuntResult | None = None
         """The findings, once the hunt has run to its end."""
-        self.probes: list[Probe] = []
-        """Every probe planned, in order."""
-        self.records: dict[str, Judgment] = {}
-        """The log's judgments by call id."""
         self.queued = 0
         """Edits written to queue.jsonl."""
 
@@ -258,122 +261,103 @@ class Hunt(Stage):
     def log_path(self) -> Path:
         return self.output_dir / "judgments.jsonl"
 
+    @property
+    def edits_path(self) -> Path:
+        return self.output_dir / "edits.jsonl"
+
+    @property
+    def perturbations_path(self) -> Path:
+        return self.output_dir / "perturbations.jsonl"
+
     def spec(self, totals: RunTotals | None = None) -> RunSpec:
         from fbi import __version__
 
         stamp, model, strategies = now(), self.config.model, list(self.strategies.values())
+        config = self.config
         return RunSpec(
-            kind="hunt", label=self.config.label, fbi_version=__version__,
+            kind="hunt", label=config.label, fbi_version=__version__,
             litellm_version=litellm_version(), model=model.model, api_base=model.api_base,
             prompts=prompt_records(strategies, None, "fbi"),
             dataset=DatasetRecord(spec=self.dataset_spec, fingerprint=hashlib.sha256(
                 "\n".join(f"{i.id}\x1f{i.question}\x1f{i.gold_answer}"
                           for i in self.items).encode()).hexdigest(),
                                   items=len(self.items)),
-            selection=Selection(categories=list(self.config.operators) or None,
-                                sample_seed=self.config.seed),
+            selection=Selection(categories=list(config.operators) or None,
+                                sample_seed=config.seed),
             parameters=Parameters(
                 temperature=self.evaluation.temperature,
                 max_tokens=self.evaluation.reply_tokens, seed=model.seed,
-                model_args=model.recorded_model_args() or None,
-                budget=self.config.budget,
-                search_version=SEARCH_VERSION + ("-grid" if self.config.search == "grid"
-                                                 else ""),
-                perturber=f"{self.config.perturber.model} × {self.config.perturber_edits}"
-                if self.config.perturber else None),
+                model_args=model.recorded_model_args() or None, budget=config.budget,
+                search_version=SEARCH_VERSION + ("-grid" if config.search == "grid"
+                                                 else "") + f"-margin{config.margin:g}",
+                perturber=f"{config.perturber.model} × {config.perturber_edits}"
+                if config.perturber else None),
             settings=RunSettings(timeout_s=model.timeout_s, retries=model.retries,
                                  concurrency=model.concurrency, max_cost=model.max_cost,
                                  api_pool=[public_url(b) for b in model.api_pool] or None),
-            command=list(sys.argv), record_versions={"judgment": 1},
+            command=list(sys.argv), record_versions={"judgment": 1, "edit": 1},
             parser_version=PARSER_VERSION, created_at=stamp, updated_at=stamp,
             totals=TotalsRecord() if totals is None else totals.record())
 
-    @property
-    def perturbations_path(self) -> Path:
-        return self.output_dir / "perturbations.jsonl"
-
-    def _perturber_calls(self) -> list[Call]:
-        config = self.config
-        if config.perturber is None:
-            return []
-        return perturber_calls(config.perturber, config.llm_operators,
-                               config.perturber_edits, config.seed,
-                               (self.search_items, self.held_out), self.perturbations_path)
-
-    def phases(self) -> Iterator[Phase]:
+    def phases(self) -> Iterator[LogPhase]:
+        self._start()
         budget = self.config.budget - 1  # (the preflight probe's call)
         perturbing = self._perturber_calls()
         if perturbing:  # the perturber's pool first; its calls count against the budget
-            phase = Phase(self.perturbations_path, PerturbationCall, perturbing)
+            phase = LogPhase(self.perturbations_path, PerturbationCall, perturbing)
             yield phase
-            self.space = EditSpace(self.space.operators, llm_pool(self.items, phase.records))
+            self._adopt_pool(phase.records)
             budget -= len(perturbing)
-        search_budget = int(budget * SEARCH_SHARE)
-        search = Search(self.space.roots(), self.config.seed, axes=self._axes(),
+        search = Search(self.table, self.populations, self.config.seed,
                         adaptive=self.config.search == "adaptive")
-        rng = random.Random(f"hunt-draw:{self.config.seed}")
-        self.probes, self.records = [], {}
-        planned: set[str] = set()
-        used: set[str] = set()
-        while True:  # the search, round by round
-            arms = search.choose(ROUND_PROBES)
-            calls, probes = self._plan(arms, self.search_items, rng, used, planned,
-                                       search_budget, "search", search.exhausted,
-                                       search.observations)
-            if not calls:
+        self.search = search
+        search_budget = int(budget * SEARCH_SHARE)
+        size = round_probes(self.config.budget)
+        while True:
+            targets = search.plan(size)
+            probes = self._plan_round(targets, search, search_budget)
+            if not probes:
                 break
-            self.probes += probes
-            self._status("search", len(planned), arms, search)
-            phase = Phase(self.log_path, Judgment, calls)
-            yield phase
-            self.records.update(phase.records)  # type: ignore[arg-type]
-            for probe in probes:
-                missed = self._missed(probe)
-                if missed is not None:
-                    search.record(Observation(probe.facts, missed))
-            search.refine()
-        search_calls = len(planned)
-        found, tested = candidates(search.observations, search.axes)
-        self._status("confirmation", len(planned), [], search)
-        if found:
-            left = budget - len(planned)
-            allowance = {"baseline": int(left * BASELINE_SHARE)}
-            share = (left - allowance["baseline"]) // len(found)
-            calls, probes = self._plan_confirmation(found, rng, used, planned, allowance,
-                                                    share, search.observations)
-            self.probes += probes
-            if calls:
-                phase = Phase(self.log_path, Judgment, calls)
-                yield phase
-                self.records.update(phase.records)  # type: ignore[arg-type]
-        self.result = self._result(search, found, tested, search_calls, len(planned),
-                                   len(perturbing))
+            self._status("search", targets, search)
+            yield from self._judge(probes)
+            search.update()
+        self.search_calls = len(self.planned)
+        candidates = search.candidates()
+        self._status("confirmation", [], search)
+        probes = self._plan_confirmation(candidates, budget - len(self.planned))
+        if probes:
+            yield from self._judge(probes)
+        self.result = self._result(candidates, len(perturbing))
 
     def finish(self, totals: RunTotals) -> None:
         if self.result is None:  # stopped early: it resumes, nothing concluded yet
             return
+        from fbi.report import hunt_markdown
+
         write_atomically(self.output_dir / "hunt.json",
                          self.result.model_dump_json(indent=2) + "\n")
-        queue = [self._queued(probe.edit, finding) for finding in self.result.findings
-                 if finding.confirmed for probe in self._unique_edits(finding)]
+        write_atomically(self.output_dir / "hunt.md", hunt_markdown(self.result))
+        queue = queue_instances(self.summary, self._instance_at)
         write_dataset(queue, self.output_dir / "queue.jsonl")
         self.queued = len(queue)
 
     def dry_run(self, client: ModelClient) -> DryRun:
         """The hunt's cost estimated from its first round's calls, scaled to the budget
         (the later rounds depend on the judge's replies)."""
+        from fbi.runs import finished_ids
+
         check_folder(self)
         finished = set(finished_ids(self.log_path, Judgment))
-        search = Search(self.space.roots(), self.config.seed, axes=self._axes())
-        calls, _ = self._plan(search.choose(ROUND_PROBES),
-                              self.search_items, random.Random(f"hunt-draw:{self.config.seed}"),
-                              set(), set(), self.config.budget, "search", set(), [])
+        self._start(read=False)
+        search = Search(self.table, self.populations, self.config.seed)
+        calls = [c for p in self._plan_round(search.plan(round_probes(self.config.budget)),
+                                             search, self.config.budget, write=False)
+                 for c in self._calls_of(p)]
         first = dry_run(calls, client, finished)
-        scale = (self.config.budget - 1 - self.config.perturber_calls) / max(1, first.calls)
-        to_call = max(0, self.config.budget - 1 - self.config.perturber_calls -
-                      len(finished))
-        estimate = DryRun(calls=self.config.budget - 1 - self.config.perturber_calls,
-                          done=len(finished), to_call=to_call,
+        judge_calls = self.config.budget - 1 - self.config.perturber_calls
+        scale = judge_calls / max(1, first.calls)
+        estimate = DryRun(calls=judge_calls, done=len(finished),
+                          to_call=max(0, judge_calls - len(finished)),
                           prompt_tokens=round(first.prompt_tokens * scale),
                           completion_tokens=round(first.completion_tokens * scale),
                           cost_usd=None if first.cost_usd is None
@@ -389,192 +373,392 @@ class Hunt(Stage):
             estimate.missing = estimate.missing or priced.missing
         return estimate
 
+    # ---------------------------------------------------------------- state
+
+    def _start(self, read: bool = True) -> None:
+        """Fresh state for a run: the predicates, the table, the outcomes read once from
+        the log and the edits already written."""
+        pairwise = any(s.paradigm == "pairwise" for s in self.strategies.values())
+        self.predicates = predicates_for(self.space, list(self.strategies), pairwise)
+        self.by_name = {p.name: p for p in self.predicates}
+        self.table = ProbeTable(self.predicates)
+        self.operator_names = self.space.operator_names()
+        self.operator_index = {name: i for i, name in enumerate(self.operator_names)}
+        self.roots = self.space.roots()
+        self.populations = sorted({r.population for r in self.roots})
+        self.rng = random.Random(f"hunt-draw:{self.config.seed}")
+        self.used: set[str] = set()
+        self.planned: set[str] = set()
+        # per strategy, the search's and the held-out items whose gold answer is judged
+        self.gold_judged: dict[str, tuple[list[GoldItem], list[GoldItem]]] = {
+            s: ([], []) for s in self.strategies}
+        self.strategy_index = {name: i for i, name in enumerate(self.strategies)}
+        self.outcomes: dict[str, tuple] = {}
+        self.failed: set[str] = set()
+        self.log_state: LogState | None = None
+        self.edit_offsets: dict[str, int] = {}
+        self.search_calls = 0
+        if read:
+            self.log_state = None  # the first round reads the log whole (visit)
+            for record in read_log(self.edits_path, EditRecord, keep=False,
+                                   visit_at=self._index_edit).bad_lines[:1]:
+                raise InputError(f"{self.edits_path}, line {record.number}: not an edit "
+                                 f"({record.error}). Fix: delete the hunt's folder and "
+                                 "hunt again")
+
+    def _index_edit(self, record: EditRecord, offset: int) -> None:
+        self.edit_offsets[record.id] = offset
+
+    def _collect(self, judgment: Judgment) -> None:
+        """Keep what a probe's outcome needs of a judgment, nothing more."""
+        if judgment.status == "error":
+            self.failed.add(judgment.call_id)
+            self.outcomes.pop(judgment.call_id, None)
+            return
+        self.failed.discard(judgment.call_id)
+        score = judgment.expected_score if judgment.expected_score is not None \
+            else judgment.score
+        top = judgment.score_range[1] if judgment.score_range else None
+        self.outcomes[judgment.call_id] = (judgment.status, score, judgment.verdict, top)
+
+    def _read_edit(self, offset: int) -> EditRecord:
+        with open(self.edits_path, "rb") as file:
+            file.seek(offset)
+            return EditRecord.model_validate_json(file.readline())
+
     # ---------------------------------------------------------------- planning probes
 
-    def _axes(self) -> tuple[str, ...]:
-        return tuple(a for a in AXES if a != "strategy" or len(self.strategies) > 1)
+    def _status(self, stage: str, targets: list[Target], search: Search) -> None:
+        best = [(describe([self.by_name[n] for n in f.description]), f.scored.rate,
+                 f.scored.n) for f in search.suspects[:3]]
+        trying = "; ".join(dict.fromkeys(
+            describe([self.by_name[n] for n in t.description])
+            for t in targets if t.description))
+        self.observer(HuntStatus(stage, len(self.planned), self.config.budget, trying,
+                                 best))
 
-    def _strategies_for(self, description: Description) -> list[str]:
-        fixed = dict(description).get("strategy")
-        return [fixed] if fixed else list(self.strategies)
+    def _choose(self, description: tuple[str, ...] | None, population: Population
+                ) -> tuple[str, str | None]:
+        """The strategy and pairwise order of a probe: as the description fixes them,
+        else at random."""
+        fixed = dict(n.split(":", 1) for n in description or () if n.startswith(
+            ("strategy:", "order:")))
+        names = self.sway_strategies if population == Population.SWAY else \
+            list(self.strategies)
+        strategy = fixed.get("strategy") or self.rng.choice(names)
+        order = None
+        if self.strategies[strategy].paradigm == "pairwise":
+            order = fixed.get("order") or self.rng.choice(EDIT_ORDERS)
+        return strategy, order
 
-    def _plan(self, arms: list[Description], items: list[GoldItem], rng: random.Random,
-              used: set[str], planned: set[str], limit: int, phase: str,
-              exhausted: set[Description], observed: list[Observation]
-              ) -> tuple[list[Call], list[Probe]]:
-        """Probes for ``arms`` (one edit each), while the calls stay within ``limit``."""
-        calls: list[Call] = []
-        probes: list[Probe] = []
-        for arm in arms:
-            edit = self.space.draw(arm, items, rng, used, seen_operators(observed, arm))
-            if edit is None:
-                exhausted.add(arm)
+    def _items(self, held_out: bool, strategy: str) -> list[GoldItem]:
+        """The items to draw an edit from: mostly those whose gold answer is already
+        judged under ``strategy`` (single-answer), so an edit costs one call."""
+        judged = self.gold_judged[strategy][held_out]
+        if judged and self.strategies[strategy].paradigm == "single" and \
+                self.rng.random() < REUSE_SHARE:
+            return judged
+        return self.held_out if held_out else self.search_items
+
+    def _draw(self, target: Target, search: Search | None, phase: Phase,
+              candidate: int = -1) -> Planned | None:
+        held_out = phase >= Phase.BASELINE
+        if target.description is None:  # a random edit, not inside what is established
+            for _ in range(8):
+                root = self.rng.choice(self.roots)
+                strategy, order = self._choose(None, root.population)
+                edit = self.space.draw(root, self._items(held_out, strategy), self.rng,
+                                       self.used, random_place(self.rng))
+                if edit is None:
+                    continue
+                values = self.table.values(edit.view(strategy, order))
+                if search is None or not search.explained(values, root.population):
+                    return Planned(edit, strategy, order, (), root.population, phase,
+                                   candidate, values)
+            return None
+        strategy, order = self._choose(target.description, target.population)
+        seen = search.seen_operators(target.description, target.population,
+                                     self.operator_names) if search is not None \
+            else self._seen(target.description, target.population)
+        edit = self.space.draw_fitting(target.description, self.by_name,
+                                       self._items(held_out, strategy), self.rng, self.used,
+                                       seen, strategy, order,
+                                       target.population == Population.SWAY)
+        if edit is None:
+            return None
+        return Planned(edit, strategy, order, (), target.population, phase, candidate,
+                       self.table.values(edit.view(strategy, order)))
+
+    def _seen(self, description: tuple[str, ...], population: Population) -> list[str]:
+        mask = self.table.covered(description) & (self.table.population == population)
+        return [self.operator_names[i] for i in self.table.operator[mask]]
+
+    def _plan_round(self, targets: list[Target], search: Search, limit: int,
+                    write: bool = True) -> list[Planned]:
+        probes: list[Planned] = []
+        pending: set[str] = set()
+        for target in targets:
+            planned = self._draw(target, search,
+                                 Phase.TARGET if target.description else Phase.EXPLORE)
+            if planned is None:
+                if target.description is not None:
+                    search.exhausted.add(target.description)
                 continue
-            if not self._admit(edit, arm, phase, used, planned, limit - len(planned),
-                               calls, probes):
+            if not self._admit(planned, limit, pending):
                 break
-        return calls, probes
+            probes.append(planned)
+        if write:
+            self._write_edits(probes)
+        return probes
 
-    def _plan_confirmation(self, found: list[Candidate], rng: random.Random,
-                           used: set[str], planned: set[str], allowance: dict[str, int],
-                           share: int, observed: list[Observation]
-                           ) -> tuple[list[Call], list[Probe]]:
-        """The baseline's held-out probes, then each candidate's, each within its
-        share of the calls."""
-        calls: list[Call] = []
-        probes: list[Probe] = []
-        targets = [("baseline", (), allowance["baseline"])] + [
-            (name_of(c.description), c.description, share) for c in found]
-        for phase, description, allowed in targets:
-            start, seen = len(planned), seen_operators(observed, description)
-            while (edit := self.space.draw(description, self.held_out, rng, used, seen)) \
-                    and self._admit(edit, description, phase, used, planned,
-                                    allowed - (len(planned) - start), calls, probes):
-                pass
-        return calls, probes
+    def _plan_confirmation(self, candidates: list[Found], left: int) -> list[Planned]:
+        """The held-out baseline's probes and each candidate's, each within its share of
+        the ``left`` calls; a candidate's unused share goes to the baseline."""
+        if not candidates:
+            return []
+        probes: list[Planned] = []
+        pending: set[str] = set()
+        end = len(self.planned) + left
+        share = int(left * (1 - BASELINE_SHARE)) // len(candidates)
+        for index, found in enumerate(candidates):
+            limit, count, failures = len(self.planned) + len(pending) + share, 0, 0
+            while count < CANDIDATE_CAP and failures < 20:
+                planned = self._draw(Target(found.population, found.description), None,
+                                     Phase.CANDIDATE, index)
+                if planned is None:
+                    failures += 1
+                    continue
+                if not self._admit(planned, limit, pending):
+                    break
+                probes.append(planned)
+                count += 1
+        populations = {c.population for c in candidates}
+        failures = 0
+        while failures < 50:  # the baseline takes what is left
+            planned = self._draw(Target(None), None, Phase.BASELINE)
+            if planned is None or planned.population not in populations:
+                failures += 1
+                continue
+            if not self._admit(planned, end, pending):
+                break
+            probes.append(planned)
+        self._write_edits(probes)
+        return probes
 
-    def _admit(self, edit: Edit, description: Description, phase: str, used: set[str],
-               planned: set[str], room: int, calls: list[Call],
-               probes: list[Probe]) -> bool:
-        """Add ``edit``'s probes and new calls if they fit in ``room`` calls."""
-        new_calls, new_probes = self._probes_of(edit, self._strategies_for(description),
-                                                phase, planned)
-        if len(new_calls) > room:
+    def _calls_of(self, planned: Planned) -> list[Call]:
+        """The calls of a probe: the edit's (pairwise: in its order), then a
+        single-answer strategy's shared gold call."""
+        strategy = self.strategies[planned.strategy]
+        wanted = {"edit-first": "perturbed-first", "edit-second": "gold-first"}.get(
+            planned.order or "")
+        calls = []
+        for call in plan_calls([planned.edit.instance], [strategy], self.registry,
+                               self.evaluation):
+            role = call.fields["role"]
+            if strategy.paradigm == "pairwise" and role != wanted:
+                continue
+            if role == "gold":  # one gold call per item and strategy
+                call = shared_gold_call(call, planned.edit.item.id)
+            calls.append(call)
+        calls.sort(key=lambda c: c.fields["role"] == "gold")  # the edit's first
+        return calls
+
+    def _admit(self, planned: Planned, limit: int, pending: set[str]) -> bool:
+        """Add ``planned`` if the hunt's calls, its new ones included, stay within
+        ``limit``."""
+        calls = self._calls_of(planned)
+        new = [c for c in calls if c.call_id not in self.planned and c.call_id not in
+               pending]
+        if len(self.planned) + len(pending) + len(new) > limit:
             return False
-        used.add(edit.id)
-        planned.update(c.call_id for c in new_calls)
-        calls += new_calls
-        probes += new_probes
+        planned.calls = tuple(c.call_id for c in calls)
+        planned.call_objects = calls
+        pending.update(c.call_id for c in new)
+        self.used.add(planned.edit.id)
+        if any(c.fields["role"] == "gold" for c in new):
+            self.gold_judged[planned.strategy][planned.phase >= Phase.BASELINE].append(
+                planned.edit.item)
         return True
 
-    def _probes_of(self, edit: Edit, strategies: list[str], phase: str,
-                   planned: set[str]) -> tuple[list[Call], list[Probe]]:
-        """The calls (not yet planned) and probes of ``edit`` under ``strategies``."""
-        calls, probes = [], []
-        for name in strategies:
-            strategy = self.strategies[name]
-            ids = []
-            for call in plan_calls([edit.instance], [strategy], self.registry,
-                                   self.evaluation):
-                if call.fields["role"] == "gold":  # one gold call per item and strategy
-                    call = shared_gold_call(call, edit.item.id)
-                ids.append(call.call_id)
-                if call.call_id not in planned and call.call_id not in {c.call_id
-                                                                         for c in calls}:
-                    calls.append(call)
-            probes.append(Probe(edit, name, tuple(ids), phase))
-        return calls, probes
+    def _write_edits(self, probes: list[Planned]) -> None:
+        """Each probe's edit into ``edits.jsonl`` (once: a resumed hunt finds it there)."""
+        new = [p for p in probes if p.edit.id not in self.edit_offsets]
+        if new:
+            self.edits_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.edits_path, "ab") as out:
+                for planned in new:
+                    if planned.edit.id in self.edit_offsets:
+                        continue
+                    edit = planned.edit
+                    self.edit_offsets[edit.id] = out.tell()
+                    record = EditRecord(id=edit.id, item_id=edit.item.id,
+                                        operator=edit.operator.name,
+                                        placement=edit.placement, seed=edit.seed,
+                                        shown=edit.instance.perturbed_answer,
+                                        rationale=edit.rationale, generator=edit.generator)
+                    out.write(record.model_dump_json().encode() + b"\n")
+        for planned in probes:
+            planned.offset = self.edit_offsets[planned.edit.id]
 
-    def _missed(self, probe: Probe) -> bool | None:
-        """Whether the judge missed the probe's edit; None when it counts nowhere (a
-        failed call, an unreadable gold score)."""
-        judgments = [self.records.get(i) for i in probe.calls]
-        if any(j is None or j.status == "error" for j in judgments):
-            return None
-        roles = {j.role: j for j in judgments}  # type: ignore[union-attr]
-        if "gold" in roles and roles["gold"].status != "ok":
-            return None
-        outcome = outcome_of(roles).outcome
-        return outcome in ("undetected", "unparseable")
+    def _judge(self, probes: list[Planned]) -> Iterator[LogPhase]:
+        """The probes' calls as one phase of the log, then their rows in the table."""
+        calls: dict[str, Call] = {}
+        for planned in probes:  # (a gold call an earlier round made is not asked again)
+            for call in planned.call_objects:
+                if call.call_id not in self.planned:
+                    calls.setdefault(call.call_id, call)
+        for planned in probes:
+            self.planned.update(planned.calls)
+        phase = LogPhase(self.log_path, Judgment, list(calls.values()), keep_records=False,
+                         visit=self._collect, collect=self._collect, known=self.log_state)
+        yield phase
+        self.log_state = phase.state
+        for planned in probes:
+            missed = self._missed(planned)
+            if missed is None:
+                continue
+            edit = planned.edit
+            view = edit.view(planned.strategy, planned.order)
+            self.table.add(Row(
+                planned.values, missed[0], planned.population, planned.phase,
+                planned.candidate, self._operator_number(edit.operator.name), planned.offset,
+                planned.calls, missed[1], view.change.end - view.change.start +
+                max(0, len(edit.edited) - len(edit.item.gold_answer)),
+                self.strategy_index[planned.strategy],
+                EDIT_ORDERS.index(planned.order) + 1 if planned.order else 0))
 
-    def _status(self, stage: str, calls: int, arms: list[Description],
-                search: Search) -> None:
-        best = sorted(((describe(d), t.rate, t.n) for d in set(search.arms)
-                       if (t := search.tally(d)).n >= 5), key=lambda b: -b[1])[:3]
-        trying = "; ".join(dict.fromkeys(describe(a) for a in arms))
-        self.observer(HuntStatus(stage, calls, self.config.budget, trying, best))
+    def _operator_number(self, name: str) -> int:
+        """A row's operator index (compositions are numbered as they first come)."""
+        if name not in self.operator_index:
+            self.operator_index[name] = len(self.operator_names)
+            self.operator_names.append(name)
+        return self.operator_index[name]
+
+    def _missed(self, planned: Planned) -> tuple[bool, bool] | None:
+        """(missed, unreadable) for a judged probe; None when it counts nowhere (a failed
+        call, an unreadable gold score, a call not made)."""
+        if any(c in self.failed or c not in self.outcomes for c in planned.calls):
+            return None
+        status, score, verdict, top = self.outcomes[planned.calls[0]]
+        paradigm = self.strategies[planned.strategy].paradigm
+        sway = planned.population == Population.SWAY
+        if status != "ok" or (score is None and verdict is None):
+            return True, True  # an unreadable reply about the edit: missed
+        if paradigm == "pairwise":
+            return (verdict == "perturbed" if sway else verdict != "gold"), False
+        if paradigm == "reference":
+            return (top is None or not penalised("reference", score, top=top)), False
+        gold_status, gold_score, _, _ = self.outcomes[planned.calls[1]]
+        if gold_status != "ok" or gold_score is None:
+            return None
+        if sway:
+            return score > gold_score, False
+        return not penalised("single", score, gold_score), False
+
+    # ---------------------------------------------------------------- the perturber
+
+    def _perturber_calls(self) -> list[Call]:
+        config = self.config
+        if config.perturber is None:
+            return []
+        calls = []
+        for category in config.llm_operators:
+            ability = get_category(category).ability
+            chosen: list[GoldItem] = []
+            for split in (self.search_items, self.held_out):
+                fitting = [i for i in split if ability is None or i.ability == ability.value]
+                chosen += random.Random(f"hunt-perturb:{config.seed}:{category}").sample(
+                    fitting, min(config.perturber_edits // 2, len(fitting)))
+            if chosen:
+                calls += Perturber(chosen, PerturbConfig(
+                    categories=(category,), engine="llm", model=config.perturber,
+                    seed=config.seed), self.perturbations_path).calls()
+        return calls
+
+    def _adopt_pool(self, records: dict) -> None:
+        """The perturber's edits become the ``llm/CATEGORY`` operators' pools."""
+        pool: dict[str, list[Edit]] = {}
+        for record in records.values():
+            if record.status != "ok" or not record.perturbed_answer or \
+                    record.item_id not in self.by_id:
+                continue
+            edit = llm_edit(self.by_id[record.item_id], record.category,
+                            record.perturbed_answer, record.rationale or "", record.model)
+            if edit is not None:
+                pool.setdefault(edit.operator.name, []).append(edit)
+        self.space = EditSpace(self.space.operators, pool, sway=self.space.sway)
+        self._start_keeping_state()
+
+    def _start_keeping_state(self) -> None:
+        """After the pool: the predicates and roots again (the pool adds operators), the
+        outcomes and edits read so far kept."""
+        outcomes, failed, offsets = self.outcomes, self.failed, self.edit_offsets
+        self._start(read=False)
+        self.outcomes, self.failed, self.edit_offsets = outcomes, failed, offsets
 
     # ---------------------------------------------------------------- the findings
 
-    def _observations(self, phases: set[str]) -> list[tuple[Probe, bool]]:
-        seen = []
-        for probe in self.probes:
-            if probe.phase in phases:
-                missed = self._missed(probe)
-                if missed is not None:
-                    seen.append((probe, missed))
-        return seen
-
-    def _result(self, search: Search, found: list[Candidate], tested: int,
-                search_calls: int, planned: int, perturber_calls: int) -> HuntResult:
-        held_base = [Observation(p.facts, m) for p, m in self._observations({"baseline"})]
-        rows = []
-        for candidate in found:
-            name = name_of(candidate.description)
-            held = self._observations({name})
-            own = Tally(sum(m for _, m in held), len(held))
-            base = baseline(held_base, candidate.description)
-            rows.append((candidate, name, held, own, base, fisher_greater(own, base)))
-        adjusted = holm([row[5] for row in rows], tested)
-        findings = []
-        for (candidate, name, held, own, base, p), p_adj in zip(rows, adjusted,
-                                                                strict=True):
-            interval = wilson_interval(own.misses, own.n)
-            findings.append(HuntFinding(
-                name=name, description=describe(candidate.description),
-                operator=operator_of(candidate.description),
-                axes=dict(candidate.description),
-                confirmed=bool(p_adj < self.config.alpha and own.n and base.n
-                               and own.rate > base.rate),
-                miss_rate=own.rate if own.n else None,
-                interval=list(interval) if interval else None, n=own.n, misses=own.misses,
-                unreadable=sum(self._unreadable(pr) for pr, m in held if m),
-                baseline_rate=base.rate if base.n else None, baseline_n=base.n,
-                p_value=p, p_adjusted=p_adj, search_miss_rate=candidate.tally.rate,
-                search_n=candidate.tally.n,
-                examples=self._examples(candidate.description, name)))
-        findings.sort(key=lambda f: (not f.confirmed, f.p_adjusted, -(f.miss_rate or 0)))
-        failed = sum(j.status == "error" for j in self.records.values())
+    def _result(self, candidates: list[Found], perturber_calls: int) -> HuntResult:
+        self.summary = Summary(self.table, candidates, self.by_name, self.config.alpha,
+                               self.config.margin)
+        findings, overall = assemble(self.summary, self._example_of, self._replies)
         return HuntResult(
             judge=self.evaluation.judge if self.config.label is None
             else f"{self.config.label} ({self.evaluation.judge})",
             model=self.evaluation.judge, strategies=list(self.strategies),
             dataset=self.dataset_spec, seed=self.config.seed, budget=self.config.budget,
-            calls=planned + 1 + perturber_calls, search_calls=search_calls,
+            calls=len(self.planned) + 1 + perturber_calls, search_calls=self.search_calls,
             perturber_calls=perturber_calls,
-            confirmation_calls=planned - search_calls, failed_calls=failed,
+            confirmation_calls=len(self.planned) - self.search_calls,
+            failed_calls=len(self.failed),
+            unreadable_calls=int(self.table.unreadable.sum()),
             search_items=len(self.search_items), held_out_items=len(self.held_out),
-            operators=[describe(r) for r in search.roots], hypotheses_tested=tested,
-            alpha=self.config.alpha,
-            baseline="the same judge's misses of plain error edits (one error rule, "
-                     "nothing added) outside the finding, on the held-out items, under "
-                     "the finding's strategy when it names one",
-            findings=findings)
+            operators=[r.name for r in self.roots], predicates=len(self.predicates),
+            candidates=len(candidates), alpha=self.config.alpha, margin=self.config.margin,
+            baseline="random edits of the held-out items (any operator, placed at random "
+                     "half of the time) judged by the same judge, leaving out the finding "
+                     "and the findings confirmed before it",
+            overall=overall, findings=findings)
 
-    def _unreadable(self, probe: Probe) -> bool:
-        return any(self.records[i].status == "unparseable" for i in probe.calls
-                   if i in self.records)
+    def _instance_at(self, offset: int):
+        """The edit at ``offset`` of ``edits.jsonl`` as the instance the judge saw."""
+        from fbi.records import Instance, Provenance
+        from fbi.taxonomy import Ability
 
-    def _examples(self, description: Description, name: str) -> list[HuntExample]:
-        order = self._observations({name}) + self._observations({"search"})
-        examples = []
-        for probe, missed in order:
-            if not missed or not matches(description, probe.facts):
-                continue
-            reply = self.records[probe.calls[0]].raw_output
-            instance = probe.edit.instance
-            examples.append(HuntExample(
-                instance_id=instance.id, strategy=probe.strategy,
-                question=instance.question, gold_answer=instance.gold_answer,
-                edited_answer=instance.perturbed_answer, judge_reply=reply))
-            if len(examples) == EXAMPLES:
-                break
-        return examples
+        record = self._read_edit(offset)
+        item = self.by_id[record.item_id]
+        return Instance(id=record.id, ability=Ability(item.ability),
+                        category=f"hunt/{record.operator.replace('/', '-')}",
+                        instruction=item.instruction, context=item.context,
+                        gold_answer=item.gold_answer, perturbed_answer=record.shown,
+                        rationale=record.rationale or None,
+                        provenance=Provenance(source=item.source, original_id=item.id,
+                                              generator=record.generator or
+                                              f"hunt:{record.operator}", seed=record.seed))
 
-    def _unique_edits(self, finding: HuntFinding) -> list[Probe]:
-        seen, kept = set(), []
-        for probe in self.probes:
-            if matches(tuple(finding.axes.items()), probe.facts) and \
-                    probe.edit.id not in seen:
-                seen.add(probe.edit.id)
-                kept.append(probe)
-        return kept
+    def _example_of(self, row: int) -> tuple[str, HuntExample]:
+        """A table row as an example (its reply filled in later), and its edit's call."""
+        table = self.table
+        record = self._read_edit(int(table.edit_offset[row]))
+        item = self.by_id[record.item_id]
+        order = int(table.order[row])
+        return table.calls[row][0], HuntExample(
+            instance_id=record.id, strategy=list(self.strategies)[int(table.strategy[row])],
+            order=EDIT_ORDERS[order - 1] if order else None,
+            held_out=int(table.phase[row]) >= Phase.BASELINE, question=item.question,
+            gold_answer=item.gold_answer, edited_answer=record.shown)
 
-    @staticmethod
-    def _queued(edit: Edit, finding: HuntFinding) -> Instance:
-        return edit.instance.model_copy(update={
-            "category": f"hunt/{finding.name}", "label": VettingLabel.UNVETTED,
-            "rationale": f"{finding.description}: {edit.instance.rationale}"})
+    def _replies(self, call_ids: set[str]) -> dict[str, str]:
+        """The raw replies of ``call_ids``, read from the log in one pass."""
+        found: dict[str, str] = {}
+
+        def keep(judgment: Judgment) -> None:
+            if judgment.call_id in call_ids and judgment.raw_output is not None:
+                found[judgment.call_id] = judgment.raw_output
+
+        if call_ids:
+            read_log(self.log_path, Judgment, keep=False, visit=keep)
+        return found
 
 
 def shared_gold_call(call: Call, item_id: str) -> Call:
@@ -584,3 +768,7 @@ def shared_gold_call(call: Call, item_id: str) -> Call:
     return Call(f"{item_id}|{strategy}|gold", call.planned, call.record_type,
                 {**call.fields, "instance_id": item_id}, call.parse, call.repair,
                 call.repairs, call.expected_reply_tokens)
+
+
+__all__ = ["DEFAULT_BUDGET", "Hunt", "HuntConfig", "HuntStatus", "Root",
+           "shared_gold_call"]

@@ -41,6 +41,7 @@ _EXPORTS = {
     "missing_outcomes": "_outcomes",
     "outcome_of": "_outcomes",
     "pairwise_class": "_outcomes",
+    "penalised": "_outcomes",
     "auroc": "_qa",
     "cluster_sizes": "_qa",
     "cohens_h": "_qa",
@@ -209,6 +210,7 @@ __all__ = [
     "paired_comparisons",
     "pairwise_breakdowns",
     "pairwise_class",
+    "penalised",
     "percent_agreement",
     "performance_drop_rate",
     "plug_in_correction",
@@ -255,6 +257,7 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
         missing_outcomes,
         outcome_of,
         pairwise_class,
+        penalised,
     )
     from fbi.metrics._ppi import (
         Estimate,

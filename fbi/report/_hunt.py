@@ -41,37 +41,77 @@ def _p(value: float) -> str:
 
 
 def hunt_summary(result: HuntResult) -> str:
-    """The hunt in one sentence: what it confirmed, of how many hypotheses, and the calls
-    it spent where."""
-    confirmed = [f for f in result.findings if f.confirmed]
+    """The hunt in one sentence: first how often the judge misses random edits when that
+    is most of them, then what it confirmed, of how many candidates, and the calls it
+    spent where."""
+    confirmed = result.confirmed
+    overall = result.overall
+    missed = ""
+    if overall is not None and overall.miss_rate is not None:
+        missed = (f"random edits missed {_percent(overall.miss_rate)} "
+                  f"[{_interval_of(overall.interval)}] of {overall.n}")
     spent = (f"{result.calls} of {result.budget} calls ({result.search_calls} searching "
              f"{result.search_items} items, {result.confirmation_calls} confirming on "
              f"{result.held_out_items} held-out items)")
     if result.failed_calls:
         spent += f"; {result.failed_calls} calls failed and count nowhere"
+    if result.unreadable_calls:
+        spent += (f"; {result.unreadable_calls} replies about an edit were unreadable and "
+                  "count as missed")
     found = (f"{len(confirmed)} blind spot{'s' if len(confirmed) != 1 else ''} confirmed"
              if confirmed else "no blind spot confirmed")
-    tested = (f"{len(result.findings)} candidate{'s' if len(result.findings) != 1 else ''} "
-              f"of {result.hypotheses_tested} hypotheses tested; Holm-adjusted, "
-              f"family-wise error {result.alpha:g}")
-    return f"{result.judge}: {found} — {tested}; {spent}."
+    tested = (f"{result.candidates} candidate{'s' if result.candidates != 1 else ''} "
+              f"tested on held-out edits (Bonferroni, family-wise error {result.alpha:g}, "
+              f"each at least {100 * result.margin:g} points above the baseline)")
+    if result.misses_most:
+        head = (f"{result.judge} misses most edits everywhere: {missed}. Beyond that, "
+                f"{found}")
+    else:
+        head = f"{result.judge}: {found}" + (f"; {missed}" if missed else "")
+    return f"{head} — {tested}; {spent}."
+
+
+def _interval_of(interval: list[float] | None) -> str:
+    if interval is None:
+        return "n/a"
+    return f"{100 * interval[0]:.0f}–{100 * interval[1]:.0f}"
+
+
+HEADER = ["#", "missed", "95% CI", "n", "baseline", "p adj."]
+
+
+def _numbers(i: int, finding: HuntFinding) -> list[str]:
+    return [str(i), _percent(finding.miss_rate), _interval(finding), str(finding.n),
+            _percent(finding.baseline_rate), _p(finding.p_adjusted)]
 
 
 def hunt_blocks(result: HuntResult) -> list[Block]:
-    """The findings table and, under it, each confirmed finding's first example."""
-    blocks = [Block(text=hunt_summary(result))]
-    if result.findings:
-        rows = [[str(i), "yes" if f.confirmed else "no", f.description,
-                 _percent(f.miss_rate), _interval(f), str(f.n), _percent(f.baseline_rate),
-                 _p(f.p_adjusted)] for i, f in enumerate(result.findings, 1)]
-        blocks.append(Block(title="Blind spots (held-out edits)",
-                            header=["#", "confirmed", "finding", "missed", "95% CI", "n",
-                                    "baseline", "p adj."], rows=rows))
-    for i, finding in enumerate(result.findings, 1):
-        if finding.confirmed and finding.examples:
-            example = finding.examples[0]
-            blocks.append(Block(text=f"#{i} {finding.name}, e.g. {example.instance_id} "
-                                     f"({example.strategy}): {_changes(example)}"))
+    """The summary, the confirmed blind spots' numbers (a table that fits 80 columns)
+    with each description and first example under it, then the candidates that were not
+    confirmed."""
+    blocks = [Block(text=hunt_summary(result), alert=result.misses_most)]
+    confirmed = result.confirmed
+    if confirmed:
+        blocks.append(Block(title="Blind spots found (held-out edits)", header=HEADER,
+                            rows=[_numbers(i, f) for i, f in enumerate(confirmed, 1)]))
+        for i, finding in enumerate(confirmed, 1):
+            text = f"#{i} {finding.description}"
+            if finding.population == "sway":
+                text += " (rated above the gold answer)"
+            if finding.also_seen_as:
+                text += f"; also seen as: {'; '.join(finding.also_seen_as)}"
+            if finding.examples:
+                example = finding.examples[0]
+                text += f" — e.g. {example.instance_id}: {_changes(example)}"
+            blocks.append(Block(text=text))
+    others = [f for f in result.findings if not f.confirmed]
+    if others:
+        blocks.append(Block(title="Candidates not confirmed", header=HEADER,
+                            rows=[_numbers(i, f) for i, f in
+                                  enumerate(others, len(confirmed) + 1)]))
+        blocks += [Block(text=f"#{i} {f.description}" + (
+            f" (merged into {f.merged_into})" if f.merged_into else ""))
+            for i, f in enumerate(others, len(confirmed) + 1)]
     return blocks
 
 
@@ -131,23 +171,35 @@ def hunt_markdown(result: HuntResult) -> str:
     judge escaped."""
     lines = ["# Blind-spot hunt", "", markdown_text(hunt_summary(result)), "",
              f"Baseline: {markdown_text(result.baseline)}.", ""]
-    if result.findings:
-        lines += ["| # | confirmed | finding | missed | 95% CI | n | baseline | p adj. |",
+    for title, findings in (("Blind spots found", result.confirmed),
+                            ("Candidates not confirmed",
+                             [f for f in result.findings if not f.confirmed])):
+        if not findings:
+            continue
+        lines += [f"## {title}", "",
+                  "| # | finding | status | missed | 95% CI | n | baseline | p adj. |",
                   "|---|---|---|---|---|---|---|---|"]
-        for i, f in enumerate(result.findings, 1):
-            lines.append(f"| {i} | {'yes' if f.confirmed else 'no'} | "
-                         f"{markdown_text(f.description)} | {_percent(f.miss_rate)} | "
-                         f"{_interval(f)} | {f.n} | {_percent(f.baseline_rate)} | "
-                         f"{_p(f.p_adjusted)} |")
+        for f in findings:
+            i = result.findings.index(f) + 1
+            lines.append(f"| {i} | {markdown_text(f.description)} | {f.status} | "
+                         f"{_percent(f.miss_rate)} | {_interval(f)} | {f.n} | "
+                         f"{_percent(f.baseline_rate)} | {_p(f.p_adjusted)} |")
         lines.append("")
     for i, finding in enumerate(result.findings, 1):
-        lines += [f"## {i}. {markdown_text(finding.description)}", "",
-                  f"`hunt/{finding.name}` · operator {markdown_text(finding.operator)} · "
-                  f"search: {_percent(finding.search_miss_rate)} of {finding.search_n} · "
-                  f"unreadable replies among the misses: {finding.unreadable}", ""]
+        if not finding.confirmed:
+            continue
+        lines += [f"### {i}. {markdown_text(finding.description)}", "",
+                  f"`hunt/{finding.name}` · predicates "
+                  f"{markdown_text(', '.join(finding.predicates))} · search: "
+                  f"{_percent(finding.search_miss_rate)} of {finding.search_n} · unreadable "
+                  f"replies among the misses: {finding.unreadable}", ""]
+        if finding.also_seen_as:
+            lines += [f"Also seen as: {markdown_text('; '.join(finding.also_seen_as))}.",
+                      ""]
         for example in finding.examples:
-            lines += [f"- `{markdown_text(example.instance_id)}` ({example.strategy}): "
-                      f"{markdown_text(example.question)[:300]}", "",
+            order = f", {example.order}" if example.order else ""
+            lines += [f"- `{markdown_text(example.instance_id)}` ({example.strategy}"
+                      f"{order}): {markdown_text(example.question)[:300]}", "",
                       # (two trailing spaces: a hard line break inside the quote)
                       *(f"  > {line}  " for line in _diff_lines(example)), ""]
     return "\n".join(lines) + "\n"

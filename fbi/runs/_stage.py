@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fbi.llm import ModelClient, ModelRequest
-from fbi.logs import AppendLog, read_log
+from fbi.logs import AppendLog, LogState, read_log
 from fbi.records import CallRecord
 from fbi.run_spec import RunSpec
 from fbi.runs._batch import (
@@ -65,12 +65,19 @@ class Phase:
     run's do not: 50,000 replies)."""
     visit: Callable[[CallRecord], None] | None = None
     """Sees each record already in the log as it is opened."""
+    collect: Callable[[CallRecord], None] | None = None
+    """Sees each record the phase appends (with ``visit``, every record of the log)."""
+    known: LogState | None = None
+    """What an earlier phase of the same log left (its ``state``): only what lies past it
+    is read when the log is opened (a hunt's rounds append to one log)."""
     prepare: Callable[[AppendLog], None] | None = None
     """May rewrite the log before the calls run (a newer parser's reading)."""
     records: dict[str, CallRecord] = field(default_factory=dict)
     """After the phase: the log's records by call id (with ``keep_records``)."""
     totals: RunTotals | None = None
     """After the phase: what it did."""
+    state: LogState | None = None
+    """After the phase: its log's state, for the next phase of the same log."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +151,7 @@ def run_stage(stage: Stage, client: ModelClient, progress: Progress | None = Non
         spent: dict[Path, float] = {}  # each log's USD so far: --max-cost is the stage's
         for phase in stage.phases():
             elsewhere = sum(cost for log, cost in spent.items() if log != phase.log)
-            phase.totals, phase.records, spent[phase.log] = execute_phase(
+            phase.totals, phase.records, spent[phase.log], phase.state = execute_phase(
                 phase, client, settings, progress if phase.shown else None, batch,
                 spent_elsewhere=elsewhere)
             totals.merge(phase.totals)
@@ -173,14 +180,15 @@ def stopped(totals: RunTotals) -> bool:
 def execute_phase(phase: Phase, client: ModelClient, settings: ModelSettings,
                   progress: Progress | None, batch: BatchOptions | None,
                   spent_elsewhere: float = 0.0
-                  ) -> tuple[RunTotals, dict[str, CallRecord], float]:
+                  ) -> tuple[RunTotals, dict[str, CallRecord], float, LogState]:
     """One phase's calls into its log (opened and closed here), live (the calls taken as
     a stream) or through the provider's batch API; returns the totals, with
-    ``keep_records`` the log's records by call id, and the USD its log's calls cost.
+    ``keep_records`` the log's records by call id, the USD its log's calls cost and the
+    log's state.
     ``spent_elsewhere``: what the stage's other logs cost, which ``--max-cost`` covers
     too (a robustness run's rewrites, a hunt's perturber)."""
     log = AppendLog(phase.log, phase.record_type, keep_records=phase.keep_records,
-                    visit=phase.visit)
+                    visit=phase.visit, on_append=phase.collect, known=phase.known)
     try:
         if phase.prepare is not None:
             phase.prepare(log)
@@ -199,7 +207,7 @@ def execute_phase(phase: Phase, client: ModelClient, settings: ModelSettings,
                              max_cost, total=phase.total)
     finally:
         log.close()
-    return totals, log.records, log.spent
+    return totals, log.records, log.spent, log.state()
 
 
 def price_stage(stage: Stage, client: ModelClient) -> DryRun:

@@ -26,7 +26,17 @@ def wrong_value(original: str, rng: random.Random) -> str:
         offsets = [d for d in range(-20, 21) if d]
     elif value == int(value):
         size = max(2, int(abs(value) * 0.3))
-        offsets = [d for d in range(-size, size + 1) if d and keeps_sign(value + d)]
+        # the offsets -size..size without 0 that keep the sign, as a range: choosing from
+        # it draws exactly what rng.choice of the whole list would (one randrange of its
+        # length), without building a list of 600,000 offsets for 1,000,000
+        low = -size if value < 0 else max(-size, -int(value))
+        high = min(size, -int(value) - 1) if value < 0 else size
+        negative = max(0, -low)
+        index = rng.randrange(negative + max(0, high))
+        offset = low + index if index < negative else index - negative + 1
+        new = format_like(value + offset, original)
+        return new if new != original else format_like(value + (-1 if value < 0 else 1),
+                                                       original)
     else:
         decimals = original.split(".", 1)[1] if "." in original else ""
         step = 10 ** -max(1, len(decimals))

@@ -1,0 +1,216 @@
+"""Subgroup discovery over probes, with explaining away (issue 49).
+
+The probes are a table: one row per probe, one boolean column per predicate
+([`PREDICATES`][fbi.hunt.PREDICATES] and those made per hunt), and whether the judge
+missed the edit. A *description* is a conjunction of at most three columns. This module
+finds the descriptions whose probes are missed more often than the rest, by **sequential
+covering** (Lavrač, Kavšek, Flach and Todorovski, "Subgroup discovery with CN2-SD", JMLR
+5, 2004, §3; Michalski's covering algorithm before it):
+
+1. among the rows not yet explained, score every description of one and two predicates
+   exactly, and of three predicates as extensions of the ``BEAM`` best pairs and singles
+   (a beam search, as pysubgroup's ``BeamSearch`` does);
+2. a description's score is its one-sided Fisher exact test against the rows outside it
+   (the hypergeometric tail, vectorised over all descriptions at once), so a description
+   wins by being missed often *and* covering many rows: the one that matches a blind spot
+   beats a narrower part of it (less evidence) and a broader one (diluted);
+3. the best description is taken, its rows are set aside as *explained*, and the search
+   starts again on the rest — so the second finding is measured against rows the first
+   does not explain, and a loud blind spot cannot make a quiet one look ordinary, nor
+   return as four descriptions of itself.
+
+Why not pysubgroup or sliceline as they are (docs/how-to/hunt.md, "Why fbi searches
+descriptions itself"): both rank descriptions by one quality over the *whole* table, so
+their top-k are the loudest blind spot seen several ways (pysubgroup 0.9 also pins
+``numpy<2``); sliceline's score is the same enumeration with another quality, and a test
+(tests/test_hunt_discovery.py) checks this module's enumeration finds sliceline's top
+slice on the same data. The covering step is what the hunt needs and neither library has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+#: Pairs and singles extended to three predicates (a beam search).
+BEAM = 40
+#: Probes a description needs before it is scored.
+MIN_N = 6
+#: A predicate is dropped from a found description unless the rows it leaves out are
+#: missed less often at this level (the broadest description that is not diluted).
+GENERALIZE_ALPHA = 0.05
+
+Description = tuple[int, ...]
+"""A conjunction of predicates, as their sorted column indices."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A description and its evidence among the rows it was scored on."""
+
+    description: Description
+    """The predicates' column indices."""
+    n: int
+    """Rows it covers."""
+    misses: int
+    """Of those, missed."""
+    outside_n: int
+    """Rows outside it."""
+    outside_misses: int
+    """Of those, missed."""
+    p_value: float
+    """One-sided Fisher exact test: missed more often inside than outside."""
+
+    @property
+    def rate(self) -> float:
+        return self.misses / self.n if self.n else 0.0
+
+    @property
+    def outside_rate(self) -> float:
+        return self.outside_misses / self.outside_n if self.outside_n else 0.0
+
+
+def covers(X: np.ndarray, description: Description) -> np.ndarray:
+    """The rows of ``X`` a description covers."""
+    mask = np.ones(X.shape[0], dtype=bool)
+    for column in description:
+        mask &= X[:, column]
+    return mask
+
+
+def score_all(X: np.ndarray, missed: np.ndarray, allowed: np.ndarray | None = None,
+              min_n: int = MIN_N, max_terms: int = 3,
+              min_effect: float | None = None) -> list[Scored]:
+    """Every description of up to ``max_terms`` predicates (three: by beam) covering at
+    least ``min_n`` rows of ``X``, scored. ``allowed`` masks the columns a description may
+    use. Descriptions that cover exactly the same rows as a shorter one are left out (a
+    predicate implied by another adds nothing); with ``min_effect``, so are those not
+    missed that much more often than the rest (their test is not computed)."""
+    rows, columns = X.shape
+    if rows == 0:
+        return []
+    allowed = np.ones(columns, dtype=bool) if allowed is None else allowed
+    total, total_missed = rows, int(missed.sum())
+    Xi = X.astype(np.float32)
+    Xm = Xi[missed]
+    n1 = Xi.sum(0)
+    m1 = Xm.sum(0)
+    found: dict[Description, tuple[int, int]] = {}
+    for i in np.flatnonzero(allowed & (n1 >= min_n)):
+        found[(int(i),)] = (int(n1[i]), int(m1[i]))
+    if max_terms >= 2:
+        n2 = Xi.T @ Xi
+        m2 = Xm.T @ Xm
+        good = np.triu(np.outer(allowed, allowed) & (n2 >= min_n), k=1)
+        for i, j in zip(*np.nonzero(good), strict=True):
+            n, m = int(n2[i, j]), int(m2[i, j])
+            if n == n1[i] or n == n1[j]:
+                continue  # one implies the other: the shorter description says it
+            found[(int(i), int(j))] = (n, m)
+    scored = _scored(found, total, total_missed, min_effect)
+    if max_terms >= 3 and scored:
+        beam = sorted(scored, key=lambda s: s.p_value)[:BEAM]
+        triples: dict[Description, tuple[int, int]] = {}
+        for base in beam:
+            mask = covers(X, base.description)
+            n3 = Xi[mask].sum(0)
+            m3 = Xi[mask & missed].sum(0)
+            for k in np.flatnonzero(allowed & (n3 >= min_n)):
+                if int(k) in base.description or n3[k] == base.n:
+                    continue
+                key = tuple(sorted((*base.description, int(k))))
+                if len(key) == 3 and key not in found and key not in triples:
+                    shorter = [found.get(tuple(c for c in key if c != drop))
+                               for drop in key]
+                    if any(s is not None and s[0] == n3[k] for s in shorter):
+                        continue
+                    triples[key] = (int(n3[k]), int(m3[k]))
+        scored += _scored(triples, total, total_missed, min_effect)
+    return scored
+
+
+def _scored(found: dict[Description, tuple[int, int]], total: int, total_missed: int,
+            min_effect: float | None = None) -> list[Scored]:
+    keys = list(found)
+    n = np.array([found[k][0] for k in keys], dtype=np.int64)
+    m = np.array([found[k][1] for k in keys], dtype=np.int64)
+    if min_effect is not None and keys:
+        outside = np.maximum(total - n, 1)
+        keep = m / np.maximum(n, 1) - (total_missed - m) / outside >= min_effect
+        keys = [k for k, kept in zip(keys, keep, strict=True) if kept]
+        n, m = n[keep], m[keep]
+    if not keys:
+        return []
+    # P(X >= m), X ~ Hypergeometric(total, total_missed, n): Fisher's one-sided test of
+    # the 2×2 table (inside/outside × missed/caught)
+    p = stats.hypergeom.sf(m - 1, total, total_missed, n)
+    return [Scored(k, int(n[i]), int(m[i]), total - int(n[i]), total_missed - int(m[i]),
+                   float(p[i])) for i, k in enumerate(keys)]
+
+
+def best(scored: list[Scored], min_effect: float) -> Scored | None:
+    """The description with the strongest evidence of being missed at least
+    ``min_effect`` more often than the rows outside it; ties go to the shorter
+    description, then the one covering more rows."""
+    eligible = [s for s in scored if s.rate - s.outside_rate >= min_effect]
+    if not eligible:
+        return None
+    return min(eligible, key=lambda s: (s.p_value, len(s.description), -s.n, s.description))
+
+
+def scored(X: np.ndarray, missed: np.ndarray, description: Description) -> Scored:
+    """One description's evidence among the rows of ``X``."""
+    inside = covers(X, description)
+    n, m = int(inside.sum()), int(missed[inside].sum())
+    return _scored({description: (n, m)}, X.shape[0], int(missed.sum()))[0]
+
+
+def generalize(X: np.ndarray, missed: np.ndarray, found: Scored, min_effect: float
+               ) -> Scored:
+    """The broadest description that keeps ``found``'s evidence: a predicate is dropped
+    while the rows the shorter description adds are not missed significantly less often
+    (one-sided Fisher test at ``GENERALIZE_ALPHA``) and the shorter one still stands out
+    by ``min_effect``. "Authority claim added, replacing text" becomes "authority claim
+    added" when claims with other edits are missed as often; "inside parentheses,
+    changing digits" stays when other edits inside parentheses are caught."""
+    current = found
+    while len(current.description) > 1:
+        inside = covers(X, current.description)
+        options = []
+        for drop in current.description:
+            shorter = tuple(c for c in current.description if c != drop)
+            candidate = scored(X, missed, shorter)
+            if candidate.rate - candidate.outside_rate < min_effect:
+                continue
+            added = covers(X, shorter) & ~inside
+            table = [[current.misses, current.n - current.misses],
+                     [int(missed[added].sum()), int((~missed[added]).sum())]]
+            p = 1.0 if not added.any() else \
+                float(stats.fisher_exact(table, alternative="greater").pvalue)
+            if p > GENERALIZE_ALPHA:
+                options.append(candidate)
+        if not options:
+            break
+        current = min(options, key=lambda s: (s.p_value, s.description))
+    return current
+
+
+def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: float,
+          min_effect: float, allowed: np.ndarray | None = None, min_n: int = MIN_N,
+          explained: np.ndarray | None = None) -> list[Scored]:
+    """Sequential covering: up to ``max_found`` descriptions, each the best (see
+    `best`) among the rows the ones before it do not cover, while its p-value is below
+    ``p_threshold``. ``explained`` marks rows set aside from the start."""
+    active = np.ones(X.shape[0], dtype=bool) if explained is None else ~explained
+    chosen: list[Scored] = []
+    while len(chosen) < max_found and active.sum() >= min_n:
+        found = best(score_all(X[active], missed[active], allowed, min_n,
+                               min_effect=min_effect), min_effect)
+        if found is None or found.p_value > p_threshold:
+            break
+        found = generalize(X[active], missed[active], found, min_effect)
+        chosen.append(found)
+        active &= ~covers(X, found.description)
+    return chosen

@@ -1,0 +1,207 @@
+"""From the judged probes to what a hunt claims: the held-out tests in order, merging,
+the examples, the queue (issue 49).
+
+Candidates are tested in the order the search's covering found them (`fbi.hunt._confirm`
+has the statistics). For each: its held-out probes are every held-out probe of its
+population its description covers, and its baseline every held-out *random* probe it
+does not cover, both without the probes an earlier confirmed finding covers. A candidate
+whose held-out probes an earlier confirmed finding mostly covers, and that is not
+confirmed on the rest, is merged into it ("also seen as"). A finding's examples are
+missed probes it covers and no other confirmed finding covers, plainest first: held-out
+before searched, covered by fewer other candidates, a readable reply, a smaller edit.
+``queue.jsonl`` holds each missed edit of a confirmed finding once, under the first
+finding that covers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from fbi.findings import HuntExample, HuntFinding, OverallRate
+from fbi.hunt._confirm import bonferroni, margin_test
+from fbi.hunt._predicates import Predicate, describe, slug
+from fbi.hunt._search import Found
+from fbi.hunt._table import Phase, Population, ProbeTable
+from fbi.metrics import wilson_interval
+from fbi.records import Instance, VettingLabel
+
+EXAMPLES = 5
+#: A merged candidate: an earlier finding covers at least this share of its probes.
+MERGE_SHARE = 0.5
+
+
+@dataclass
+class Decision:
+    """What the confirmation made of one candidate."""
+
+    found: Found
+    name: str
+    description: str
+    status: str
+    own: np.ndarray
+    """Its held-out probes counted (a row mask)."""
+    base: np.ndarray
+    """Its baseline's probes (a row mask)."""
+    p_value: float
+    p_adjusted: float
+    merged_into: int | None = None
+
+
+class Summary:
+    """The confirmation's decisions over a hunt's table (see the module docstring)."""
+
+    def __init__(self, table: ProbeTable, candidates: list[Found],
+                 predicates: dict[str, Predicate], alpha: float, margin: float):
+        self.table = table
+        self.candidates = candidates
+        self.predicates = predicates
+        self.decisions: list[Decision] = []
+        held = table.phase >= Phase.BASELINE
+        explained = {population: np.zeros(table.size, dtype=bool) for population in
+                     Population}
+        names: set[str] = set()
+        for found in candidates:
+            population = table.population == found.population
+            covered = table.covered(found.description)
+            mask = explained[found.population]
+            own = held & population & covered & ~mask
+            base = (table.phase == Phase.BASELINE) & population & ~covered & ~mask
+            missed = table.missed
+            p = margin_test(int(missed[own].sum()), int(own.sum()), int(missed[base].sum()),
+                            int(base.sum()), margin)
+            p_adjusted = bonferroni(p, len(candidates))
+            words = describe([predicates[n] for n in found.description])
+            name = slug(words)
+            while name in names:
+                name += "-2"
+            names.add(name)
+            decision = Decision(found, name, words, "not confirmed", own, base, p,
+                                p_adjusted)
+            if p_adjusted < alpha and own.any():
+                decision.status = "confirmed"
+                mask |= covered
+            else:
+                decision.merged_into = self._explainer(held & population & covered)
+                if decision.merged_into is not None:
+                    decision.status = "merged"
+            self.decisions.append(decision)
+
+    def _explainer(self, rows: np.ndarray) -> int | None:
+        """The earlier confirmed finding that covers most of ``rows``, if it covers at
+        least ``MERGE_SHARE`` of them."""
+        if not rows.any():
+            return None
+        best, share = None, MERGE_SHARE
+        for index, decision in enumerate(self.decisions):
+            if decision.status != "confirmed":
+                continue
+            covered = (self.table.covered(decision.found.description) & rows).sum()
+            if covered / rows.sum() >= share:
+                best, share = index, covered / rows.sum()
+        return best
+
+    @property
+    def confirmed(self) -> list[Decision]:
+        return [d for d in self.decisions if d.status == "confirmed"]
+
+    def only_theirs(self, decision: Decision) -> np.ndarray:
+        """Missed probes ``decision`` covers and no other confirmed finding does."""
+        table = self.table
+        mask = table.covered(decision.found.description) & table.missed & \
+            (table.population == decision.found.population)
+        for other in self.confirmed:
+            if other is not decision:
+                mask &= ~table.covered(other.found.description)
+        return mask
+
+    def examples(self, decision: Decision) -> list[int]:
+        """The rows of its examples, plainest first."""
+        table = self.table
+        rows = np.flatnonzero(self.only_theirs(decision))
+        others = [table.covered(c.description) for c in self.candidates
+                  if c is not decision.found]
+        overlap = sum((o[rows].astype(int) for o in others), np.zeros(len(rows), int))
+        order = np.lexsort((rows, table.change_size[rows], table.unreadable[rows],
+                           overlap, table.phase[rows] < Phase.BASELINE))
+        return [int(r) for r in rows[order][:EXAMPLES]]
+
+
+def _rate(table: ProbeTable, mask: np.ndarray) -> tuple[float | None, list[float] | None,
+                                                        int, int]:
+    n, misses = int(mask.sum()), int(table.missed[mask].sum())
+    interval = wilson_interval(misses, n)
+    return (misses / n if n else None, list(interval) if interval else None, n, misses)
+
+
+def assemble(summary: Summary, example_of: Callable[[int], tuple[str, HuntExample]],
+             replies: Callable[[set[str]], dict[str, str]]
+             ) -> tuple[list[HuntFinding], OverallRate | None]:
+    """The findings (confirmed first, in the order confirmed; then merged; then not
+    confirmed) and the overall miss rate of random edits."""
+    table = summary.table
+    chosen: dict[int, list[tuple[str, HuntExample]]] = {}
+    for index, decision in enumerate(summary.decisions):
+        if decision.status == "confirmed":
+            chosen[index] = [example_of(row) for row in summary.examples(decision)]
+    texts = replies({call for examples in chosen.values() for call, _ in examples})
+    findings = []
+    for index, decision in enumerate(summary.decisions):
+        rate, interval, n, misses = _rate(table, decision.own)
+        base_rate, _, base_n, _ = _rate(table, decision.base)
+        scored = decision.found.scored
+        merged = [d.description for d in summary.decisions if d.merged_into == index]
+        findings.append(HuntFinding(
+            name=decision.name, description=decision.description,
+            predicates=list(decision.found.description),
+            population="sway" if decision.found.population == Population.SWAY else "error",
+            status=decision.status,  # type: ignore[arg-type]
+            merged_into=summary.decisions[decision.merged_into].name
+            if decision.merged_into is not None else None,
+            also_seen_as=merged, miss_rate=rate, interval=interval, n=n, misses=misses,
+            unreadable=int((table.unreadable & decision.own & table.missed).sum()),
+            baseline_rate=base_rate, baseline_n=base_n, p_value=decision.p_value,
+            p_adjusted=decision.p_adjusted, search_miss_rate=scored.rate,
+            search_n=scored.n,
+            examples=[example.model_copy(update={"judge_reply": texts.get(call)})
+                      for call, example in chosen.get(index, [])]))
+    rank = {"confirmed": 0, "merged": 1, "not confirmed": 2}
+    findings.sort(key=lambda f: rank[f.status])
+    return findings, overall_rate(table)
+
+
+def overall_rate(table: ProbeTable) -> OverallRate | None:
+    """Random error edits' miss rate: the held-out baseline's, else the search's
+    exploring edits'."""
+    error = table.population == Population.ERROR
+    for phase, held in ((Phase.BASELINE, True), (Phase.EXPLORE, False)):
+        mask = error & (table.phase == phase)
+        if mask.any():
+            rate, interval, n, _ = _rate(table, mask)
+            return OverallRate(miss_rate=rate, interval=interval, n=n, held_out=held,
+                               unreadable=int((table.unreadable & mask).sum()))
+    return None
+
+
+def queue_instances(summary: Summary, read_edit: Callable[[int], Instance]
+                    ) -> list[Instance]:
+    """Each missed edit of a confirmed finding once, under the first finding that
+    covers it, as a vetting queue (category ``hunt/NAME``)."""
+    table = summary.table
+    taken: set[int] = set()
+    queue = []
+    for decision in summary.confirmed:
+        rows = table.covered(decision.found.description) & table.missed & \
+            (table.population == decision.found.population)
+        for row in np.flatnonzero(rows):
+            offset = int(table.edit_offset[row])
+            if offset in taken:
+                continue
+            taken.add(offset)
+            instance = read_edit(offset)
+            queue.append(instance.model_copy(update={
+                "category": f"hunt/{decision.name}", "label": VettingLabel.UNVETTED,
+                "rationale": f"{decision.description}: {instance.rationale or ''}"}))
+    return queue

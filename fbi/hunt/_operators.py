@@ -1,0 +1,351 @@
+"""The edits a hunt makes: operators, and placing an edit where a description says
+(issues 40 and 49).
+
+An operator is one of fbi's error rules (`fbi.perturb.rules`: each error category a rule
+can make honestly), one of the hunt's own (``negation``: a negation put in or taken out;
+``entity-swap``: a named entity replaced by another of the same answer; ``order-swap``:
+two neighbouring sentences or list items exchanged), two error operators composed
+(``grammar+spelling``), or an error operator followed by a manipulation
+(``chronology+manipulation/padding``). A manipulation alone (``manipulation/padding``)
+adds its text to the *correct* answer: it tests whether the judge rewards the text
+(`fbi.hunt.Population`), not whether it misses an error.
+
+**Placement** is the hunt's intervention: asked for a place
+([`PLACES`][fbi.hunt.PLACES], e.g. ``in_parentheses``), an operator edits only the text
+of one such span of the gold answer — the rule runs on the span as if it were the whole
+answer, and the span's new text is put back — so a suspicion ("edits inside parentheses
+are missed") is tested with edits made for it instead of waiting for chance to supply
+them. A rule that finds nothing to change in any span declines.
+
+With a perturber model (``--perturber``), the categories no rule can make honestly
+(entity, incorrect-fact, contextual, ...) are operators too, ``llm/CATEGORY``: a pool of
+the perturber's edits made before the search (`fbi.hunt._hunt`), drawn from; they cannot
+be placed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from fbi.errors import InputError
+from fbi.hunt._predicates import EditView
+from fbi.hunt._structure import PLACES, places_of
+from fbi.perturb import is_manipulation, manipulate, manipulations
+from fbi.perturb.rules import NEEDS_LLM, Change, Declined, GoldItem, RuleResult, apply_rule
+from fbi.perturb.rules import family_of as rule_family
+from fbi.perturb.rules import rules as perturb_rules
+from fbi.perturb.rules.negation import NEGATIONS as _NEGATABLE
+from fbi.perturb.rules.order import swap_list_items, swap_sentences
+from fbi.records import Instance, Provenance
+from fbi.taxonomy import Ability, get_category, unknown_name_message
+
+LLM = "llm/"  # an LLM perturber's operator: llm/CATEGORY
+MANIPULATION = "manipulation/"
+COMPOSITION = "+"
+#: Spans of a place tried before a placed rule declines.
+PLACED_TRIES = 6
+
+HuntRule = Callable[[GoldItem, random.Random], RuleResult]
+HUNT_RULES: dict[str, HuntRule] = {}
+"""The hunt's own error operators beyond the rule engine's, by name."""
+HUNT_FAMILIES: dict[str, str] = {}
+
+
+def hunt_rule(name: str, family: str) -> Callable[[HuntRule], HuntRule]:
+    """Register an error operator of the hunt's own: a function of the gold item and a
+    seeded ``random.Random`` that returns a `RuleResult` or raises `Declined`."""
+    def register(function: HuntRule) -> HuntRule:
+        HUNT_RULES[name] = function
+        HUNT_FAMILIES[name] = family
+        return function
+    return register
+
+
+# ------------------------------------------------------------------ the hunt's own rules
+
+_CONTRACTIONS = {"isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were",
+                 "don't": "do", "doesn't": "does", "didn't": "did", "can't": "can",
+                 "won't": "will", "shouldn't": "should", "couldn't": "could",
+                 "wouldn't": "would", "hasn't": "has", "haven't": "have", "cannot": "can"}
+
+
+@hunt_rule("negation", "negation")
+def negation(item: GoldItem, rng: random.Random) -> RuleResult:
+    """A negation put in ("is" → "is not") or taken out ("is not" → "is")."""
+    text = item.gold_answer
+    candidates: list[tuple[int, int, str, str]] = []
+    for match in re.finditer(r"\b([a-z]+) not\b", text):
+        if match.group(1) in _NEGATABLE:
+            candidates.append((match.start(), match.end(), match.group(0), match.group(1)))
+    for match in re.finditer(r"\b(" + "|".join(map(re.escape, _CONTRACTIONS)) + r")\b",
+                             text, re.IGNORECASE):
+        word = match.group(0)
+        plain = _CONTRACTIONS[word.lower()]
+        plain = plain.capitalize() if word[:1].isupper() else plain
+        candidates.append((match.start(), match.end(), word, plain))
+    for match in re.finditer(r"\b(" + "|".join(_NEGATABLE) + r")\b(?! not\b)(?!n't)",
+                             text, re.IGNORECASE):
+        word = match.group(0)
+        negated = _NEGATABLE.get(word.lower())
+        if negated:
+            negated = negated.capitalize() if word[:1].isupper() else negated
+            candidates.append((match.start(), match.end(), word, negated))
+    if not candidates:
+        raise Declined("no auxiliary verb to negate and no negation to remove")
+    start, end, before, after = rng.choice(candidates)
+    return RuleResult(text[:start] + after + text[end:], (Change(before, after, start),),
+                      "a negation put in or taken out")
+
+
+_ENTITY = re.compile(r"(?<![\w.])(?:[A-Z][a-z]+(?:[ -][A-Z][a-z]+){0,2})\b")
+_NOT_NAMES = frozenset("The A An This That These Those It In On At For By If When While "
+                       "However Also Some Many Most Each Every Step Note First Second Third "
+                       "Finally Then Next Here There They We You I He She Yes No And But Or "
+                       "So To Of As With From Use Make Add Mix Is Are".split())
+
+
+def named_entities(text: str) -> list[tuple[int, int, str]]:
+    """Capitalised words or names of up to three words that do not open a sentence or a
+    line."""
+    found = []
+    for match in _ENTITY.finditer(text):
+        before = text[:match.start()].rstrip(" *_\"'(")
+        if not before or before[-1] in ".!?:\n#|" or re.search(r"(^|\n)\s*(\d+[.)]|[-*•])$",
+                                                              before):
+            continue
+        if match.group(0).split()[0] in _NOT_NAMES:
+            continue
+        found.append((match.start(), match.end(), match.group(0)))
+    return found
+
+
+@hunt_rule("entity-swap", "entities")
+def entity_swap(item: GoldItem, rng: random.Random) -> RuleResult:
+    """A named entity replaced by another one the same answer names."""
+    entities = named_entities(item.gold_answer)
+    names = sorted({name for _, _, name in entities})
+    if len(names) < 2:
+        raise Declined("fewer than two different named entities")
+    start, end, name = rng.choice(entities)
+    other = rng.choice([n for n in names if n != name])
+    text = item.gold_answer
+    return RuleResult(text[:start] + other + text[end:], (Change(name, other, start),),
+                      "a named entity replaced by another")
+
+
+@hunt_rule("order-swap", "order")
+def order_swap(item: GoldItem, rng: random.Random) -> RuleResult:
+    """Two neighbouring list items, or two neighbouring sentences, exchanged."""
+    result = swap_list_items(item, rng, "two items exchanged") if rng.random() < 0.5 \
+        else None
+    result = result or swap_sentences(item, rng, "two sentences exchanged", need_time=False) \
+        or swap_list_items(item, rng, "two items exchanged")
+    if result is None:
+        raise Declined("no two sentences or list items to exchange")
+    return result
+
+
+# ------------------------------------------------------------------ operators
+
+def error_operators() -> list[str]:
+    """The error operators: the rule engine's error categories and the hunt's own."""
+    found = [name for name in perturb_rules() if get_category(name).lowers_score]
+    return sorted(found) + sorted(HUNT_RULES)
+
+
+def family_of(error: str) -> str:
+    """An error operator's family: its rule module's (numbers, order, ...), the hunt's
+    own, or ``llm`` for a perturber's."""
+    if error.startswith(LLM):
+        return "llm"
+    return HUNT_FAMILIES.get(error) or rule_family(error)
+
+
+def invariant_rules() -> list[str]:
+    """The score-invariant rewrites (the sway population's baseline)."""
+    return sorted(name for name in perturb_rules() if not get_category(name).lowers_score)
+
+
+def llm_categories() -> list[str]:
+    """The categories an LLM perturber makes for the hunt: those no rule can."""
+    return sorted(NEEDS_LLM)
+
+
+@dataclass(frozen=True)
+class Operator:
+    """Error operators applied in turn, optionally followed by a manipulation; or a
+    manipulation alone."""
+
+    errors: tuple[str, ...]
+    """The error operators, in the order applied (none, one, or two composed)."""
+    manipulation: str | None = None
+    """The manipulation kind added afterwards, if any."""
+
+    @property
+    def name(self) -> str:
+        parts = [*self.errors] + ([MANIPULATION + self.manipulation]
+                                   if self.manipulation else [])
+        return COMPOSITION.join(parts)
+
+    @property
+    def sway(self) -> bool:
+        """A manipulation alone: the answer stays correct."""
+        return not self.errors
+
+    @property
+    def placeable(self) -> bool:
+        return bool(self.errors) and not self.errors[0].startswith(LLM)
+
+    @classmethod
+    def parse(cls, name: str) -> Operator:
+        """``number-errors``, ``grammar+spelling``, ``chronology+manipulation/padding``,
+        ``manipulation/padding``, ``llm/entity``; an unknown part is an InputError with
+        the valid names."""
+        parts = name.split(COMPOSITION)
+        known, kinds = error_operators(), manipulations()[1]
+        if name in invariant_rules():  # a score-invariant rewrite: the sway baseline
+            return cls((name,))
+        errors: list[str] = []
+        manipulation = None
+        for i, part in enumerate(parts):
+            if is_manipulation(part) and part.removeprefix(MANIPULATION) in kinds \
+                    and i == len(parts) - 1:
+                manipulation = part.removeprefix(MANIPULATION)
+            elif part in known or (part.startswith(LLM) and len(parts) == 1
+                                   and part.removeprefix(LLM) in llm_categories()):
+                errors.append(part)
+            else:
+                valid = known + [MANIPULATION + k for k in kinds] + \
+                    [LLM + c for c in llm_categories()]
+                raise InputError(unknown_name_message("operator", part, valid) +
+                                 " A manipulation comes last (number-errors+manipulation/"
+                                 "padding) or alone (manipulation/padding).")
+        if len(errors) > 2 or (not errors and manipulation is None):
+            raise InputError(f"operator '{name}': give one or two error operators, "
+                             "optionally followed by a manipulation, or a manipulation "
+                             "alone")
+        return cls(tuple(errors), manipulation)
+
+    def apply(self, item: GoldItem, seed: int, placement: str | None = None) -> Edit:
+        """The edit of ``item`` under ``seed``, made inside a ``placement`` span when one
+        is asked for; raises Declined when no rule can."""
+        if placement is not None and not self.placeable:
+            raise Declined(f"{self.name} edits cannot be placed")
+        text, summaries = item.gold_answer, []
+        for i, error in enumerate(self.errors):
+            current = GoldItem(item.id, item.ability, item.instruction, text, item.source,
+                               item.context)
+            edited, summary = _run(error, current, seed * 7 + i,
+                                   placement if i == 0 else None)
+            summaries.append(summary)
+            text = edited
+        if self.errors and text == item.gold_answer:  # the second undid the first
+            raise Declined("the edits cancel out")
+        return Edit(item, self, text, seed, placement, "; ".join(summaries))
+
+
+def _run(error: str, item: GoldItem, seed: int, placement: str | None) -> tuple[str, str]:
+    """One error operator's edited answer and rationale, inside a ``placement`` span
+    when one is asked for."""
+    if placement is None:
+        result = _rule(error, item, seed)
+        return result.perturbed, result.rationale
+    gold = item.gold_answer
+    spans = list(places_of(gold).get(placement) or ())
+    random.Random(f"place:{seed}:{item.id}:{placement}").shuffle(spans)
+    for start, end in spans[:PLACED_TRIES]:
+        region = GoldItem(item.id, item.ability, item.instruction, gold[start:end],
+                          item.source, item.context)
+        try:
+            result = _rule(error, region, seed)
+        except Declined:
+            continue
+        rationale = f"{result.summary} ({PLACES[placement].phrase})"
+        return gold[:start] + result.perturbed + gold[end:], rationale
+    raise Declined(f"no {placement} span where {error} can edit")
+
+
+def _rule(error: str, item: GoldItem, seed: int) -> RuleResult:
+    if error in HUNT_RULES:
+        result = HUNT_RULES[error](item, random.Random(f"{seed}:{error}:{item.id}"))
+        if result.perturbed == item.gold_answer:
+            raise Declined("the rule found nothing to change")
+        return result
+    return apply_rule(error, item, seed)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit of one gold answer."""
+
+    item: GoldItem
+    """The gold item edited."""
+    operator: Operator
+    """What made it."""
+    edited: str
+    """The gold answer with the error edit (the gold answer itself for a manipulation
+    alone)."""
+    seed: int
+    """The seed it was made with."""
+    placement: str | None = None
+    """The place it was asked to be made in, if any."""
+    rationale: str = ""
+    """What the operator changed, in words."""
+    generator: str = ""
+    """Who made it, for a perturber's edit (``hunt:llm/entity:MODEL``)."""
+
+    @property
+    def id(self) -> str:
+        digest = hashlib.sha256(f"{self.edited}\x1f{self.operator.name}".encode()
+                                ).hexdigest()[:10]
+        return f"{self.item.id}~{self.operator.name}~{digest}"
+
+    @cached_property
+    def instance(self) -> Instance:
+        """What the judge sees: the gold answer and the edited one (with any manipulation
+        added)."""
+        item, operator = self.item, self.operator
+        first = operator.errors[0] if operator.errors else None
+        if first is None or first in HUNT_RULES:
+            category = f"hunt/{operator.name.replace('/', '-')}"
+            ability = Ability(item.ability)
+        else:
+            category = first.removeprefix(LLM)
+            ability = get_category(category).ability or Ability(item.ability)
+        instance = Instance(
+            id=self.id, ability=ability, category=category, instruction=item.instruction,
+            context=item.context, gold_answer=item.gold_answer,
+            perturbed_answer=self.edited, rationale=self.rationale or None,
+            provenance=Provenance(source=item.source, original_id=item.id,
+                                  generator=self.generator or f"hunt:{operator.name}",
+                                  seed=self.seed))
+        if operator.manipulation:
+            instance = manipulate(instance, operator.manipulation, self.seed)
+            instance = instance.model_copy(update={"id": self.id})
+        return instance
+
+    def view(self, strategy: str | None = None, order: str | None = None) -> EditView:
+        """The edit as predicates see it."""
+        return EditView(self.item.question, self.item.gold_answer, self.edited,
+                        self.shown, self.item.ability, self.operator.name,
+                        self.operator.errors, self.operator.manipulation, strategy, order)
+
+    @cached_property
+    def shown(self) -> str:
+        """The answer the judge sees."""
+        return self.instance.perturbed_answer
+
+
+def llm_edit(item: GoldItem, category: str, perturbed: str, rationale: str,
+             model: str) -> Edit | None:
+    """The edit an LLM perturber made of ``item`` in ``category``; None when it changed
+    nothing."""
+    if perturbed.strip() == item.gold_answer.strip():
+        return None
+    return Edit(item, Operator((LLM + category,)), perturbed, 0, None, rationale,
+                f"hunt:{LLM}{category}:{model}")

@@ -1,0 +1,273 @@
+"""Every edit a hunt may make, and drawing one that fits a description (issue 49).
+
+The *roots* are where the search starts: each error operator, each manipulation after a
+random error operator, two random error operators composed, each perturber category
+(``llm/CATEGORY``) and, in the sway population, each manipulation alone with the
+score-invariant rewrites as its baseline. A random edit (exploring, or the held-out
+baseline) is a random root, placed at a random place half of the time. An edit for a
+description is made to fit it: its operator from the description's operator predicates
+(or, without one, from the operators whose edits the description was seen in), its place
+from the description's place, and it is drawn again until every predicate of the
+description holds.
+
+The per-hunt predicates (``how`` and ``judged``) are made here from the operators and
+strategies.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from fbi.hunt._operators import (
+    LLM,
+    MANIPULATION,
+    Edit,
+    Operator,
+    error_operators,
+    family_of,
+    invariant_rules,
+)
+from fbi.hunt._predicates import PREDICATES, Predicate, where_predicates
+from fbi.hunt._structure import PLACES
+from fbi.hunt._table import Population
+from fbi.perturb import manipulations
+from fbi.perturb.rules import Declined, GoldItem
+
+#: Tries at drawing an edit that fits a description before giving up on it for now.
+DRAW_ATTEMPTS = 120
+#: The places an exploring edit is put in: Markdown structure and sentences more often
+#: than a tenth of the answer (there are ten of those).
+STRUCTURE_PLACES = ("in_parentheses", "in_quotes", "in_brackets", "in_inline_code",
+                    "in_code_block", "in_table_row", "in_list_item", "in_heading",
+                    "in_bold", "in_italic", "in_first_sentence", "in_second_sentence",
+                    "in_last_sentence", "in_first_paragraph", "in_last_paragraph")
+EDIT_ORDERS = ("edit-first", "edit-second")
+SECOND_ERROR = "composition"
+
+
+@dataclass(frozen=True)
+class Root:
+    """A kind of random edit."""
+
+    name: str
+    """``op:NAME``, ``added:manipulation/KIND``, ``composition``, ``sway:KIND`` or
+    ``invariant``."""
+    population: Population
+
+
+@dataclass
+class EditSpace:
+    """The roots and operators of one hunt (see the module docstring)."""
+
+    operators: list[Operator] | None = None
+    """``--operator``: only these (then no other root); None: every root."""
+    llm: dict[str, list[Edit]] = field(default_factory=dict)
+    """The perturber's edits by operator name (``llm/CATEGORY``)."""
+    sway: bool = True
+    """Whether the sway population (manipulations alone) is searched."""
+
+    def __post_init__(self) -> None:
+        self.errors = error_operators()
+        self.kinds = sorted(manipulations()[1])
+        self.invariants = invariant_rules()
+        self.llm = {name: edits for name, edits in self.llm.items() if edits}
+
+    # -- the roots and the operators ---------------------------------------------
+
+    def roots(self) -> list[Root]:
+        llm = [Root(f"op:{name}", Population.ERROR) for name in sorted(self.llm)]
+        if self.operators is not None:
+            named = [Root(f"op:{op.name}", Population.SWAY if op.sway else
+                          Population.ERROR) for op in self.operators]
+            if any(op.sway for op in self.operators):  # a manipulation alone needs the
+                named.append(Root("invariant", Population.SWAY))  # rewrites beside it
+            return named + llm
+        roots = [Root(f"op:{name}", Population.ERROR) for name in self.errors]
+        roots += [Root(f"added:{MANIPULATION}{kind}", Population.ERROR)
+                  for kind in self.kinds]
+        roots += [Root(SECOND_ERROR, Population.ERROR), *llm]
+        if self.sway:
+            roots += [Root(f"sway:{kind}", Population.SWAY) for kind in self.kinds]
+            roots += [Root("invariant", Population.SWAY)]
+        return roots
+
+    def operator_names(self) -> list[str]:
+        """Every operator an edit of this space can have, each once (a row keeps its
+        index)."""
+        names = [*self.errors, *(f"{e}+{MANIPULATION}{k}" for e in self.errors
+                                 for k in self.kinds),
+                 *(f"{MANIPULATION}{k}" for k in self.kinds), *self.invariants,
+                 *sorted(self.llm)]
+        names += [op.name for op in self.operators or () if op.name not in names]
+        return names
+
+    def operator_of_root(self, root: Root, rng: random.Random) -> Operator | str:
+        """A random operator of ``root``: an `Operator`, or a perturber pool's name."""
+        name = root.name
+        if name.startswith("op:"):
+            op = name[3:]
+            return op if op.startswith(LLM) else Operator.parse(op)
+        if name.startswith("added:"):
+            return Operator((rng.choice(self.errors),), name.split("/", 1)[1])
+        if name.startswith("sway:"):
+            return Operator((), name[5:])
+        if name == "invariant":
+            return Operator((rng.choice(self.invariants),))
+        first = rng.choice(self.errors)
+        return Operator((first, rng.choice([e for e in self.errors if e != first])))
+
+    def population_of(self, operator: Operator) -> Population:
+        """A manipulation alone and a score-invariant rewrite are the sway population's;
+        everything else is an error edit."""
+        if not operator.errors or operator.errors[0] in self.invariants:
+            return Population.SWAY
+        return Population.ERROR
+
+    # -- drawing -----------------------------------------------------------------
+
+    def draw(self, root: Root, items: list[GoldItem], rng: random.Random, used: set[str],
+             place: str | None) -> Edit | None:
+        """A random edit of ``root`` not in ``used``, at ``place`` when one is given
+        (falling back to anywhere when the place cannot be had)."""
+        for attempt in range(DRAW_ATTEMPTS // 4):
+            operator = self.operator_of_root(root, rng)
+            edit = self._make(operator, items, rng,
+                              place if attempt < DRAW_ATTEMPTS // 8 else None)
+            if edit is not None and edit.id not in used:
+                return edit
+        return None
+
+    def draw_fitting(self, description: tuple[str, ...], predicates: dict[str, Predicate],
+                     items: list[GoldItem], rng: random.Random, used: set[str],
+                     seen: list[str], strategy: str, order: str | None,
+                     sway: bool = False) -> Edit | None:
+        """An edit for which every predicate of ``description`` holds (judged by
+        ``strategy`` in ``order``), of the sway population or not as ``sway`` says; None
+        when ``DRAW_ATTEMPTS`` tries found none.
+        ``seen``: operators of the edits the description was seen in, drawn from nine
+        times in ten when the description names no operator."""
+        # the cheap questions first: what made it, where it is, then the words it changed
+        chosen = sorted((predicates[name] for name in description),
+                        key=lambda p: ("how", "judged", "where", "answer", "what").index(
+                            p.group) if p.group in ("how", "judged", "where", "answer",
+                                                    "what") else 5)
+        places = [p.place.name for p in chosen if p.place is not None]
+        for _ in range(DRAW_ATTEMPTS):
+            operator = self._operator_for(description, rng, seen, sway)
+            if operator is None:
+                return None
+            if not isinstance(operator, str) and \
+                    (self.population_of(operator) == Population.SWAY) != sway:
+                continue
+            place = places[0] if places and not isinstance(operator, str) and \
+                operator.placeable else None
+            edit = self._make(operator, items, rng, place)
+            if edit is None or edit.id in used:
+                continue
+            view = edit.view(strategy, order)
+            if all(p.test(view) for p in chosen):
+                return edit
+        return None
+
+    def _operator_for(self, description: tuple[str, ...], rng: random.Random,
+                      seen: list[str], sway: bool) -> Operator | str | None:
+        """An operator whose edits may fit ``description``. The caller checks every
+        predicate of the edit made, so an operator here need only be likely to fit."""
+        fixed = {kind: value for kind, _, value in (n.partition(":") for n in description)
+                 if kind in ("op", "family", "added", "sway")}
+        if "op" in fixed:
+            return fixed["op"] if fixed["op"].startswith(LLM) else Operator.parse(fixed["op"])
+        if "sway" in fixed:
+            return Operator((), fixed["sway"])
+        if seen and rng.random() < 0.9:  # operators the description was seen with
+            name = rng.choice(seen)
+            return name if name.startswith(LLM) else Operator.parse(name)
+        if sway:  # a manipulation alone, or a harmless rewrite
+            root = rng.choice([Root(f"sway:{k}", Population.SWAY) for k in self.kinds]
+                              + [Root("invariant", Population.SWAY)])
+            return self.operator_of_root(root, rng)
+        if SECOND_ERROR in description:
+            return self.operator_of_root(Root(SECOND_ERROR, Population.ERROR), rng)
+        family = fixed.get("family")
+        if family == "llm":
+            return rng.choice(sorted(self.llm)) if self.llm else None
+        if self.operators:
+            fitting = [op for op in self.operators if op.errors and
+                       (family is None or family_of(op.errors[0]) == family)]
+            return rng.choice(fitting) if fitting else None
+        errors = [e for e in self.errors if family is None or family_of(e) == family]
+        manipulation = fixed["added"].removeprefix(MANIPULATION) if "added" in fixed \
+            else None
+        return Operator((rng.choice(errors),), manipulation) if errors else None
+
+    def _make(self, operator: Operator | str, items: list[GoldItem], rng: random.Random,
+              place: str | None) -> Edit | None:
+        if isinstance(operator, str):  # the perturber's pool
+            allowed = {item.id for item in items}
+            pool = [e for e in self.llm.get(operator, ()) if e.item.id in allowed]
+            return rng.choice(pool) if pool else None
+        item = rng.choice(items)
+        try:
+            return operator.apply(item, rng.randrange(1 << 30), place)
+        except Declined:
+            return None
+
+
+def random_place(rng: random.Random) -> str | None:
+    """No place half of the time; else a Markdown or sentence place (two times in three)
+    or a tenth, third or half of the answer."""
+    if rng.random() < 0.5:
+        return None
+    if rng.random() < 2 / 3:
+        return rng.choice([p for p in STRUCTURE_PLACES if p in PLACES])
+    return rng.choice([p for p in PLACES if p not in STRUCTURE_PLACES])
+
+
+# ------------------------------------------------------------------ per-hunt predicates
+
+def _family_words(family: str) -> str:
+    return {"llm": "the perturber's"}.get(family, f"{family}-rule")
+
+
+def predicates_for(space: EditSpace, strategies: list[str], pairwise: bool
+                   ) -> list[Predicate]:
+    """Every predicate of a hunt: the registered ones, one per place, and the ``how``
+    and ``judged`` ones its operators and strategies make."""
+    found = [*PREDICATES.values(), *where_predicates()]
+    errors = sorted({*space.errors, *space.llm,
+                     *(e for op in space.operators or () for e in op.errors)})
+    for error in errors:
+        found.append(Predicate(f"op:{error}", f"{error} edits", "how",
+                               lambda e, name=error: e.rules[:1] == (name,) and
+                               len(e.rules) == 1, f"Edits made by {error} alone."))
+    for family in sorted({family_of(e) for e in errors}):
+        found.append(Predicate(f"family:{family}", f"{_family_words(family)} edits", "how",
+                               lambda e, f=family: bool(e.rules) and
+                               family_of(e.rules[0]) == f,
+                               f"Edits whose (first) error operator is of the {family} "
+                               "family."))
+    for kind in space.kinds:
+        found.append(Predicate(f"added:{MANIPULATION}{kind}", f"with {kind} added", "how",
+                               lambda e, k=kind: e.manipulation == k and bool(e.rules),
+                               f"An error edit with the {kind} manipulation added."))
+        if space.sway:
+            found.append(Predicate(f"sway:{kind}", f"{kind} added to a correct answer",
+                                   "how", lambda e, k=kind: e.manipulation == k and
+                                   not e.rules, f"The {kind} manipulation alone."))
+    found.append(Predicate(SECOND_ERROR, "with a second error", "how",
+                           lambda e: len(e.rules) > 1, "Two error operators composed."))
+    if len(strategies) > 1:
+        for name in strategies:
+            found.append(Predicate(f"strategy:{name}", f"judged by {name}", "judged",
+                                   lambda e, s=name: e.strategy == s,
+                                   f"Judged by the {name} strategy."))
+    if pairwise:
+        found.append(Predicate("order:edit-first", "with the edit shown first", "judged",
+                               lambda e: e.order == "edit-first",
+                               "Pairwise: the edited answer was answer A."))
+        found.append(Predicate("order:edit-second", "with the edit shown second", "judged",
+                               lambda e: e.order == "edit-second",
+                               "Pairwise: the edited answer was answer B."))
+    return found
+
