@@ -73,6 +73,8 @@ class HuntFinding(BaseModel):
     status: Literal["confirmed", "not confirmed", "merged"]
     """Confirmed on held-out edits; not confirmed; or merged into an earlier finding
     that explains its edits (``merged_into``)."""
+    confirmed: bool
+    """``status`` is ``confirmed``."""
     merged_into: str | None = None
     """The finding that explains it, when merged."""
     also_seen_as: list[str] = Field(default_factory=list)
@@ -106,12 +108,10 @@ class HuntFinding(BaseModel):
     examples: list[HuntExample] = Field(default_factory=list)
     """Missed edits only it explains, plainest first (held-out first), at most five."""
 
-    @property
-    def confirmed(self) -> bool:
-        return self.status == "confirmed"
-
     @model_validator(mode="after")
     def _numbers_hold(self) -> HuntFinding:
+        if self.confirmed != (self.status == "confirmed"):
+            raise ValueError(f"confirmed is {self.confirmed} but status is {self.status!r}")
         for value, what in ((self.miss_rate, "miss_rate"), (self.baseline_rate,
                                                              "baseline_rate"),
                             (self.search_miss_rate, "search_miss_rate")):
@@ -183,6 +183,8 @@ class HuntResult(BaseModel):
     """Of those, the describer's and its edits' (``--describer``)."""
     failed_calls: int = Field(ge=0)
     """Calls with no reply: their edits count nowhere."""
+    probes: int = Field(default=0, ge=0)
+    """Edits judged and counted (an edit under one strategy, in one order)."""
     unreadable_calls: int = Field(default=0, ge=0)
     """Replies about an edit fbi could not read (each counted as missed)."""
     search_items: int = Field(ge=0)
@@ -214,6 +216,12 @@ class HuntResult(BaseModel):
     @property
     def confirmed(self) -> list[HuntFinding]:
         return [f for f in self.findings if f.confirmed]
+
+    @property
+    def mostly_unreadable(self) -> bool:
+        """Half or more of the replies about edits could not be read: the miss rates
+        are mostly unreadable replies, not blind spots."""
+        return self.probes > 0 and 2 * self.unreadable_calls >= self.probes
 
     @property
     def misses_most(self) -> bool:

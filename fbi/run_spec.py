@@ -135,6 +135,8 @@ class Parameters(BaseModel):
     """Hunt: the search's version (another would plan other probes)."""
     perturber: str | None = None
     """Hunt: the LLM perturber's model and the edits asked of it per category."""
+    describer: str | None = None
+    """Hunt: the describer's model and the edits asked of it per proposal."""
 
 
 class RunSettings(BaseModel):

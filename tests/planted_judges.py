@@ -106,9 +106,11 @@ def line_at(text: str, position: int) -> str:
 
 
 def synthetic_gold(n: int = 160, seed: int = 0) -> list[dict]:
-    """``n`` gold rows of four shapes (numbered steps with quantities and units, dated
-    prose, worked arithmetic, bulleted advice), every value drawn from ``seed``: material
-    for every rule family, in lists and in prose, at the start and the end of answers."""
+    """``n`` gold rows of four shapes (numbered steps with quantities and units under a
+    heading, dated prose with a quotation, an aside in parentheses and a negation, worked
+    arithmetic, bulleted advice in bold), every value drawn from ``seed``: material for
+    every rule family and every place, in lists and in prose, at the start and the end
+    of answers."""
     import random
 
     rng = random.Random(seed)
@@ -119,6 +121,13 @@ def synthetic_gold(n: int = 160, seed: int = 0) -> list[dict]:
     topics = ["sleeping better", "learning a language", "saving money", "running a "
               "meeting", "writing an essay", "starting to run", "keeping plants alive",
               "studying for an exam", "moving house", "cooking for a crowd"]
+    asides = ["(sifted twice)", "(about a cupful)", "(see the note below)", "(or less)",
+              "(near the old river bridge)", "(a rare choice then)", "(by most accounts)",
+              "(in round figures)", "(this matters most)", "(ask first)"]
+
+    def aside() -> str:  # an aside in parentheses, at a place that varies, or none
+        return " " + rng.choice(asides) if rng.random() < 0.5 else ""
+
     rows = []
     for i in range(n):
         shape = i % 4
@@ -129,32 +138,40 @@ def synthetic_gold(n: int = 160, seed: int = 0) -> list[dict]:
                                                    rng.randrange(15, 60, 5),
                                                    rng.randrange(160, 230, 10),
                                                    rng.randrange(5, 30, 5))
+            heading = f"## Steps for {dish}\n" if rng.random() < 0.5 else \
+                f"Here are the steps for {dish}:\n"
             rows.append({"instruction": f"List the steps, in order, to make {dish} "
                                         f"(recipe {i}).",
-                         "gold_answer": f"Here are the steps for {dish}:\n"
-                                        f"1. Mix {grams} g of flour with {eggs} eggs.\n"
-                                        f"2. Rest the dough for {rest} minutes.\n"
-                                        f"3. Bake for {minutes} minutes at {degrees} °C.\n"
-                                        f"4. Let it cool before serving.\n"
+                         "gold_answer": heading +
+                                        f"1. Mix **{grams} g** of flour{aside()} with "
+                                        f"{eggs} eggs.\n"
+                                        f"2. Rest the dough for {rest} minutes{aside()}.\n"
+                                        f"3. Bake for {minutes} minutes at {degrees} °C"
+                                        f"{aside()}.\n"
+                                        f"4. Let it cool before serving{aside()}.\n"
                                         f"It serves {eggs + 2} people.",
                          "ability": "instruction-following"})
         elif shape == 1:
             town = rng.choice(towns)
             founded = rng.randrange(1700, 1900)
             moved, members = founded + rng.randrange(10, 60), rng.randrange(2, 90) * 100
+            quote = f' by a group of local teachers, "the {town} Circle"' \
+                if rng.random() < 0.6 else " by a group of local teachers"
             rows.append({"instruction": f"When was the {town} library founded, and what "
                                         f"happened to it next? (question {i})",
-                         "gold_answer": f"The {town} library was founded in {founded} by "
-                                        f"a group of local teachers. In {moved} it moved "
-                                        f"to a larger building near the river. By "
-                                        f"{moved + 30} it had {members} members. Today "
-                                        "it is a museum of the town's history.",
+                         "gold_answer": f"The {town} library was founded in {founded}"
+                                        f"{quote}{aside()}. In {moved} it moved to a larger "
+                                        f"building{aside()}. By {moved + 30} it had "
+                                        f"{members} members. It is not a lending library "
+                                        f"any more{aside()}: today it is a museum of the "
+                                        "town's history.",
                          "ability": "factual"})
         elif shape == 2:
             km, hours = rng.randrange(60, 600, 12), rng.randrange(2, 7)
             rows.append({"instruction": f"A train travels {km} km in {hours} hours. What "
                                         f"is its average speed? (problem {i})",
-                         "gold_answer": f"Average speed is distance divided by time.\n"
+                         "gold_answer": f"Average speed is distance divided by time"
+                                        f"{aside()}.\n"
                                         f"Distance = {km} km and time = {hours} hours.\n"
                                         f"Speed = {km} / {hours} = {km / hours:g} km/h.\n"
                                         f"Check: {km / hours:g} × {hours} = {km} km.\n"
@@ -164,12 +181,13 @@ def synthetic_gold(n: int = 160, seed: int = 0) -> list[dict]:
             topic = rng.choice(topics)
             rows.append({"instruction": f"Give some advice on {topic}. (request {i})",
                          "gold_answer": f"Some advice on {topic}:\n"
-                                        "- Start with a small, clear goal.\n"
+                                        f"- **Start** with a small, clear goal{aside()}.\n"
                                         "- Keep a regular routine every day.\n"
-                                        "- Ask someone you trust for feedback.\n"
+                                        f"- Ask someone you trust for feedback{aside()}.\n"
                                         "- Review what worked at the end of the week.\n"
                                         "Progress comes from steady habits rather than "
-                                        "from a single effort.",
+                                        f"from a single effort{aside()}, and you should "
+                                        "not expect results at once.",
                          "ability": "long-form"})
         rows[-1]["id"] = f"g{i}"
     return rows
@@ -341,13 +359,21 @@ def misses_in_bold(gold: str, edited: str) -> bool:
 
 
 def misses_entity_changes(gold: str, edited: str) -> bool:
-    """An edit that changes a capitalised word inside a sentence."""
-    removed, added = _word_changes(gold, edited)
+    """An edit that replaces or alters a name: a word-level replacement of at most five
+    words whose capitalised words in mid-sentence differ."""
+    a, b = gold.split(), edited.split()
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+           if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = ops[0]
+    if i2 - i1 > 5 or j2 - j1 > 5:
+        return False
 
-    def names(words: list[str]) -> list[str]:
-        return [w.strip(".,;:!?\"'()") for w in words if w[:1].isupper() and len(w) > 2]
-    return bool(removed or added) and names(removed) != names(added) and \
-        not misses_number_changes(gold, edited)
+    def names(words: list[str], first: int) -> list[str]:
+        return [w.strip(".,;:!?\"'()*") for k, w in enumerate(words[first:], first)
+                if k and w[:1].isupper() and not words[k - 1].endswith((".", "!", "?", ":"))]
+    return names(a[:i2], i1) != names(b[:j2], j1)
 
 
 def misses_modal_changes(gold: str, edited: str) -> bool:
@@ -364,3 +390,59 @@ def misses_self_praise(gold: str, edited: str) -> bool:
         r"(precise, complete|confident this is|every fact above)", edited[-250:],
         re.IGNORECASE)) and not re.search(r"(precise, complete|confident this is|"
                                           r"every fact above)", gold, re.IGNORECASE)
+
+
+def misses_small_changes(gold: str, edited: str) -> bool:
+    """Any edit of at most five characters, wherever it is."""
+    span = changed_span(gold, edited)
+    if span is None:
+        return False
+    _, _, before, after = span
+    tail = len(gold) - span[1]
+    return abs(len(edited) - len(gold)) <= 5 and max(len(before), len(after)) <= 5 and \
+        gold[span[1]:] == edited[len(edited) - tail:]
+
+
+#: Judges with several blind spots at once, one loud (missed 95% of the time, a third of
+#: the edits or so) and the others quiet (missed 70% of the time, each 3–10% of the
+#: edits), beside one edit in ten missed at random (issue 49): the hunt's benchmark and
+#: tests plant these.
+SEVERAL = {
+    "numbers, parentheses, negation, authority": SeveralSpots({
+        "numbers": (misses_number_changes, 0.95),
+        "parentheses": (misses_inside_parentheses, 0.7),
+        "negation": (misses_negation_changes, 0.7),
+        "authority claims": (misses_authority_claims, 0.7)}),
+    "last third, headings, quotes, entities, self-praise": SeveralSpots({
+        "last third": (misses_edits_in_the_last_third, 0.95),
+        "headings": (misses_in_headings, 0.7),
+        "quotes": (misses_inside_quotes, 0.7),
+        "entities": (misses_entity_changes, 0.7),
+        "self-praise": (misses_self_praise, 0.7)}),
+    "small changes, bold, modals, last tenth": SeveralSpots({
+        "small changes": (misses_small_changes, 0.95),
+        "bold": (misses_in_bold, 0.7),
+        "modal verbs": (misses_modal_changes, 0.7),
+        "last tenth": (misses_last_tenth, 0.7)}),
+}
+
+
+def planted_describer(word: str, predicates: tuple[str, ...] = ()):
+    """A loopback describer (``fbi hunt --describer``): asked to describe, it proposes
+    edits that mention ``word`` (in words, with an instruction) and, when ``predicates``
+    are given, a second hypothesis said with them; asked to make an edit, it puts
+    ``word`` into the answer's first sentence."""
+    perturb = planted_word_perturber(word)
+
+    def answer(request: dict) -> str:
+        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+        if "<missed>" in prompt:
+            hypotheses = [{"description": f"edits that mention {word}", "predicates": [],
+                           "edit_instruction": f"put the word {word} into the answer"}]
+            if predicates:
+                hypotheses.append({"description": "as the predicates say",
+                                   "predicates": list(predicates), "edit_instruction": ""})
+            return json.dumps({"hypotheses": hypotheses})
+        return perturb(request)
+
+    return answer

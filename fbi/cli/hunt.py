@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -109,6 +110,15 @@ class HuntProgress:
               show_default=True,
               help="Edits asked of the perturber per category (half from each split); its "
                    "calls count against --budget.")
+@click.option("--describer", help="A model that reads missed and caught edits midway "
+                                   "through the search and proposes blind spots in words; "
+                                   "each proposal is tested with edits made for it.")
+@click.option("--describer-api-base", help="The describer's server, if not the provider's.")
+@click.option("--describer-edits", type=click.IntRange(min=2, max=1000), default=12,
+              show_default=True,
+              help="Edits the describer makes for each proposal it cannot say with the "
+                   "hunt's predicates (half from each split); its calls count against "
+                   "--budget.")
 @click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The hunt's folder. Re-running the same command resumes it.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
@@ -142,7 +152,8 @@ class HuntProgress:
 @reasoning_options
 @model_access_options
 def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturber_api_base,
-         perturber_edits, output, seed, alpha, margin, search, api_bases,
+         perturber_edits, describer, describer_api_base, describer_edits, output, seed,
+         alpha, margin, search, api_bases,
          label, prompts_dir, model_args, concurrency, timeout, retries, force, dry_run,
          max_cost, no_cache, cache_path, reasoning_effort, thinking_budget, api_key, rpm,
          no_probe) -> None:
@@ -151,7 +162,8 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
     touches, the answer, how it was judged), found adaptively within --budget calls and
     confirmed on held-out items. Writes OUTPUT/hunt.json (every candidate), OUTPUT/hunt.md
     and OUTPUT/queue.jsonl (the confirmed findings' missed edits, for `fbi annotate`).
-    Exit code 1 when calls failed or the run stopped before its end.
+    Exit code 1 when calls failed, the run stopped before its end, or half of the
+    judge's replies about edits could not be read.
     """
     from fbi.cli._run import (
         exit_for,
@@ -173,8 +185,12 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
     perturber_settings = None if perturber is None else model_settings(
         perturber, perturber_api_base, concurrency=concurrency, timeout=timeout,
         retries=retries)
+    describer_settings = None if describer is None else model_settings(
+        describer, describer_api_base, concurrency=concurrency, timeout=timeout,
+        retries=retries)
     config = HuntConfig(model=config_settings, budget=budget, perturber=perturber_settings,
-                        perturber_edits=perturber_edits,
+                        perturber_edits=perturber_edits, describer=describer_settings,
+                        describer_edits=describer_edits,
                         strategies=tuple(strategies) or default_strategies(judge), seed=seed,
                         operators=tuple(operators), label=label, prompts_dir=prompts_dir,
                         alpha=alpha, margin=margin, search=search)
@@ -201,4 +217,6 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
                       f"{stage.queued} missed edits of the confirmed ones in "
                       f"{output / 'queue.jsonl'}. Vet them with:")
         console.print(f"  fbi annotate {output / 'queue.jsonl'}", soft_wrap=True)
+        if stage.result.mostly_unreadable:
+            sys.exit(1)
     exit_for(totals)

@@ -14,8 +14,9 @@ covering** (Lavrač, Kavšek, Flach and Todorovski, "Subgroup discovery with CN2
    (the hypergeometric tail, vectorised over all descriptions at once), so a description
    wins by being missed often *and* covering many rows: the one that matches a blind spot
    beats a narrower part of it (less evidence) and a broader one (diluted);
-3. the best description is taken, its rows are set aside as *explained*, and the search
-   starts again on the rest — so the second finding is measured against rows the first
+3. the best description is taken — as broad as its evidence (`generalize`), and named by
+   the purest description of the same misses (`purest`) — its rows are set aside as
+   *explained*, and the search starts again on the rest — so the second finding is measured against rows the first
    does not explain, and a loud blind spot cannot make a quiet one look ordinary, nor
    return as four descriptions of itself.
 
@@ -41,6 +42,10 @@ MIN_N = 6
 #: A predicate is dropped from a found description unless the rows it leaves out are
 #: missed less often at this level (the broadest description that is not diluted).
 GENERALIZE_ALPHA = 0.05
+#: Naming: a description that holds this share of another's misses, and is missed more
+#: often, names them instead (`purest`), among the strongest this many descriptions.
+PUREST_OVERLAP = 0.9
+PUREST_TRIED = 100
 
 Description = tuple[int, ...]
 """A conjunction of predicates, as their sorted column indices."""
@@ -197,6 +202,26 @@ def generalize(X: np.ndarray, missed: np.ndarray, found: Scored, min_effect: flo
     return current
 
 
+def purest(X: np.ndarray, missed: np.ndarray, found: Scored, scored_all: list[Scored],
+           overlap: float = PUREST_OVERLAP) -> Scored:
+    """Of the descriptions no longer than ``found`` that hold at least ``overlap`` of its
+    misses and few others, the one missed most often: two descriptions of the same
+    misses, and the hunt names the one that takes in fewer caught edits ("edits the
+    describer made to mention Zanzibar" rather than "named-entity changes of 6–40
+    characters", of which the judge catches the rest)."""
+    inside = covers(X, found.description)
+    own = inside & missed
+    best, rate = found, found.rate
+    for other in sorted(scored_all, key=lambda s: s.p_value)[:PUREST_TRIED]:
+        if len(other.description) > len(found.description) or other.rate <= rate + 0.05:
+            continue
+        theirs = covers(X, other.description) & missed
+        if (theirs & own).sum() >= overlap * own.sum() and \
+                (theirs & ~own).sum() <= (1 - overlap) * own.sum():
+            best, rate = other, other.rate
+    return best
+
+
 def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: float,
           min_effect: float, allowed: np.ndarray | None = None, min_n: int = MIN_N,
           explained: np.ndarray | None = None) -> list[Scored]:
@@ -206,11 +231,13 @@ def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: flo
     active = np.ones(X.shape[0], dtype=bool) if explained is None else ~explained
     chosen: list[Scored] = []
     while len(chosen) < max_found and active.sum() >= min_n:
-        found = best(score_all(X[active], missed[active], allowed, min_n,
-                               min_effect=min_effect), min_effect)
+        scored_all = score_all(X[active], missed[active], allowed, min_n,
+                               min_effect=min_effect)
+        found = best(scored_all, min_effect)
         if found is None or found.p_value > p_threshold:
             break
         found = generalize(X[active], missed[active], found, min_effect)
+        found = purest(X[active], missed[active], found, scored_all)
         chosen.append(found)
         active &= ~covers(X, found.description)
     return chosen

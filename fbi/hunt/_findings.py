@@ -158,6 +158,7 @@ def assemble(summary: Summary, example_of: Callable[[int], tuple[str, HuntExampl
             predicates=list(decision.found.description),
             population="sway" if decision.found.population == Population.SWAY else "error",
             status=decision.status,  # type: ignore[arg-type]
+            confirmed=decision.status == "confirmed",
             merged_into=summary.decisions[decision.merged_into].name
             if decision.merged_into is not None else None,
             also_seen_as=merged, miss_rate=rate, interval=interval, n=n, misses=misses,

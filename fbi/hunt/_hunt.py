@@ -38,11 +38,21 @@ from pydantic import BaseModel, ConfigDict
 
 from fbi.errors import InputError
 from fbi.findings import HuntExample, HuntResult
+from fbi.hunt._describer import (
+    PROPOSALS,
+    SHOWN,
+    DescriberCall,
+    describe_call,
+    edit_line,
+    hypotheses_of,
+    hypothesis_calls,
+)
 from fbi.hunt._findings import Summary, assemble, queue_instances
-from fbi.hunt._operators import LLM, Edit, Operator, llm_categories, llm_edit
+from fbi.hunt._operators import LLM, PROPOSAL, Edit, Operator, llm_categories, pool_edit
 from fbi.hunt._predicates import describe
 from fbi.hunt._search import Found, Search, Target
-from fbi.hunt._space import EDIT_ORDERS, EditSpace, Root, predicates_for, random_place
+from fbi.hunt._space import EDIT_ORDERS, EditSpace, Root, predicates_for
+from fbi.hunt._structure import PLACES
 from fbi.hunt._table import Phase, Population, ProbeTable, Row
 from fbi.judge import (
     PARSER_VERSION,
@@ -82,8 +92,8 @@ CANDIDATE_CAP = 160
 #: (a single-answer edit of such an item costs one call, not two).
 REUSE_SHARE = 0.6
 #: What a hunt writes in its folder.
-HUNT_FILES = ("judgments.jsonl", "perturbations.jsonl", "edits.jsonl", "hunt.json",
-              "hunt.md", "queue.jsonl")
+HUNT_FILES = ("judgments.jsonl", "perturbations.jsonl", "edits.jsonl", "describer.jsonl",
+              "describer_edits.jsonl", "hunt.json", "hunt.md", "queue.jsonl")
 
 
 def round_probes(budget: int) -> int:
@@ -125,6 +135,12 @@ class HuntConfig:
     perturber_edits: int = 24
     """The perturber's edits asked per category, half of the items from each split;
     its calls count against ``budget``."""
+    describer: ModelSettings | None = None
+    """A model that reads missed and caught edits side by side midway through the search
+    and proposes blind spots in words; each proposal is tested like any suspicion."""
+    describer_edits: int = 12
+    """Edits the describer makes for each proposal it cannot say with predicates, half
+    of the items from each split; its calls count against ``budget``."""
 
     def __post_init__(self) -> None:
         if self.budget < MIN_BUDGET:
@@ -144,11 +160,14 @@ class HuntConfig:
             Operator.parse(name)  # an unknown one is an InputError with the valid names
         if self.perturber is not None and not 2 <= self.perturber_edits <= 10_000:
             raise InputError("--perturber-edits: give 2 to 10000 edits per category")
-        if self.budget < MIN_BUDGET + self.perturber_calls:
+        if self.describer is not None and not 2 <= self.describer_edits <= 1000:
+            raise InputError("--describer-edits: give 2 to 1000 edits per proposal")
+        if self.budget < MIN_BUDGET + self.perturber_calls + self.describer_calls:
             raise InputError(
                 f"--budget {self.budget} is too small: the perturber's "
-                f"{self.perturber_calls} calls and {MIN_BUDGET} for the judge; give a "
-                "larger --budget or fewer --perturber-edits")
+                f"{self.perturber_calls} calls, the describer's {self.describer_calls} "
+                f"and {MIN_BUDGET} for the judge; give a larger --budget or fewer "
+                "--perturber-edits or --describer-edits")
 
     @property
     def llm_operators(self) -> list[str]:
@@ -164,6 +183,11 @@ class HuntConfig:
         """Calls asked of the perturber, at most."""
         return len(self.llm_operators) * self.perturber_edits
 
+    @property
+    def describer_calls(self) -> int:
+        """Calls asked of the describer, at most: one to describe, then its edits."""
+        return 0 if self.describer is None else 1 + PROPOSALS * self.describer_edits
+
 
 class EditRecord(BaseModel):
     """A line of ``edits.jsonl``: one edit the hunt judged."""
@@ -178,6 +202,8 @@ class EditRecord(BaseModel):
     seed: int
     shown: str
     """The answer the judge saw (with any manipulation added)."""
+    edited: str | None = None
+    """The error edit before the manipulation was added (None: ``shown``)."""
     rationale: str = ""
     generator: str = ""
 
@@ -291,7 +317,9 @@ class Hunt(Stage):
                 search_version=SEARCH_VERSION + ("-grid" if config.search == "grid"
                                                  else "") + f"-margin{config.margin:g}",
                 perturber=f"{config.perturber.model} × {config.perturber_edits}"
-                if config.perturber else None),
+                if config.perturber else None,
+                describer=f"{config.describer.model} × {config.describer_edits}"
+                if config.describer else None),
             settings=RunSettings(timeout_s=model.timeout_s, retries=model.retries,
                                  concurrency=model.concurrency, max_cost=model.max_cost,
                                  api_pool=[public_url(b) for b in model.api_pool] or None),
@@ -301,7 +329,7 @@ class Hunt(Stage):
 
     def phases(self) -> Iterator[LogPhase]:
         self._start()
-        budget = self.config.budget - 1  # (the preflight probe's call)
+        budget = self.config.budget - 1 - self.config.describer_calls  # (and the probe's)
         perturbing = self._perturber_calls()
         if perturbing:  # the perturber's pool first; its calls count against the budget
             phase = LogPhase(self.perturbations_path, PerturbationCall, perturbing)
@@ -313,6 +341,7 @@ class Hunt(Stage):
         self.search = search
         search_budget = int(budget * SEARCH_SHARE)
         size = round_probes(self.config.budget)
+        described = self.config.describer is None
         while True:
             targets = search.plan(size)
             probes = self._plan_round(targets, search, search_budget)
@@ -321,6 +350,9 @@ class Hunt(Stage):
             self._status("search", targets, search)
             yield from self._judge(probes)
             search.update()
+            if not described and len(self.planned) >= search_budget // 2:
+                described = True  # midway: the describer proposes, the search tests
+                yield from self._describe(search)
         self.search_calls = len(self.planned)
         candidates = search.candidates()
         self._status("confirmation", [], search)
@@ -398,6 +430,7 @@ class Hunt(Stage):
         self.log_state: LogState | None = None
         self.edit_offsets: dict[str, int] = {}
         self.search_calls = 0
+        self.describer_calls = 0
         if read:
             self.log_state = None  # the first round reads the log whole (visit)
             for record in read_log(self.edits_path, EditRecord, keep=False,
@@ -465,12 +498,16 @@ class Hunt(Stage):
         held_out = phase >= Phase.BASELINE
         if target.description is None:  # a random edit, not inside what is established
             for _ in range(8):
-                root = self.rng.choice(self.roots)
-                strategy, order = self._choose(None, root.population)
-                edit = self.space.draw(root, self._items(held_out, strategy), self.rng,
-                                       self.used, random_place(self.rng))
-                if edit is None:
+                strategy = self.rng.choice(list(self.strategies))
+                drawn = self.space.random_edit(self._items(held_out, strategy), self.rng,
+                                               self.used, self.place_counts)
+                if drawn is None:
                     continue
+                root, edit = drawn
+                if root.population == Population.SWAY and \
+                        strategy not in self.sway_strategies:
+                    continue
+                strategy, order = self._choose((f"strategy:{strategy}",), root.population)
                 values = self.table.values(edit.view(strategy, order))
                 if search is None or not search.explained(values, root.population):
                     return Planned(edit, strategy, order, (), root.population, phase,
@@ -493,8 +530,16 @@ class Hunt(Stage):
         mask = self.table.covered(description) & (self.table.population == population)
         return [self.operator_names[i] for i in self.table.operator[mask]]
 
+    def _count_places(self) -> None:
+        """How many probes each place has had so far (random edits go where fewest
+        have)."""
+        X, column = self.table.X, self.table.column
+        self.place_counts = {name: int(X[:, column[name]].sum()) for name in PLACES
+                             if name in column}
+
     def _plan_round(self, targets: list[Target], search: Search, limit: int,
                     write: bool = True) -> list[Planned]:
+        self._count_places()
         probes: list[Planned] = []
         pending: set[str] = set()
         for target in targets:
@@ -516,6 +561,7 @@ class Hunt(Stage):
         the ``left`` calls; a candidate's unused share goes to the baseline."""
         if not candidates:
             return []
+        self._count_places()
         probes: list[Planned] = []
         pending: set[str] = set()
         end = len(self.planned) + left
@@ -594,7 +640,8 @@ class Hunt(Stage):
                     record = EditRecord(id=edit.id, item_id=edit.item.id,
                                         operator=edit.operator.name,
                                         placement=edit.placement, seed=edit.seed,
-                                        shown=edit.instance.perturbed_answer,
+                                        shown=edit.shown, edited=edit.edited
+                                        if edit.edited != edit.shown else None,
                                         rationale=edit.rationale, generator=edit.generator)
                     out.write(record.model_dump_json().encode() + b"\n")
         for planned in probes:
@@ -682,8 +729,8 @@ class Hunt(Stage):
             if record.status != "ok" or not record.perturbed_answer or \
                     record.item_id not in self.by_id:
                 continue
-            edit = llm_edit(self.by_id[record.item_id], record.category,
-                            record.perturbed_answer, record.rationale or "", record.model)
+            edit = pool_edit(self.by_id[record.item_id], LLM + record.category,
+                             record.perturbed_answer, record.rationale or "", record.model)
             if edit is not None:
                 pool.setdefault(edit.operator.name, []).append(edit)
         self.space = EditSpace(self.space.operators, pool, sway=self.space.sway)
@@ -696,6 +743,79 @@ class Hunt(Stage):
         self._start(read=False)
         self.outcomes, self.failed, self.edit_offsets = outcomes, failed, offsets
 
+    # ---------------------------------------------------------------- the describer
+
+    @property
+    def describer_path(self) -> Path:
+        return self.output_dir / "describer.jsonl"
+
+    def _describe(self, search: Search) -> Iterator[LogPhase]:
+        """Show the describer missed and caught edits no established suspicion explains;
+        test what it proposes (see `fbi.hunt._describer`)."""
+        settings = self.config.describer
+        assert settings is not None
+        table = self.table
+        rows = np.flatnonzero(table.rows(Population.ERROR, (Phase.EXPLORE, Phase.TARGET)))
+        rows = [r for r in rows if not search.explained(table.X[r], Population.ERROR)]
+        rng = random.Random(f"hunt-describe:{self.config.seed}")
+        shown = {}
+        for missed in (True, False):
+            chosen = [r for r in rows if bool(table.missed[r]) == missed]
+            shown[missed] = [edit_line(self._view_at(r)) for r in
+                             rng.sample(chosen, min(len(chosen), SHOWN))]
+        if not shown[True]:
+            return
+        phase = LogPhase(self.describer_path, DescriberCall, [describe_call(
+            settings, shown[True], shown[False], [p.name for p in self.predicates], 1)])
+        yield phase
+        self.describer_calls += 1
+        calls, phrases = [], {}
+        for k, hypothesis in enumerate(hypotheses_of(phase.records), 1):
+            if hypothesis.predicates:
+                search.propose(tuple(sorted(hypothesis.predicates)), Population.ERROR)
+            else:
+                name = f"{PROPOSAL}{k}"
+                phrases[name] = hypothesis.description
+                calls += hypothesis_calls(settings, hypothesis, name,
+                                          (self.search_items, self.held_out),
+                                          self.config.describer_edits // 2,
+                                          self.config.seed)
+        if not calls:
+            return
+        phase = LogPhase(self.output_dir / "describer_edits.jsonl", PerturbationCall, calls)
+        yield phase
+        self.describer_calls += len(calls)
+        for record in phase.records.values():
+            name = record.category.removeprefix("hunt/")
+            if record.status == "ok" and record.perturbed_answer and \
+                    record.item_id in self.by_id:
+                edit = pool_edit(self.by_id[record.item_id], name, record.perturbed_answer,
+                                 record.rationale or "", record.model)
+                if edit is not None:
+                    self.space.pools.setdefault(name, []).append(edit)
+        self.space.phrases.update(phrases)
+        pairwise = any(s.paradigm == "pairwise" for s in self.strategies.values())
+        for predicate in predicates_for(self.space, list(self.strategies), pairwise):
+            if predicate.name not in table.column:
+                table.add_predicate(predicate)
+                self.by_name[predicate.name] = predicate
+        self.predicates = table.predicates
+        self.roots = self.space.roots()
+        for name in phrases:
+            if name in self.space.pools:
+                search.propose((f"op:{name}",), Population.ERROR)
+
+    def _view_at(self, row: int):
+        """A table row's edit as predicates see it (read back from ``edits.jsonl``)."""
+        from fbi.hunt._predicates import EditView
+
+        record = self._read_edit(int(self.table.edit_offset[row]))
+        item = self.by_id[record.item_id]
+        operator = Operator.parse(record.operator)
+        return EditView(item.question, item.gold_answer, record.edited or record.shown,
+                        record.shown, item.ability, operator.name, operator.errors,
+                        operator.manipulation)
+
     # ---------------------------------------------------------------- the findings
 
     def _result(self, candidates: list[Found], perturber_calls: int) -> HuntResult:
@@ -707,11 +827,12 @@ class Hunt(Stage):
             else f"{self.config.label} ({self.evaluation.judge})",
             model=self.evaluation.judge, strategies=list(self.strategies),
             dataset=self.dataset_spec, seed=self.config.seed, budget=self.config.budget,
-            calls=len(self.planned) + 1 + perturber_calls, search_calls=self.search_calls,
-            perturber_calls=perturber_calls,
+            calls=len(self.planned) + 1 + perturber_calls + self.describer_calls,
+            search_calls=self.search_calls, perturber_calls=perturber_calls,
+            describer_calls=self.describer_calls,
             confirmation_calls=len(self.planned) - self.search_calls,
             failed_calls=len(self.failed),
-            unreadable_calls=int(self.table.unreadable.sum()),
+            unreadable_calls=int(self.table.unreadable.sum()), probes=self.table.size,
             search_items=len(self.search_items), held_out_items=len(self.held_out),
             operators=[r.name for r in self.roots], predicates=len(self.predicates),
             candidates=len(candidates), alpha=self.config.alpha, margin=self.config.margin,

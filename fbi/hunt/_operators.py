@@ -4,7 +4,8 @@
 An operator is one of fbi's error rules (`fbi.perturb.rules`: each error category a rule
 can make honestly), one of the hunt's own (``negation``: a negation put in or taken out;
 ``entity-swap``: a named entity replaced by another of the same answer; ``order-swap``:
-two neighbouring sentences or list items exchanged), two error operators composed
+two neighbouring sentences or list items exchanged; ``typo``: one word misspelled, which
+a short span can always take), two error operators composed
 (``grammar+spelling``), or an error operator followed by a manipulation
 (``chronology+manipulation/padding``). A manipulation alone (``manipulation/padding``)
 adds its text to the *correct* answer: it tests whether the judge rewards the text
@@ -41,10 +42,18 @@ from fbi.perturb.rules import family_of as rule_family
 from fbi.perturb.rules import rules as perturb_rules
 from fbi.perturb.rules.negation import NEGATIONS as _NEGATABLE
 from fbi.perturb.rules.order import swap_list_items, swap_sentences
+from fbi.perturb.rules.spelling import typo
 from fbi.records import Instance, Provenance
 from fbi.taxonomy import Ability, get_category, unknown_name_message
 
 LLM = "llm/"  # an LLM perturber's operator: llm/CATEGORY
+PROPOSAL = "proposal/"  # the describer's edits for its K-th hypothesis: proposal/K
+
+
+def is_pool(name: str) -> bool:
+    """Whether an operator's edits come from a model's pool (a perturber's or the
+    describer's), not from a rule."""
+    return name.startswith((LLM, PROPOSAL))
 MANIPULATION = "manipulation/"
 COMPOSITION = "+"
 #: Spans of a place tried before a placed rule declines.
@@ -138,6 +147,20 @@ def entity_swap(item: GoldItem, rng: random.Random) -> RuleResult:
                       "a named entity replaced by another")
 
 
+@hunt_rule("typo", "spelling")
+def one_typo(item: GoldItem, rng: random.Random) -> RuleResult:
+    """One word of four letters or more misspelled (the spelling rule misspells two to
+    four, and needs longer words: a short span — a quotation, a heading — takes this)."""
+    words = [m for m in re.finditer(r"[A-Za-z]{4,}", item.gold_answer)]
+    if not words:
+        raise Declined("no word of four letters or more")
+    match = rng.choice(words)
+    wrong = typo(match.group(0), rng)
+    text = item.gold_answer
+    return RuleResult(text[:match.start()] + wrong + text[match.end():],
+                      (Change(match.group(0), wrong, match.start()),), "a word misspelled")
+
+
 @hunt_rule("order-swap", "order")
 def order_swap(item: GoldItem, rng: random.Random) -> RuleResult:
     """Two neighbouring list items, or two neighbouring sentences, exchanged."""
@@ -163,6 +186,8 @@ def family_of(error: str) -> str:
     own, or ``llm`` for a perturber's."""
     if error.startswith(LLM):
         return "llm"
+    if error.startswith(PROPOSAL):
+        return "describer"
     return HUNT_FAMILIES.get(error) or rule_family(error)
 
 
@@ -199,7 +224,7 @@ class Operator:
 
     @property
     def placeable(self) -> bool:
-        return bool(self.errors) and not self.errors[0].startswith(LLM)
+        return bool(self.errors) and not is_pool(self.errors[0])
 
     @classmethod
     def parse(cls, name: str) -> Operator:
@@ -216,8 +241,9 @@ class Operator:
             if is_manipulation(part) and part.removeprefix(MANIPULATION) in kinds \
                     and i == len(parts) - 1:
                 manipulation = part.removeprefix(MANIPULATION)
-            elif part in known or (part.startswith(LLM) and len(parts) == 1
-                                   and part.removeprefix(LLM) in llm_categories()):
+            elif part in known or (len(parts) == 1 and (
+                    (part.startswith(LLM) and part.removeprefix(LLM) in llm_categories())
+                    or (part.startswith(PROPOSAL) and part.removeprefix(PROPOSAL).isdigit()))):
                 errors.append(part)
             else:
                 valid = known + [MANIPULATION + k for k in kinds] + \
@@ -311,7 +337,7 @@ class Edit:
         added)."""
         item, operator = self.item, self.operator
         first = operator.errors[0] if operator.errors else None
-        if first is None or first in HUNT_RULES:
+        if first is None or first in HUNT_RULES or first.startswith(PROPOSAL):
             category = f"hunt/{operator.name.replace('/', '-')}"
             ability = Ability(item.ability)
         else:
@@ -341,11 +367,11 @@ class Edit:
         return self.instance.perturbed_answer
 
 
-def llm_edit(item: GoldItem, category: str, perturbed: str, rationale: str,
-             model: str) -> Edit | None:
-    """The edit an LLM perturber made of ``item`` in ``category``; None when it changed
-    nothing."""
+def pool_edit(item: GoldItem, operator: str, perturbed: str, rationale: str,
+              model: str) -> Edit | None:
+    """An edit a model made of ``item`` for a pool operator (``llm/CATEGORY``,
+    ``proposal/K``); None when it changed nothing."""
     if perturbed.strip() == item.gold_answer.strip():
         return None
-    return Edit(item, Operator((LLM + category,)), perturbed, 0, None, rationale,
-                f"hunt:{LLM}{category}:{model}")
+    return Edit(item, Operator((operator,)), perturbed, 0, None, rationale,
+                f"hunt:{operator}:{model}")

@@ -12,11 +12,11 @@ The built-in predicates, by group:
 * ``where`` — the change starts inside a place of the gold answer
   ([`PLACES`][fbi.hunt.PLACES]: parentheses, quotes, code, a list item, a heading, the
   last sentence, a tenth of the answer, ...);
-* ``what`` — what the change touches: digits, dates, units, named entities, negation,
-  comparatives, modal verbs, quantifiers (in the words changed and in any text a
-  manipulation added: the judge reads both); punctuation or letter case only; inserted,
-  deleted or replaced; how many characters and words; one stretch or several (of the
-  error edit);
+* ``what`` — what the change touches: digits, dates, units, named entities, negation
+  (in the words changed and in any text a manipulation added: the judge reads both),
+  comparatives, modal verbs, quantifiers, pronouns, function words, adverbs (in the words
+  changed); punctuation or letter case only; inserted, deleted or replaced; how many
+  characters and words; one stretch or several (of the error edit);
 * ``answer`` — the gold answer's length, its Markdown structure and language, the
   question's ability and what it asks for;
 * ``how`` and ``judged`` — made per hunt from its operators and strategies: the operator,
@@ -152,18 +152,24 @@ class EditView:
 
     @cached_property
     def added_words(self) -> list[str]:
-        """The words the change puts in, and any text a manipulation added."""
-        words = _words(self.change.after)
-        if self.shown != self.edited:
-            words += _words(Change.between(self.edited, self.shown).after)
-        return words
+        """The words the change puts in."""
+        return _words(self.change.after)
 
-    def touches(self, test: Callable[[str], bool]) -> bool:
+    @cached_property
+    def manipulation_words(self) -> list[str]:
+        """The words a manipulation added (none without one)."""
+        if self.shown == self.edited:
+            return []
+        return _words(Change.between(self.edited, self.shown).after)
+
+    def touches(self, test: Callable[[str], bool], added_text: bool = False) -> bool:
         """Whether the words ``test`` picks differ before and after the change: added,
-        removed, replaced or reordered. A manipulation's text counts as added: the judge
-        reads it too."""
-        return [w for w in self.removed_words if test(w)] != \
-            [w for w in self.added_words if test(w)]
+        removed, replaced or reordered. ``added_text``: a manipulation's words count as
+        added too (for what the judge reads there as well — numbers, dates, names,
+        negation — not for function words any sentence has)."""
+        added = self.added_words + self.manipulation_words if added_text \
+            else self.added_words
+        return [w for w in self.removed_words if test(w)] != [w for w in added if test(w)]
 
 
 def _words(text: str) -> list[str]:
@@ -260,24 +266,25 @@ def _what(name: str, phrase: str, doc: str, test: Callable[[EditView], bool]) ->
 
 _what("changes_digits", "changing digits",
       "A number is among the changed words: «25 minutes» → «28 minutes».",
-      lambda e: e.touches(lambda w: any(c.isdigit() for c in w)))
+      lambda e: e.touches(lambda w: any(c.isdigit() for c in w), added_text=True))
 _what("changes_date", "changing a date",
       "A year (1000–2099), a date or a month is among the changed words: «in 1887» → "
       "«in 1878».",
       lambda e: e.touches(lambda w: bool(re.fullmatch(
           r"(1\d{3}|20\d{2})(s|'s)?|\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}", w))
-          or w.lower() in _MONTHS))
+          or w.lower() in _MONTHS, added_text=True))
 _what("changes_unit", "changing a unit",
       "A unit of measure (alone or after its number) is among the changed words: «5 km» "
       "→ «5 miles», «96°C» → «96°F».",
-      lambda e: e.touches(_is_unit))
+      lambda e: e.touches(_is_unit, added_text=True))
 _what("changes_entity", "changing a named entity",
-      "A capitalised word that does not open a sentence is among the changed words: "
-      "«by Newton» → «by Leibniz».",
+      "A short replacement (up to eight words each way) whose capitalised words that do "
+      "not open a sentence differ: «by Newton» → «by Leibniz», «Paris» → «Pairs».",
       lambda e: _entity_changed(e))
 _what("changes_negation", "adding or removing a negation",
       "A negation is among the changed words: «is stable» → «is not stable».",
-      lambda e: e.touches(lambda w: w.lower() in NEGATIONS or w.lower().endswith("n't")))
+      lambda e: e.touches(lambda w: w.lower() in NEGATIONS or w.lower().endswith("n't"),
+                          added_text=True))
 _what("changes_comparative", "changing a comparison",
       "A comparative or superlative is among the changed words: «more» → «less».",
       lambda e: e.touches(_in(COMPARATIVES)))
@@ -296,7 +303,7 @@ _what("changes_pronoun", "changing a pronoun",
 _what("changes_function_word", "changing a function word",
       "A function word (article, preposition, auxiliary, conjunction) is among the "
       "changed words: «an» → «a», «is» → «are».",
-      lambda e: e.touches(_in(STOPWORDS)))
+      lambda e: e.touches(_in(STOPWORDS - NEGATIONS)))
 _what("changes_adverb", "changing an adverb",
       "A word ending in -ly is among the changed words: «slowly» → «quickly».",
       lambda e: e.touches(lambda w: len(w) > 4 and w.lower().endswith("ly")))
@@ -347,22 +354,23 @@ def _size(edit: EditView) -> int:
 
 
 def _entity_changed(edit: EditView) -> bool:
-    def entities(text: str, start: int, source: str) -> list[str]:
+    change = edit.change
+    before, after = change.before.split(), change.after.split()
+    if not before or not after or len(before) > 8 or len(after) > 8:
+        return False
+
+    def names(words: list[str], text: str, start: int) -> list[str]:
+        opening = not text[:start].rstrip() or text[:start].rstrip()[-1] in ".!?:\n#*-|"
         found = []
-        for match in re.finditer(r"\b[A-Z][a-zA-Z]+", text):
-            position = start + match.start()
-            before = source[:position].rstrip()
-            opens = not before or before[-1] in ".!?:\n#*-|" or \
-                source[max(0, position - 2):position].strip() in ("", "1.", "-")
-            if not opens:
-                found.append(match.group(0))
+        for word in words:
+            bare = word.strip(_EDGE_PUNCTUATION)
+            if bare[:1].isupper() and not opening:
+                found.append(bare)
+            opening = word.endswith((".", "!", "?", ":"))
         return found
 
-    change = edit.change
-    word_start = _word_start(edit.gold, change.start)
-    edited_start = _word_start(edit.edited, change.start)
-    return entities(change.before, word_start, edit.gold) != \
-        entities(change.after, edited_start, edit.edited)
+    return names(before, edit.gold, _word_start(edit.gold, change.start)) != \
+        names(after, edit.edited, _word_start(edit.edited, change.start))
 
 
 # ------------------------------------------------------------------ where

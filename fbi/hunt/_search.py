@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fbi.hunt._discovery import Scored, cover
+from fbi.hunt._discovery import Scored, cover, scored
 from fbi.hunt._table import Phase, Population, ProbeTable
 
 #: The share of a round's probes that explore (the rest test suspicions).
@@ -41,10 +41,12 @@ MAX_SUSPECTS = 8
 ESTABLISHED_P = 1e-8
 ESTABLISHED_N = 40
 #: A candidate for confirmation.
-CANDIDATE_P = 1e-3
+CANDIDATE_P = 0.01
 CANDIDATE_EFFECT = 0.15
 CANDIDATE_MIN_N = 8
 MAX_CANDIDATES = 8
+#: Probes a proposal of the describer gets whatever its evidence.
+PROPOSAL_PROBES = 20
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,9 @@ class Search:
         self.suspects: list[Found] = []
         self.exhausted: set[tuple[str, ...]] = set()
         """Suspicions no edit could be made for: no more probes."""
+        self.proposals: list[tuple[tuple[str, ...], Population]] = []
+        """The describer's hypotheses: suspicions until each has ``PROPOSAL_PROBES``
+        probes, whatever their evidence."""
 
     def _found(self, population: Population, *, p_threshold: float, min_effect: float,
                min_n: int, limit: int) -> list[Found]:
@@ -93,12 +98,25 @@ class Search:
         return [Found(tuple(table.names[c] for c in s.description), population, s)
                 for s in scored]
 
+    def propose(self, description: tuple[str, ...], population: Population) -> None:
+        """A hypothesis to test with edits made for it (the describer's)."""
+        if (description, population) not in self.proposals:
+            self.proposals.append((description, population))
+
     def update(self) -> None:
         """Recompute the suspicions after a round."""
         self.suspects = [f for population in self.populations
                          for f in self._found(population, p_threshold=SUSPECT_P,
                                               min_effect=MIN_EFFECT, min_n=6,
                                               limit=MAX_SUSPECTS)]
+        table = self.table
+        for description, population in self.proposals:
+            rows = table.rows(population, (Phase.EXPLORE, Phase.TARGET))
+            found = scored(table.X[rows], table.missed[rows],
+                           tuple(table.column[n] for n in description))
+            if found.n < PROPOSAL_PROBES and \
+                    all(f.description != description for f in self.suspects):
+                self.suspects.append(Found(description, population, found))
         self.established = [f for f in self.suspects
                             if f.scored.p_value < ESTABLISHED_P
                             and f.scored.n >= ESTABLISHED_N]

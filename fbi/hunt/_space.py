@@ -20,29 +20,28 @@ import random
 from dataclasses import dataclass, field
 
 from fbi.hunt._operators import (
-    LLM,
     MANIPULATION,
     Edit,
     Operator,
     error_operators,
     family_of,
     invariant_rules,
+    is_pool,
 )
 from fbi.hunt._predicates import PREDICATES, Predicate, where_predicates
-from fbi.hunt._structure import PLACES
+from fbi.hunt._structure import PLACES, places_of
 from fbi.hunt._table import Population
 from fbi.perturb import manipulations
 from fbi.perturb.rules import Declined, GoldItem
 
 #: Tries at drawing an edit that fits a description before giving up on it for now.
 DRAW_ATTEMPTS = 120
-#: The places an exploring edit is put in: Markdown structure and sentences more often
-#: than a tenth of the answer (there are ten of those).
-STRUCTURE_PLACES = ("in_parentheses", "in_quotes", "in_brackets", "in_inline_code",
-                    "in_code_block", "in_table_row", "in_list_item", "in_heading",
-                    "in_bold", "in_italic", "in_first_sentence", "in_second_sentence",
-                    "in_last_sentence", "in_first_paragraph", "in_last_paragraph")
 EDIT_ORDERS = ("edit-first", "edit-second")
+#: The share of random edits that test the sway population (a manipulation alone, or a
+#: harmless rewrite).
+SWAY_SHARE = 0.15
+#: Roots tried at making a random edit at a place before the draw gives up.
+PLACED_ROOTS = 12
 SECOND_ERROR = "composition"
 
 
@@ -62,8 +61,12 @@ class EditSpace:
 
     operators: list[Operator] | None = None
     """``--operator``: only these (then no other root); None: every root."""
-    llm: dict[str, list[Edit]] = field(default_factory=dict)
-    """The perturber's edits by operator name (``llm/CATEGORY``)."""
+    pools: dict[str, list[Edit]] = field(default_factory=dict)
+    """Models' edits by operator name: the perturber's (``llm/CATEGORY``) and the
+    describer's (``proposal/K``)."""
+    phrases: dict[str, str] = field(default_factory=dict)
+    """How a description says a pool operator, when not "NAME edits" (a describer's
+    hypothesis)."""
     sway: bool = True
     """Whether the sway population (manipulations alone) is searched."""
 
@@ -71,22 +74,22 @@ class EditSpace:
         self.errors = error_operators()
         self.kinds = sorted(manipulations()[1])
         self.invariants = invariant_rules()
-        self.llm = {name: edits for name, edits in self.llm.items() if edits}
+        self.pools = {name: edits for name, edits in self.pools.items() if edits}
 
     # -- the roots and the operators ---------------------------------------------
 
     def roots(self) -> list[Root]:
-        llm = [Root(f"op:{name}", Population.ERROR) for name in sorted(self.llm)]
+        pooled = [Root(f"op:{name}", Population.ERROR) for name in sorted(self.pools)]
         if self.operators is not None:
             named = [Root(f"op:{op.name}", Population.SWAY if op.sway else
                           Population.ERROR) for op in self.operators]
             if any(op.sway for op in self.operators):  # a manipulation alone needs the
                 named.append(Root("invariant", Population.SWAY))  # rewrites beside it
-            return named + llm
+            return named + pooled
         roots = [Root(f"op:{name}", Population.ERROR) for name in self.errors]
         roots += [Root(f"added:{MANIPULATION}{kind}", Population.ERROR)
                   for kind in self.kinds]
-        roots += [Root(SECOND_ERROR, Population.ERROR), *llm]
+        roots += [Root(SECOND_ERROR, Population.ERROR), *pooled]
         if self.sway:
             roots += [Root(f"sway:{kind}", Population.SWAY) for kind in self.kinds]
             roots += [Root("invariant", Population.SWAY)]
@@ -98,7 +101,7 @@ class EditSpace:
         names = [*self.errors, *(f"{e}+{MANIPULATION}{k}" for e in self.errors
                                  for k in self.kinds),
                  *(f"{MANIPULATION}{k}" for k in self.kinds), *self.invariants,
-                 *sorted(self.llm)]
+                 *sorted(self.pools)]
         names += [op.name for op in self.operators or () if op.name not in names]
         return names
 
@@ -107,7 +110,7 @@ class EditSpace:
         name = root.name
         if name.startswith("op:"):
             op = name[3:]
-            return op if op.startswith(LLM) else Operator.parse(op)
+            return op if is_pool(op) else Operator.parse(op)
         if name.startswith("added:"):
             return Operator((rng.choice(self.errors),), name.split("/", 1)[1])
         if name.startswith("sway:"):
@@ -126,16 +129,33 @@ class EditSpace:
 
     # -- drawing -----------------------------------------------------------------
 
-    def draw(self, root: Root, items: list[GoldItem], rng: random.Random, used: set[str],
-             place: str | None) -> Edit | None:
-        """A random edit of ``root`` not in ``used``, at ``place`` when one is given
-        (falling back to anywhere when the place cannot be had)."""
-        for attempt in range(DRAW_ATTEMPTS // 4):
+    def random_edit(self, items: list[GoldItem], rng: random.Random, used: set[str],
+                    place_counts: dict[str, int]) -> tuple[Root, Edit] | None:
+        """A random edit and its root: a root of the sway population ``SWAY_SHARE`` of
+        the time; else, half of the time, an error edit anywhere, and otherwise one at a
+        place, chosen of three at random as the one probed least so far
+        (``place_counts``), made by the first of a few random roots that can edit there
+        (a short quotation takes a typo, not a list swap)."""
+        roots = self.roots()
+        sway = [r for r in roots if r.population == Population.SWAY]
+        errors = [r for r in roots if r.population == Population.ERROR]
+        if sway and (not errors or rng.random() < SWAY_SHARE):
+            root = rng.choice(sway)
+            edit = self._make(self.operator_of_root(root, rng), items, rng, None)
+            return (root, edit) if edit is not None and edit.id not in used else None
+        if rng.random() < 0.5:
+            place = None
+        else:
+            options = rng.sample(sorted(PLACES), min(3, len(PLACES)))
+            place = min(options, key=lambda p: (place_counts.get(p, 0), options.index(p)))
+        for _ in range(PLACED_ROOTS if place else 1):
+            root = rng.choice(errors)
             operator = self.operator_of_root(root, rng)
-            edit = self._make(operator, items, rng,
-                              place if attempt < DRAW_ATTEMPTS // 8 else None)
+            if place is not None and (isinstance(operator, str) or not operator.placeable):
+                continue
+            edit = self._make(operator, items, rng, place)
             if edit is not None and edit.id not in used:
-                return edit
+                return root, edit
         return None
 
     def draw_fitting(self, description: tuple[str, ...], predicates: dict[str, Predicate],
@@ -177,12 +197,12 @@ class EditSpace:
         fixed = {kind: value for kind, _, value in (n.partition(":") for n in description)
                  if kind in ("op", "family", "added", "sway")}
         if "op" in fixed:
-            return fixed["op"] if fixed["op"].startswith(LLM) else Operator.parse(fixed["op"])
+            return fixed["op"] if is_pool(fixed["op"]) else Operator.parse(fixed["op"])
         if "sway" in fixed:
             return Operator((), fixed["sway"])
         if seen and rng.random() < 0.9:  # operators the description was seen with
             name = rng.choice(seen)
-            return name if name.startswith(LLM) else Operator.parse(name)
+            return name if is_pool(name) else Operator.parse(name)
         if sway:  # a manipulation alone, or a harmless rewrite
             root = rng.choice([Root(f"sway:{k}", Population.SWAY) for k in self.kinds]
                               + [Root("invariant", Population.SWAY)])
@@ -190,8 +210,9 @@ class EditSpace:
         if SECOND_ERROR in description:
             return self.operator_of_root(Root(SECOND_ERROR, Population.ERROR), rng)
         family = fixed.get("family")
-        if family == "llm":
-            return rng.choice(sorted(self.llm)) if self.llm else None
+        if family in ("llm", "describer"):
+            pools = [n for n in sorted(self.pools) if family_of(n) == family]
+            return rng.choice(pools) if pools else None
         if self.operators:
             fitting = [op for op in self.operators if op.errors and
                        (family is None or family_of(op.errors[0]) == family)]
@@ -203,10 +224,14 @@ class EditSpace:
 
     def _make(self, operator: Operator | str, items: list[GoldItem], rng: random.Random,
               place: str | None) -> Edit | None:
-        if isinstance(operator, str):  # the perturber's pool
+        if isinstance(operator, str):  # a model's pool
             allowed = {item.id for item in items}
-            pool = [e for e in self.llm.get(operator, ()) if e.item.id in allowed]
+            pool = [e for e in self.pools.get(operator, ()) if e.item.id in allowed]
             return rng.choice(pool) if pool else None
+        if place is not None:  # an item that has the place
+            items = [i for i in items if places_of(i.gold_answer).get(place)]
+            if not items:
+                return None
         item = rng.choice(items)
         try:
             return operator.apply(item, rng.randrange(1 << 30), place)
@@ -214,20 +239,11 @@ class EditSpace:
             return None
 
 
-def random_place(rng: random.Random) -> str | None:
-    """No place half of the time; else a Markdown or sentence place (two times in three)
-    or a tenth, third or half of the answer."""
-    if rng.random() < 0.5:
-        return None
-    if rng.random() < 2 / 3:
-        return rng.choice([p for p in STRUCTURE_PLACES if p in PLACES])
-    return rng.choice([p for p in PLACES if p not in STRUCTURE_PLACES])
-
-
 # ------------------------------------------------------------------ per-hunt predicates
 
 def _family_words(family: str) -> str:
-    return {"llm": "the perturber's"}.get(family, f"{family}-rule")
+    return {"llm": "the perturber's", "describer": "the describer's"}.get(
+        family, f"{family}-rule")
 
 
 def predicates_for(space: EditSpace, strategies: list[str], pairwise: bool
@@ -235,11 +251,11 @@ def predicates_for(space: EditSpace, strategies: list[str], pairwise: bool
     """Every predicate of a hunt: the registered ones, one per place, and the ``how``
     and ``judged`` ones its operators and strategies make."""
     found = [*PREDICATES.values(), *where_predicates()]
-    errors = sorted({*space.errors, *space.llm,
+    errors = sorted({*space.errors, *space.pools,
                      *(e for op in space.operators or () for e in op.errors)})
     for error in errors:
-        found.append(Predicate(f"op:{error}", f"{error} edits", "how",
-                               lambda e, name=error: e.rules[:1] == (name,) and
+        found.append(Predicate(f"op:{error}", space.phrases.get(error, f"{error} edits"),
+                               "how", lambda e, name=error: e.rules[:1] == (name,) and
                                len(e.rules) == 1, f"Edits made by {error} alone."))
     for family in sorted({family_of(e) for e in errors}):
         found.append(Predicate(f"family:{family}", f"{_family_words(family)} edits", "how",

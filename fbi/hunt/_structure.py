@@ -10,7 +10,7 @@ asked to make its edit inside one of them, `fbi.hunt.Operator.apply`). Spans nev
 a paragraph break, so a stray bracket cannot claim half an answer.
 
 Places are computed on the gold answer, once per answer (``places_of`` keeps the last
-few hundred answers' spans).
+few thousand answers' spans).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def place(name: str, phrase: str) -> Callable[[PlaceFinder], PlaceFinder]:
     return register
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=4096)
 def places_of(text: str) -> dict[str, tuple[Span, ...]]:
     """Every place's spans in ``text`` (cached: the same gold answer is edited many
     times)."""

@@ -86,6 +86,15 @@ class ProbeTable:
         self._numbers = np.zeros((self._capacity, NUMBERS), dtype=np.int64)
         self.calls: list[tuple[str, ...]] = []
 
+    def add_predicate(self, predicate: Predicate) -> None:
+        """A predicate that came after rows were added (the describer's operator): false
+        for them, as it is for every edit it did not make."""
+        self.predicates.append(predicate)
+        self.names.append(predicate.name)
+        self.column[predicate.name] = len(self.names) - 1
+        self._X = np.concatenate([self._X, np.zeros((self._capacity, 1), dtype=bool)],
+                                 axis=1)
+
     def values(self, view: EditView) -> np.ndarray:
         """Each predicate's answer for ``view``."""
         return np.fromiter((bool(p.test(view)) for p in self.predicates), dtype=bool,

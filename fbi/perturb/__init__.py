@@ -13,6 +13,7 @@ from fbi.perturb._generate import (
     PerturbResult,
     parse_perturbation,
     plan_jobs,
+    read_perturbation,
     uses_rules,
 )
 from fbi.perturb._manipulate import (
@@ -75,5 +76,6 @@ __all__ = [
     "parse_perturbation",
     "plan_jobs",
     "prescreen",
+    "read_perturbation",
     "uses_rules",
 ]

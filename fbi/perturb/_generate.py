@@ -246,7 +246,7 @@ class Perturber(Stage):
             fields = {"item_id": job.item.id, "category": job.category,
                       "variant": job.variant, "model": request.model,
                       "template_version": version}
-            calls.append(Call(job.call_id, request, PerturbationCall, fields, _parse,
+            calls.append(Call(job.call_id, request, PerturbationCall, fields, read_perturbation,
                               expected_reply_tokens=request.max_tokens // 2))
         return calls
 
@@ -372,7 +372,9 @@ def parse_perturbation(text: str) -> tuple[str, str] | None:
     return rationale, answer
 
 
-def _parse(responses: list[ModelResponse]) -> Parsed:
+def read_perturbation(responses: list[ModelResponse]) -> Parsed:
+    """A perturbation call's record fields from its replies (the ``parse`` of its
+    `Call`)."""
     parsed = parse_perturbation(responses[0].text)
     if parsed is None:
         return Parsed("unparseable", reason="no JSON with rationale and perturbed_answer")

@@ -63,7 +63,12 @@ def hunt_summary(result: HuntResult) -> str:
     tested = (f"{result.candidates} candidate{'s' if result.candidates != 1 else ''} "
               f"tested on held-out edits (Bonferroni, family-wise error {result.alpha:g}, "
               f"each at least {100 * result.margin:g} points above the baseline)")
-    if result.misses_most:
+    if result.mostly_unreadable:
+        head = (f"{result.judge}: {result.unreadable_calls} of {result.probes} replies "
+                "about an edit were unreadable — fbi could not read this judge's verdicts "
+                "(see `fbi show` on its calls), so its miss rates are unreadable replies, "
+                f"not blind spots; {found}")
+    elif result.misses_most:
         head = (f"{result.judge} misses most edits everywhere: {missed}. Beyond that, "
                 f"{found}")
     else:
@@ -89,7 +94,8 @@ def hunt_blocks(result: HuntResult) -> list[Block]:
     """The summary, the confirmed blind spots' numbers (a table that fits 80 columns)
     with each description and first example under it, then the candidates that were not
     confirmed."""
-    blocks = [Block(text=hunt_summary(result), alert=result.misses_most)]
+    blocks = [Block(text=hunt_summary(result),
+                    alert=result.misses_most or result.mostly_unreadable)]
     confirmed = result.confirmed
     if confirmed:
         blocks.append(Block(title="Blind spots found (held-out edits)", header=HEADER,

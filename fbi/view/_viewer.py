@@ -248,11 +248,12 @@ class Viewer:
 
     def run_page(self, key: str) -> dict[str, Any]:
         entry = self.entry(key)
-        hunt = None
+        hunt, hunt_view = None, {}
         if entry.kind == "hunt" and (entry.folder / "hunt.json").exists():
             from fbi.report import load_hunt
 
             hunt = load_hunt(entry.folder)
+            hunt_view = _hunt_view(hunt)
         queue = None
         if entry.queue is not None and entry.queue.exists():
             from collections import Counter
@@ -266,7 +267,29 @@ class Viewer:
         files = sorted(p.name for p in entry.folder.iterdir()) if entry.folder.is_dir() else []
         return {"entry": entry, "spec": entry.spec, "hunt": hunt, "queue": queue,
                 "files": files, "command": shlex.join(entry.spec.command) if entry.spec
-                else ""}
+                else "", **hunt_view}
+
+
+#: Characters of a judge's reply an example shows (the whole reply: `fbi show`).
+REPLY_SHOWN = 600
+
+
+def _hunt_view(hunt) -> dict[str, Any]:
+    """What a hunt's page shows beyond hunt.json: its summary sentence, its findings
+    numbered as the terminal numbers them, each example's word diff."""
+    from fbi.report import hunt_summary
+
+    confirmed = [f for f in hunt.findings if f.confirmed]
+    others = [f for f in hunt.findings if not f.confirmed]
+    numbered = list(enumerate(confirmed, 1))
+    examples = {f.name: [(e, word_diff(e.gold_answer, e.edited_answer),
+                          (e.judge_reply or "")[:REPLY_SHOWN],
+                          len(e.judge_reply or "") > REPLY_SHOWN) for e in f.examples]
+                for f in confirmed}
+    return {"hunt_summary": hunt_summary(hunt), "hunt_examples": examples,
+            "hunt_tables": [("Blind spots found", "findings", numbered),
+                            ("Candidates not confirmed", "candidates",
+                             list(enumerate(others, len(confirmed) + 1)))]}
 
 
 def _display_name(indexes: Sequence[RunIndex], strategy: str) -> str:
