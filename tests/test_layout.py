@@ -3,7 +3,7 @@
 Stages (judge, perturb, vet, robustness, report) import the core and never each other;
 the core never imports a stage; nothing imports a package's private modules from outside
 it. Two layers sit above stages: the blind-spot hunt (fbi.hunt) drives the perturb and
-judge stages through their faces, the viewer (fbi.view) reads runs with the report's
+judge stages through their faces (and writes hunt.md through the report's), the viewer (fbi.view) reads runs with the report's
 statistics, and the interop (fbi.interop) re-renders calls through the judge's face; no
 stage imports any of them. Checked on the source, every
 import statement (function-level ones included).
@@ -17,7 +17,8 @@ from pathlib import Path
 FBI = Path(__file__).resolve().parents[1] / "fbi"
 STAGES = ("judge", "perturb", "vet", "robustness", "report")
 #: Layers above the stages, and the stages each may drive.
-ABOVE_STAGES = {"hunt": ("judge", "perturb"), "view": ("report",), "interop": ("judge",)}
+ABOVE_STAGES = {"hunt": ("judge", "perturb", "report"), "view": ("report",),
+                "interop": ("judge",)}
 
 
 def imports_of(path: Path) -> set[str]:

@@ -11,9 +11,10 @@ items (`fbi.hunt._confirm`, `fbi.hunt._findings`). No stage imports it; the CLI 
 Python caller run it like any stage.
 """
 
+from fbi.hunt._config import DEFAULT_BUDGET, HuntConfig
 from fbi.hunt._confirm import margin_test
 from fbi.hunt._discovery import cover, score_all
-from fbi.hunt._hunt import DEFAULT_BUDGET, Hunt, HuntConfig, HuntStatus
+from fbi.hunt._hunt import Hunt, HuntStatus
 from fbi.hunt._operators import Edit, Operator, error_operators, hunt_rule
 from fbi.hunt._predicates import PREDICATES, EditView, Predicate, describe, predicate
 from fbi.hunt._structure import PLACES, Place, place

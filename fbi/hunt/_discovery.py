@@ -15,10 +15,11 @@ covering** (Lavrač, Kavšek, Flach and Todorovski, "Subgroup discovery with CN2
    wins by being missed often *and* covering many rows: the one that matches a blind spot
    beats a narrower part of it (less evidence) and a broader one (diluted);
 3. the best description is taken — as broad as its evidence (`generalize`), and named by
-   the purest description of the same misses (`purest`) — its rows are set aside as
-   *explained*, and the search starts again on the rest — so the second finding is measured against rows the first
-   does not explain, and a loud blind spot cannot make a quiet one look ordinary, nor
-   return as four descriptions of itself.
+   the description that explains the same misses without caught edits (`explainer`) —
+   its rows are set aside as *explained*, and the search starts again on the rest — so
+   the second finding is measured against rows the first does not explain, and a loud
+   blind spot cannot make a quiet one look ordinary, nor return as four descriptions of
+   itself.
 
 Why not pysubgroup or sliceline as they are (docs/how-to/hunt.md, "Why fbi searches
 descriptions itself"): both rank descriptions by one quality over the *whole* table, so
@@ -42,10 +43,8 @@ MIN_N = 6
 #: A predicate is dropped from a found description unless the rows it leaves out are
 #: missed less often at this level (the broadest description that is not diluted).
 GENERALIZE_ALPHA = 0.05
-#: Naming: a description that holds this share of another's misses, and is missed more
-#: often, names them instead (`purest`), among the strongest this many descriptions.
-PUREST_OVERLAP = 0.9
-PUREST_TRIED = 100
+#: Naming: the other descriptions `explainer` weighs, the strongest this many.
+EXPLAINERS_TRIED = 100
 
 Description = tuple[int, ...]
 """A conjunction of predicates, as their sorted column indices."""
@@ -172,54 +171,82 @@ def scored(X: np.ndarray, missed: np.ndarray, description: Description) -> Score
     return _scored({description: (n, m)}, X.shape[0], int(missed.sum()))[0]
 
 
+def _greater(a: np.ndarray, missed: np.ndarray, b: tuple[int, int] | np.ndarray) -> float:
+    """One-sided Fisher test: rows ``a`` missed more often than ``b`` (rows, or a
+    (misses, n) pair)."""
+    if isinstance(b, np.ndarray):
+        b = (int(missed[b].sum()), int(b.sum()))
+    if not a.any() or not b[1]:
+        return 1.0
+    table = [[int(missed[a].sum()), int((~missed[a]).sum())], [b[0], b[1] - b[0]]]
+    return float(stats.fisher_exact(table, alternative="greater").pvalue)
+
+
+def _part_of(X: np.ndarray, missed: np.ndarray, rows: np.ndarray, core: np.ndarray,
+             outside: tuple[int, int]) -> bool:
+    """Whether ``rows`` belong with ``core``: missed not significantly less often than
+    it, or significantly more often than the rows ``outside`` (a blind spot with a
+    louder part is still one blind spot)."""
+    return _greater(core, missed, rows) > GENERALIZE_ALPHA or \
+        _greater(rows, missed, outside) < GENERALIZE_ALPHA
+
+
 def generalize(X: np.ndarray, missed: np.ndarray, found: Scored, min_effect: float
                ) -> Scored:
     """The broadest description that keeps ``found``'s evidence: a predicate is dropped
-    while the rows the shorter description adds are not missed significantly less often
-    (one-sided Fisher test at ``GENERALIZE_ALPHA``) and the shorter one still stands out
-    by ``min_effect``. "Authority claim added, replacing text" becomes "authority claim
-    added" when claims with other edits are missed as often; "inside parentheses,
-    changing digits" stays when other edits inside parentheses are caught."""
+    while the rows the shorter description adds belong with it (`_part_of`) and the
+    shorter one still stands out by ``min_effect``. "Authority claim added, replacing
+    text" becomes "authority claim added" when claims with other edits are missed as
+    often; "changing digits, 1–5 characters" becomes "changing digits" when larger
+    changes of numbers are missed too, if less often; "inside parentheses, changing
+    digits" stays when other edits inside parentheses are caught."""
     current = found
     while len(current.description) > 1:
         inside = covers(X, current.description)
         options = []
         for drop in current.description:
-            shorter = tuple(c for c in current.description if c != drop)
-            candidate = scored(X, missed, shorter)
-            if candidate.rate - candidate.outside_rate < min_effect:
+            shorter = scored(X, missed, tuple(c for c in current.description if c != drop))
+            if shorter.rate - shorter.outside_rate < min_effect:
                 continue
-            added = covers(X, shorter) & ~inside
-            table = [[current.misses, current.n - current.misses],
-                     [int(missed[added].sum()), int((~missed[added]).sum())]]
-            p = 1.0 if not added.any() else \
-                float(stats.fisher_exact(table, alternative="greater").pvalue)
-            if p > GENERALIZE_ALPHA:
-                options.append(candidate)
+            added = covers(X, shorter.description) & ~inside
+            if not added.any() or _part_of(X, missed, added, inside,
+                                           (shorter.outside_misses, shorter.outside_n)):
+                options.append(shorter)
         if not options:
             break
         current = min(options, key=lambda s: (s.p_value, s.description))
     return current
 
 
-def purest(X: np.ndarray, missed: np.ndarray, found: Scored, scored_all: list[Scored],
-           overlap: float = PUREST_OVERLAP) -> Scored:
-    """Of the descriptions no longer than ``found`` that hold at least ``overlap`` of its
-    misses and few others, the one missed most often: two descriptions of the same
-    misses, and the hunt names the one that takes in fewer caught edits ("edits the
-    describer made to mention Zanzibar" rather than "named-entity changes of 6–40
-    characters", of which the judge catches the rest)."""
+def explainer(X: np.ndarray, missed: np.ndarray, found: Scored, scored_all: list[Scored]
+              ) -> Scored:
+    """Another description that explains ``found``'s misses better, if one does: no
+    longer than it, holding at least half of its misses, such that the rest of
+    ``found``'s rows are no more often missed than the rows outside it and what it adds
+    belongs with it (`_part_of`); the strongest such. Two descriptions of the same misses,
+    and the hunt names the one that does not take in caught edits ("edits the describer
+    made to mention Zanzibar" rather than "named-entity changes of 6–40 characters", of
+    which the judge catches the rest; "adding or removing a negation" rather than
+    "negation-rule edits", whose antonyms it catches)."""
     inside = covers(X, found.description)
     own = inside & missed
-    best, rate = found, found.rate
-    for other in sorted(scored_all, key=lambda s: s.p_value)[:PUREST_TRIED]:
-        if len(other.description) > len(found.description) or other.rate <= rate + 0.05:
+    outside = (found.outside_misses, found.outside_n)
+    best = None
+    for other in sorted(scored_all, key=lambda s: s.p_value)[:EXPLAINERS_TRIED]:
+        if len(other.description) > len(found.description) or \
+                other.description == found.description:
             continue
-        theirs = covers(X, other.description) & missed
-        if (theirs & own).sum() >= overlap * own.sum() and \
-                (theirs & ~own).sum() <= (1 - overlap) * own.sum():
-            best, rate = other, other.rate
-    return best
+        theirs = covers(X, other.description)
+        if 2 * (theirs & own).sum() < own.sum():
+            continue
+        rest, added = inside & ~theirs, theirs & ~inside
+        if rest.any() and _greater(rest, missed, outside) < GENERALIZE_ALPHA:
+            continue  # it leaves part of the blind spot unexplained
+        if added.any() and not _part_of(X, missed, added, theirs & inside, outside):
+            continue  # it takes in edits that do not belong
+        best = other
+        break
+    return found if best is None else best
 
 
 def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: float,
@@ -237,7 +264,7 @@ def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: flo
         if found is None or found.p_value > p_threshold:
             break
         found = generalize(X[active], missed[active], found, min_effect)
-        found = purest(X[active], missed[active], found, scored_all)
+        found = explainer(X[active], missed[active], found, scored_all)
         chosen.append(found)
         active &= ~covers(X, found.description)
     return chosen

@@ -155,11 +155,3 @@ class Search:
                                       min_effect=CANDIDATE_EFFECT, min_n=CANDIDATE_MIN_N,
                                       limit=MAX_CANDIDATES)]
         return found[:MAX_CANDIDATES]
-
-    def seen_operators(self, description: tuple[str, ...], population: Population,
-                       names: list[str]) -> list[str]:
-        """The operators of the search's probes of ``population`` that ``description``
-        covers, one per probe."""
-        mask = self.table.covered(description) & self.table.rows(
-            population, (Phase.EXPLORE, Phase.TARGET))
-        return [names[i] for i in self.table.operator[mask]]

@@ -53,8 +53,8 @@ class Row:
     phase: Phase
     candidate: int
     """The candidate a CANDIDATE probe was made for (−1 otherwise)."""
-    operator: int
-    """Index of its operator in the hunt's operator list."""
+    operator: str
+    """Its operator's name (the table numbers them)."""
     edit_offset: int
     """Byte offset of its edit's line in ``edits.jsonl``."""
     calls: tuple[str, ...]
@@ -85,6 +85,9 @@ class ProbeTable:
         self._X = np.zeros((self._capacity, len(predicates)), dtype=bool)
         self._numbers = np.zeros((self._capacity, NUMBERS), dtype=np.int64)
         self.calls: list[tuple[str, ...]] = []
+        self.operator_names: list[str] = []
+        """Each operator a row has had, numbered as they first came."""
+        self._operator_index: dict[str, int] = {}
 
     def add_predicate(self, predicate: Predicate) -> None:
         """A predicate that came after rows were added (the describer's operator): false
@@ -105,9 +108,12 @@ class ProbeTable:
             self._capacity *= 2
             self._X = np.resize(self._X, (self._capacity, len(self.predicates)))
             self._numbers = np.resize(self._numbers, (self._capacity, NUMBERS))
+        if row.operator not in self._operator_index:
+            self._operator_index[row.operator] = len(self.operator_names)
+            self.operator_names.append(row.operator)
         self._X[self.size] = row.values
         self._numbers[self.size] = (row.missed, row.population, row.phase, row.candidate,
-                                    row.operator, row.edit_offset,
+                                    self._operator_index[row.operator], row.edit_offset,
                                     row.size * 2 + row.unreadable, row.strategy, row.order)
         self.calls.append(row.calls)
         self.size += 1
@@ -164,6 +170,15 @@ class ProbeTable:
     def rows(self, population: Population, phases: tuple[Phase, ...]) -> np.ndarray:
         """A mask of the rows of ``population`` made in ``phases``."""
         return (self.population == population) & np.isin(self.phase, phases)
+
+    def operators_of(self, description: tuple[str, ...], population: Population,
+                     phases: tuple[Phase, ...] | None = None) -> list[str]:
+        """The operators of the rows of ``population`` (made in ``phases``, else any)
+        that ``description`` covers, one per row."""
+        mask = self.covered(description) & (self.population == population)
+        if phases is not None:
+            mask &= np.isin(self.phase, phases)
+        return [self.operator_names[i] for i in self.operator[mask]]
 
     def covered(self, description: tuple[str, ...]) -> np.ndarray:
         """A mask of the rows every predicate of ``description`` holds for."""
