@@ -1,22 +1,31 @@
-"""`fbi hunt` against a uniform grid, on loopback judges with planted blind spots (issue 40).
+"""`fbi hunt` on judges with several blind spots at once, against a uniform grid (issues 40
+and 49).
 
-    python benchmarks/hunt_search.py [--budgets 250,500,1000,2000,3000]
+    python benchmarks/hunt_search.py [--budgets 1000,2000,3000,4500,6000] [--seeds 0,1]
+    python benchmarks/hunt_search.py --clean --seeds 0,1,...,19
+    python benchmarks/hunt_search.py --power --seeds 0,...,19
     python benchmarks/hunt_search.py --scale --budgets 3000,30000
 
 The gold answers of the original FBI release (``FBI_ORIGINAL``, else
-../shared/data/fbi-original). Six loopback judges (tests/planted_judges.py), each
-missing one edit in ten at random besides its blind spot: number changes inside list
-items, any edit in the answer's last third, answers made half again as long (padding,
-injected text), a unit put in another's place, changes of at most five characters in the
-first sentence, and none at all. Each judge is hunted at
-each budget twice, in one process: by the adaptive search and by a uniform grid over the
-same roots (the same probes for each, no refinement), both with the same candidate
-rules and held-out confirmation. A planted blind spot counts as confirmed when most of a
-confirmed finding's examples (edits the judge missed) are edits it names; a confirmed
-finding of which they are not is a false confirmation (on the clean judge, any confirmed
-finding).
-Prints one JSON line per run, then per search the smallest budget at which every planted
-blind spot was confirmed with no false one, and the process's peak RSS.
+../shared/data/fbi-original). The judges are loopback servers (tests/planted_judges.py,
+`SEVERAL`), each with one loud blind spot (missed 95% of the time, a fifth to a third of
+the edits) and three or four quiet ones (missed 70% of the time, each 2–8% of the edits),
+and one edit in ten missed at random besides: numbers changed / inside parentheses /
+negation / authority claims; the answer's last third / headings / quotation marks /
+named entities / self-praise; changes of five characters or fewer / bold text / modal
+verbs / the answer's last tenth. Each blind spot is read off the text its own way
+(difflib, brackets counted by hand), never through fbi's predicates.
+
+A planted blind spot is *named* when a confirmed finding has at least 80% of its
+examples explained by it; *named once* when no second confirmed finding is; a confirmed
+finding that names no planted spot is *false*. Each judge is hunted at each budget by the
+adaptive search and by the grid (every probe a random edit; the same candidates and
+confirmation), and the smallest budget at which every planted spot is named once with
+nothing false is reported per search. ``--clean``: a judge with only the random misses,
+over seeds (confirmed findings are all false). ``--power``: a judge with the loud numbers
+spot and one quiet spot (inside parentheses) missed 40 points above the baseline, over
+seeds at the default budget. ``--scale``: time and peak RSS of whole ``fbi hunt``
+processes. Hunts run two at a time (one per core); prints one JSON line per hunt.
 """
 
 from __future__ import annotations
@@ -28,68 +37,90 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from openai_server import ChatServer  # noqa: E402
-from peak_rss import peak_rss_mb  # noqa: E402
-from planted_judges import (  # noqa: E402
-    PlantedJudge,
-    misses_changed_digits_in_lists,
-    misses_edits_in_the_last_third,
-    misses_long_additions,
-    misses_nothing,
-    misses_small_changes_in_the_first_sentence,
-    misses_unit_swaps,
-)
-
-from fbi.hunt import Hunt, HuntConfig  # noqa: E402
-from fbi.llm import ModelClient  # noqa: E402
-from fbi.settings import ModelSettings  # noqa: E402
-from fbi.sources import load_gold_items  # noqa: E402
-
 FBI_ORIGINAL = Path(os.environ.get("FBI_ORIGINAL") or ROOT.parent / "shared" / "data"
                     / "fbi-original")
-JUDGES = {"digits in list items": misses_changed_digits_in_lists,
-          "the last third": misses_edits_in_the_last_third,
-          "long additions": misses_long_additions,
-          "unit swaps": misses_unit_swaps,
-          "small changes in the first sentence": misses_small_changes_in_the_first_sentence,
-          "none (clean)": misses_nothing}
+CLEAN = "random misses only"
+POWER = "numbers, parentheses at +40 points"
 
 
-def hunt(items, blind_spot, budget: int, search: str, folder: Path) -> dict:
-    judge = PlantedJudge(items, blind_spot, noise=10)
+def judge_named(name: str):
+    import planted_judges as pj
+
+    if name == CLEAN:
+        return pj.SeveralSpots({})
+    if name == POWER:  # 10% random and 45% spot misses: 1 − 0.9·0.55 ≈ 50%, 40 points up
+        return pj.SeveralSpots({"numbers": (pj.misses_number_changes, 0.95),
+                                "parentheses": (pj.misses_inside_parentheses, 0.45)})
+    return pj.SEVERAL[name]
+
+
+def hunt(job: tuple[str, str, int, int]) -> dict:
+    """One hunt in this process: (judge, search, budget, seed) → what it found."""
+    name, search, budget, seed = job
+    from openai_server import ChatServer
+    from peak_rss import peak_rss_mb
+    from planted_judges import PlantedJudge
+
+    from fbi.hunt import Hunt, HuntConfig
+    from fbi.llm import ModelClient
+    from fbi.settings import ModelSettings
+    from fbi.sources import load_gold_items
+
+    items, _ = load_gold_items(str(FBI_ORIGINAL))
+    spots = judge_named(name)
+    work = Path(tempfile.mkdtemp(prefix="hunt-bench-"))
+    os.environ["FBI_CACHE"] = str(work / "cache.sqlite")
     started = time.perf_counter()
-    with ChatServer(judge) as server:
-        settings = ModelSettings(model="openai/planted", api_base=server.url,
-                                 concurrency=16)
-        stage = Hunt(items, HuntConfig(model=settings, budget=budget, search=search),
-                     folder, str(FBI_ORIGINAL))
-        stage.run(ModelClient(api_key="sk-bench"))
-        requests = sum(server.counts.values())
+    try:
+        with ChatServer(PlantedJudge(items, spots, noise=10)) as server:
+            settings = ModelSettings(model="openai/planted", api_base=server.url,
+                                     concurrency=16)
+            stage = Hunt(items, HuntConfig(model=settings, budget=budget, search=search,
+                                           seed=seed), work / "hunt", str(FBI_ORIGINAL))
+            stage.run(ModelClient(api_key="sk-bench"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     result = stage.result
-    confirmed = [f for f in result.findings if f.confirmed]
-    # true: most of its missed examples are edits the blind spot names (the judge also
-    # misses one edit in ten at random, and those may be among the examples)
-    true = [f for f in confirmed if 2 * sum(blind_spot(e.gold_answer, e.edited_answer)
-                                            for e in f.examples) > len(f.examples)]
-    return {"calls": result.calls, "requests": requests,
-            "seconds": round(time.perf_counter() - started, 1),
-            "planted_confirmed": bool(true) if blind_spot is not misses_nothing else None,
-            "false_confirmations": len(confirmed) - len(true),
-            "confirmed": [f"{f.description} ({100 * (f.miss_rate or 0):.0f}% of {f.n}, "
-                          f"baseline {100 * (f.baseline_rate or 0):.0f}%)" for f in true],
-            "false": [f.description for f in confirmed if f not in true]}
+    named: dict[str, list[str]] = {spot: [] for spot in spots.spots}
+    false = []
+    for finding in result.confirmed:
+        examples = finding.examples
+        which = [s for s, (f, _) in spots.spots.items()
+                 if examples and sum(f(e.gold_answer, e.edited_answer)
+                                     for e in examples) >= 0.8 * len(examples)]
+        for spot in which:
+            named[spot].append(finding.description)
+        if not which:
+            false.append(finding.description)
+    return {"judge": name, "search": search, "budget": budget, "seed": seed,
+            "calls": result.calls, "seconds": round(time.perf_counter() - started, 1),
+            "named": named, "false": false,
+            "every_spot_named_once": all(len(v) == 1 for v in named.values()) and not false,
+            "overall_miss_rate": None if result.overall is None
+            else round(result.overall.miss_rate or 0, 3),
+            "peak_rss_mb": round(peak_rss_mb(), 1)}
+
+
+def run(jobs: list[tuple[str, str, int, int]]) -> list[dict]:
+    rows = []
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        for row in pool.map(hunt, jobs):
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
 
 
 def scale(budgets: list[int]) -> None:
     """``fbi hunt`` as a user runs it, a child process per budget reporting its own peak
     RSS, against the loopback server's hashed-verdict judge (answering at once)."""
-    from openai_server import SCRIPTS
+    from openai_server import SCRIPTS, ChatServer
     from run_scale import measured_fbi
 
     work = Path(tempfile.mkdtemp(prefix="hunt-scale-"))
@@ -98,66 +129,74 @@ def scale(budgets: list[int]) -> None:
             for budget in budgets:
                 env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "COLUMNS": "100",
                        "FBI_CACHE": str(work / f"{budget}.sqlite")}
-                run = measured_fbi("hunt", "--judge", "openai/bench", "--api-base",
-                                   server.url, "--dataset", str(FBI_ORIGINAL), "--budget",
-                                   str(budget), "--concurrency", "32", "--no-probe",
-                                   "--output", str(work / str(budget)), env=env)
+                measured = measured_fbi("hunt", "--judge", "openai/bench", "--api-base",
+                                        server.url, "--dataset", str(FBI_ORIGINAL),
+                                        "--budget", str(budget), "--concurrency", "32",
+                                        "--no-probe", "--output", str(work / str(budget)),
+                                        env=env)
                 result = json.loads((work / str(budget) / "hunt.json").read_text())
                 print(json.dumps({"budget": budget, "calls": result["calls"],
-                                  "seconds": run["seconds"],
-                                  "peak_rss_mb": run["peak_rss_mb"]}), flush=True)
+                                  "seconds": measured["seconds"],
+                                  "peak_rss_mb": measured["peak_rss_mb"]}), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:
+    from planted_judges import SEVERAL
+
+    from fbi.hunt import DEFAULT_BUDGET
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--budgets", default="250,500,1000,2000,3000")
+    parser.add_argument("--budgets", default="1000,2000,3000,4500,6000")
+    parser.add_argument("--seeds", default="0")
+    parser.add_argument("--judges", default=",".join(str(i) for i in range(len(SEVERAL))),
+                        help="which of planted_judges.SEVERAL, by index")
+    parser.add_argument("--clean", action="store_true", help="the judge without blind "
+                        "spots over --seeds at the default budget")
+    parser.add_argument("--power", action="store_true", help="a quiet spot 40 points "
+                        "above the baseline over --seeds at the default budget")
     parser.add_argument("--scale", action="store_true",
                         help="only time and peak RSS of whole `fbi hunt` processes at "
                              "--budgets (e.g. 3000,30000)")
     arguments = parser.parse_args()
     budgets = [int(b) for b in arguments.budgets.split(",")]
+    seeds = [int(s) for s in arguments.seeds.split(",")]
     if not FBI_ORIGINAL.exists():
         raise SystemExit(f"the FBI release is not at {FBI_ORIGINAL}; set FBI_ORIGINAL")
     if arguments.scale:
         scale(budgets)
         return
-    items, _ = load_gold_items(str(FBI_ORIGINAL))
-    work = Path(tempfile.mkdtemp(prefix="hunt-bench-"))
-    os.environ["FBI_CACHE"] = str(work / "cache.sqlite")
-    solved: dict[str, int | None] = {}
-    # per search and planted judge: the smallest budget that confirmed it with nothing
-    # false, and every budget after it too
-    first: dict[str, dict[str, int | None]] = {}
-    try:
-        for search in ("adaptive", "grid"):
-            solved[search] = None
-            first[search] = {name: None for name in JUDGES if JUDGES[name] is not
-                             misses_nothing}
-            for budget in budgets:
-                rows = {}
-                for name, blind_spot in JUDGES.items():
-                    folder = work / f"{search}-{budget}-{len(rows)}"
-                    rows[name] = hunt(items, blind_spot, budget, search, folder)
-                    print(json.dumps({"search": search, "budget": budget, "judge": name,
-                                      **rows[name]}), flush=True)
-                for name, row in rows.items():
-                    if name in first[search]:
-                        found = row["planted_confirmed"] and not row["false_confirmations"]
-                        if found and first[search][name] is None:
-                            first[search][name] = budget
-                        elif not found:
-                            first[search][name] = None
-                if solved[search] is None and all(
-                        r["planted_confirmed"] in (True, None) and not
-                        r["false_confirmations"] for r in rows.values()):
-                    solved[search] = budget
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps({"smallest budget with every planted blind spot confirmed and none "
-                      "false": solved, "smallest budget per planted blind spot": first,
-                      "items": len(items), "peak_rss_mb": round(peak_rss_mb(), 1)}))
+    if arguments.clean or arguments.power:
+        name = CLEAN if arguments.clean else POWER
+        rows = run([(name, "adaptive", DEFAULT_BUDGET, seed) for seed in seeds])
+        key = "false" if arguments.clean else "named"
+        print(json.dumps({"judge": name, "seeds": len(rows), "budget": DEFAULT_BUDGET,
+                          "confirmed false findings": sum(len(r["false"]) for r in rows),
+                          "hunts with a false finding": sum(bool(r["false"]) for r in rows),
+                          "quiet spot confirmed": None if arguments.clean else sum(
+                              bool(r[key]["parentheses"]) for r in rows)}))
+        return
+    names = [list(SEVERAL)[int(i)] for i in arguments.judges.split(",")]
+    jobs = [(name, search, budget, seed) for search in ("adaptive", "grid")
+            for name in names for budget in budgets for seed in seeds]
+    rows = run(jobs)
+    smallest: dict[str, dict[str, int | None]] = {}
+    for search in ("adaptive", "grid"):
+        smallest[search] = {}
+        for name in names:
+            solved = [b for b in budgets if all(
+                r["every_spot_named_once"] for r in rows if r["search"] == search
+                and r["judge"] == name and r["budget"] == b)]
+            # the smallest budget from which every larger one also solves it
+            first = None
+            for budget in sorted(budgets, reverse=True):
+                if budget not in solved:
+                    break
+                first = budget
+            smallest[search][name] = first
+    print(json.dumps({"smallest budget naming every planted spot once, nothing false":
+                      smallest, "seeds": seeds}))
 
 
 if __name__ == "__main__":

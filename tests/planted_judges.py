@@ -88,11 +88,21 @@ def planted_word_perturber(word: str):
 
 
 def changed_span(gold: str, edited: str) -> tuple[int, int, str, str] | None:
-    """The first changed stretch: (start in gold, end in gold, before, after)."""
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, gold, edited,
+    """The first changed stretch: (start in gold, end in gold, before, after), by difflib
+    over the characters between the two texts' common start and end (the same stretch
+    difflib finds over the whole texts, in a fraction of the time)."""
+    start = 0
+    limit = min(len(gold), len(edited))
+    while start < limit and gold[start] == edited[start]:
+        start += 1
+    end = 0
+    while end < limit - start and gold[-1 - end] == edited[-1 - end]:
+        end += 1
+    a, b = gold[start:len(gold) - end], edited[start:len(edited) - end]
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b,
                                                       autojunk=False).get_opcodes():
         if op != "equal":
-            return i1, i2, gold[i1:i2], edited[j1:j2]
+            return start + i1, start + i2, a[i1:i2], b[j1:j2]
     return None
 
 

@@ -12,10 +12,10 @@ The built-in predicates, by group:
 * ``where`` — the change starts inside a place of the gold answer
   ([`PLACES`][fbi.hunt.PLACES]: parentheses, quotes, code, a list item, a heading, the
   last sentence, a tenth of the answer, ...);
-* ``what`` — what the change touches: digits, dates, units, named entities, negation
-  (in the words changed and in any text a manipulation added: the judge reads both),
-  comparatives, modal verbs, quantifiers, pronouns, function words, adverbs (in the words
-  changed); punctuation or letter case only; inserted, deleted or replaced; how many
+* ``what`` — what the change touches: digits, dates, units, negation, comparatives, modal
+  verbs, quantifiers, adverbs (in the words changed and in any text a manipulation added:
+  the judge reads both), named entities, pronouns and function words (in the words
+  changed: every added sentence has some); punctuation or letter case only; inserted, deleted or replaced; how many
   characters and words; one stretch or several (of the error edit);
 * ``answer`` — the gold answer's length, its Markdown structure and language, the
   question's ability and what it asks for;
@@ -165,8 +165,8 @@ class EditView:
     def touches(self, test: Callable[[str], bool], added_text: bool = False) -> bool:
         """Whether the words ``test`` picks differ before and after the change: added,
         removed, replaced or reordered. ``added_text``: a manipulation's words count as
-        added too (for what the judge reads there as well — numbers, dates, names,
-        negation — not for function words any sentence has)."""
+        added too (for what the judge reads there as well — numbers, negation, modal
+        verbs — not for the function words and pronouns any sentence has)."""
         added = self.added_words + self.manipulation_words if added_text \
             else self.added_words
         return [w for w in self.removed_words if test(w)] != [w for w in added if test(w)]
@@ -287,13 +287,13 @@ _what("changes_negation", "adding or removing a negation",
                           added_text=True))
 _what("changes_comparative", "changing a comparison",
       "A comparative or superlative is among the changed words: «more» → «less».",
-      lambda e: e.touches(_in(COMPARATIVES)))
+      lambda e: e.touches(_in(COMPARATIVES), added_text=True))
 _what("changes_modal", "changing a modal verb",
       "A modal verb is among the changed words: «should» → «must».",
-      lambda e: e.touches(_in(MODALS)))
+      lambda e: e.touches(_in(MODALS), added_text=True))
 _what("changes_quantifier", "changing a quantifier",
       "A quantifier is among the changed words: «some» → «all».",
-      lambda e: e.touches(_in(QUANTIFIERS)))
+      lambda e: e.touches(_in(QUANTIFIERS), added_text=True))
 _PRONOUNS = frozenset("i me my mine we us our ours you your yours he him his she her hers "
                       "it its they them their theirs this that these those who whom whose "
                       "which".split())
@@ -306,7 +306,8 @@ _what("changes_function_word", "changing a function word",
       lambda e: e.touches(_in(STOPWORDS - NEGATIONS)))
 _what("changes_adverb", "changing an adverb",
       "A word ending in -ly is among the changed words: «slowly» → «quickly».",
-      lambda e: e.touches(lambda w: len(w) > 4 and w.lower().endswith("ly")))
+      lambda e: e.touches(lambda w: len(w) > 4 and w.lower().endswith("ly"),
+                          added_text=True))
 _what("punctuation_only", "changing punctuation only",
       "Only punctuation differs: «, however» → «; however».",
       lambda e: _letters(e.change.before) == _letters(e.change.after))

@@ -216,10 +216,11 @@ def _fraction(k: int, parts: int) -> PlaceFinder:
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-             "ninth", "tenth")
+             "ninth")
 for _k in range(10):
-    _register(f"in_tenth_{_k + 1}", f"in the {_ORDINALS[_k]} tenth of the answer",
-              _fraction(_k, 10), f"The {_ORDINALS[_k]} tenth of the answer, by characters.")
+    _ordinal = "last" if _k == 9 else _ORDINALS[_k]
+    _register(f"in_tenth_{_k + 1}", f"in the {_ordinal} tenth of the answer",
+              _fraction(_k, 10), f"The {_ordinal} tenth of the answer, by characters.")
 for _k, _word in enumerate(("first", "middle", "last")):
     _register(f"in_{_word}_third", f"in the {_word} third of the answer", _fraction(_k, 3),
               f"The {_word} third of the answer, by characters.")
