@@ -456,3 +456,61 @@ def planted_describer(word: str, predicates: tuple[str, ...] = ()):
         return perturb(request)
 
     return answer
+
+
+# ------------------------------------------------------------------ by hand
+
+
+def main() -> None:
+    """Serve a planted judge by hand, as the hunt guide does (docs/how-to/hunt.md):
+
+    python tests/planted_judges.py gold gold.jsonl
+    python tests/planted_judges.py serve --gold gold.jsonl --spots "last third,quotes"
+
+    ``gold`` writes the synthetic gold answers; ``serve`` prints the judge's base URL and
+    serves until stopped. ``--spots`` names the blind spots (of `SPOTS`), the first missed
+    95% of the time and the rest 70%, with one edit in ten missed at random besides."""
+    import argparse
+    import sys
+    import threading
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from openai_server import ChatServer
+
+    from fbi.sources import load_gold_items
+
+    parser = argparse.ArgumentParser(description=main.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    gold = commands.add_parser("gold", help="write the synthetic gold answers")
+    gold.add_argument("path")
+    serve = commands.add_parser("serve", help="serve a judge with planted blind spots")
+    serve.add_argument("--gold", required=True)
+    serve.add_argument("--spots", required=True,
+                       help=f"comma-separated, of: {', '.join(SPOTS)}")
+    serve.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    if args.command == "gold":
+        Path(args.path).write_text("".join(json.dumps(row) + "\n"
+                                           for row in synthetic_gold()), encoding="utf-8")
+        return
+    names = [n.strip() for n in args.spots.split(",")]
+    unknown = [n for n in names if n not in SPOTS]
+    if unknown:
+        parser.error(f"unknown spots {unknown}: choose from {', '.join(SPOTS)}")
+    spots = SeveralSpots({name: (SPOTS[name], 0.95 if i == 0 else 0.7)
+                          for i, name in enumerate(names)})
+    items, _ = load_gold_items(args.gold)
+    with ChatServer(PlantedJudge(items, spots, noise=10), port=args.port) as server:
+        print(server.url, flush=True)
+        threading.Event().wait()
+
+
+#: The blind spots a judge served by hand can have, by name.
+SPOTS: dict[str, BlindSpot] = {
+    name: spot for judge in SEVERAL.values() for name, (spot, _) in judge.spots.items()}
+
+
+if __name__ == "__main__":
+    main()

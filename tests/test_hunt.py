@@ -107,7 +107,7 @@ def test_every_planted_blind_spot_is_confirmed_and_named_once(tmp_path, gold):
         assert finding["p_value"] <= finding["p_adjusted"] < 0.05
         assert finding["interval"][0] > finding["baseline_rate"] + result["margin"]
     # the names a person reads: the text-shaped one by its place
-    assert "edits, inside parentheses" in {f["description"] for f in confirmed}
+    assert "edits inside parentheses" in {f["description"] for f in confirmed}
     # every request to the judge counted, the preflight probe's included, within budget
     assert requests <= result["calls"] <= 2000
     assert result["search_calls"] + result["confirmation_calls"] + 1 == result["calls"]
@@ -130,7 +130,7 @@ def test_a_blind_spot_only_a_text_predicate_can_name_is_found(tmp_path, gold):
     _, result, _ = hunt_with(PlantedJudge(items, spots, noise=10), gold, tmp_path / "h",
                              tmp_path)
     named = spots_named(result, spots)
-    assert named["quotes"] == ["edits, inside quotation marks"], named
+    assert named["quotes"] == ["edits inside quotation marks"], named
     assert len(named["last third"]) == 1
 
 

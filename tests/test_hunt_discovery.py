@@ -214,11 +214,13 @@ def test_the_change_is_found_in_linear_time_and_to_whole_words():
 def test_descriptions_read_as_english():
     names = predicates_for(EditSpace(), ["vanilla", "pairwise"], True)
     by_name = {p.name: p for p in names}
-    assert describe([by_name["in_parentheses"]]) == "edits, inside parentheses"
+    assert describe([by_name["in_parentheses"]]) == "edits inside parentheses"
     assert describe([by_name["op:number-errors"], by_name["in_last_third"]]) == \
-        "number-errors edits, in the last third of the answer"
+        "number-errors edits in the last third of the answer"
     assert describe([by_name["added:manipulation/padding"], by_name["order:edit-first"]]) \
-        == "edits with padding added, with the edit shown first"
+        == "edits with padding added with the edit shown first"
+    assert describe([by_name["changes_digits"], by_name["in_list_item"]]) == \
+        "edits changing digits, inside a list item"
 
 
 # ------------------------------------------------------------------ placement
@@ -344,3 +346,18 @@ def test_an_append_log_given_its_state_reads_only_what_lies_past_it(tmp_path):
 
     with pytest.raises(InputError, match="line 2"):  # read whole, it is found
         AppendLog(path, Judgment, keep_records=False)
+
+
+def test_sliceline_alone_sees_the_loud_spot_several_ways():
+    """What the covering adds: on the same table, sliceline's top three slices are the
+    loud blind spot and its proxies; the covering names the loud one and the quiet one."""
+    from sliceline.slicefinder import Slicefinder
+
+    X, missed = planted_table(2000, seed=3)
+    finder = Slicefinder(alpha=0.95, k=3, max_l=2, min_sup=20, verbose=False)
+    finder.fit(X.astype(int) + 1, missed.astype(float))
+    loud = {0, 2, 3}  # the loud spot and its two proxies
+    for top in finder.top_slices_:
+        assert loud & {i for i, value in enumerate(top) if value == 2}
+    found = cover(X, missed, max_found=3, p_threshold=1e-4, min_effect=0.15)
+    assert [s.description for s in found[:2]] == [(0,), (1,)]

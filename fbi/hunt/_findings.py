@@ -8,7 +8,8 @@ does not cover, both without the probes an earlier confirmed finding covers. A c
 whose held-out probes an earlier confirmed finding mostly covers, and that is not
 confirmed on the rest, is merged into it ("also seen as"). A finding's examples are
 missed probes it covers and no other confirmed finding covers, plainest first: held-out
-before searched, covered by fewer other candidates, a readable reply, a smaller edit.
+before searched, covered by fewer other candidates, made by one operator with nothing
+added, a readable reply, a smaller edit.
 ``queue.jsonl`` holds each missed edit of a confirmed finding once, under the first
 finding that covers it.
 """
@@ -58,36 +59,72 @@ class Summary:
         self.table = table
         self.candidates = candidates
         self.predicates = predicates
+        self.margin = margin
         self.decisions: list[Decision] = []
-        held = table.phase >= Phase.BASELINE
-        explained = {population: np.zeros(table.size, dtype=bool) for population in
-                     Population}
         names: set[str] = set()
         for found in candidates:
-            population = table.population == found.population
-            covered = table.covered(found.description)
-            mask = explained[found.population]
-            own = held & population & covered & ~mask
-            base = (table.phase == Phase.BASELINE) & population & ~covered & ~mask
-            missed = table.missed
-            p = margin_test(int(missed[own].sum()), int(own.sum()), int(missed[base].sum()),
-                            int(base.sum()), margin)
-            p_adjusted = bonferroni(p, len(candidates))
             words = describe([predicates[n] for n in found.description])
             name = slug(words)
             while name in names:
                 name += "-2"
             names.add(name)
-            decision = Decision(found, name, words, "not confirmed", own, base, p,
-                                p_adjusted)
-            if p_adjusted < alpha and own.any():
+            decision = Decision(found, name, words, "not confirmed", *self._test(
+                found, self.confirmed), 1.0)
+            decision.p_adjusted = bonferroni(decision.p_value, len(candidates))
+            if decision.p_adjusted < alpha and decision.own.any():
                 decision.status = "confirmed"
-                mask |= covered
             else:
-                decision.merged_into = self._explainer(held & population & covered)
+                decision.merged_into = self._explainer(self._held(found))
                 if decision.merged_into is not None:
                     decision.status = "merged"
             self.decisions.append(decision)
+        self._merge_narrower()
+
+    def _held(self, found: Found) -> np.ndarray:
+        table = self.table
+        return (table.phase >= Phase.BASELINE) & (table.population == found.population) & \
+            table.covered(found.description)
+
+    def _test(self, found: Found, before: list[Decision]
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        """A candidate's held-out probes, its baseline's, and the margin test between
+        them, leaving out what the findings ``before`` cover."""
+        table = self.table
+        explained = np.zeros(table.size, dtype=bool)
+        for decision in before:
+            if decision.found.population == found.population:
+                explained |= table.covered(decision.found.description)
+        population = table.population == found.population
+        covered = table.covered(found.description)
+        own = self._held(found) & ~explained
+        base = (table.phase == Phase.BASELINE) & population & ~covered & ~explained
+        missed = table.missed
+        p = margin_test(int(missed[own].sum()), int(own.sum()), int(missed[base].sum()),
+                        int(base.sum()), self.margin)
+        return own, base, p
+
+    def _merge_narrower(self) -> None:
+        """A confirmed finding whose description narrows another confirmed one ("negation
+        rule edits, adding or removing a negation" beside "adding or removing a
+        negation") is the same blind spot: it is merged into the broader one, whose
+        figures are then counted again without leaving its edits out."""
+        confirmed = self.confirmed
+        merged = False
+        for narrow in confirmed:
+            for broad in confirmed:
+                if broad is not narrow and broad.status == "confirmed" and \
+                        set(broad.found.description) < set(narrow.found.description):
+                    narrow.status = "merged"
+                    narrow.merged_into = self.decisions.index(broad)
+                    merged = True
+                    break
+        if merged:
+            kept: list[Decision] = []
+            for decision in self.confirmed:
+                decision.own, decision.base, p = self._test(decision.found, kept)
+                decision.p_value = p  # (the figures shown are these)
+                decision.p_adjusted = bonferroni(decision.p_value, len(self.candidates))
+                kept.append(decision)
 
     def _explainer(self, rows: np.ndarray) -> int | None:
         """The earlier confirmed finding that covers most of ``rows``, if it covers at
@@ -124,8 +161,10 @@ class Summary:
         others = [table.covered(c.description) for c in self.candidates
                   if c is not decision.found]
         overlap = sum((o[rows].astype(int) for o in others), np.zeros(len(rows), int))
+        composed = np.array([table.operator_names[i].count("+") for i in
+                             table.operator[rows]], dtype=int)
         order = np.lexsort((rows, table.change_size[rows], table.unreadable[rows],
-                           overlap, table.phase[rows] < Phase.BASELINE))
+                            composed, overlap, table.phase[rows] < Phase.BASELINE))
         return [int(r) for r in rows[order][:EXAMPLES]]
 
 

@@ -15,8 +15,9 @@ The built-in predicates, by group:
 * ``what`` — what the change touches: digits, dates, units, negation, comparatives, modal
   verbs, quantifiers, adverbs (in the words changed and in any text a manipulation added:
   the judge reads both), named entities, pronouns and function words (in the words
-  changed: every added sentence has some); punctuation or letter case only; inserted, deleted or replaced; how many
-  characters and words; one stretch or several (of the error edit);
+  changed: every added sentence has some); punctuation or letter case only; inserted,
+  deleted or replaced; how many characters and words; one stretch or several (of the
+  error edit);
 * ``answer`` — the gold answer's length, its Markdown structure and language, the
   question's ability and what it asks for;
 * ``how`` and ``judged`` — made per hunt from its operators and strategies: the operator,
@@ -450,14 +451,14 @@ _answer("asks_for_code", "when the question asks for code",
 # ------------------------------------------------------------------ descriptions
 
 def describe(predicates: list[Predicate]) -> str:
-    """A description in words: "number-errors edits with padding added, inside
-    parentheses"; "edits in the last tenth of the answer"."""
+    """A description in words: "number-errors edits with padding added inside
+    parentheses"; "edits changing digits, in the last tenth of the answer"."""
     how = [p for p in predicates if p.group == "how"]
     head = next((p for p in how if p.name.startswith(("sway:", "op:", "family:"))), None)
     words = [head.phrase if head else "edits"]
     words += [p.phrase for p in how if p is not head]
     rest = [p.phrase for p in predicates if p.group != "how"]
-    return " ".join(words) + (", " + ", ".join(rest) if rest else "")
+    return " ".join(words + rest[:1]) + "".join(f", {phrase}" for phrase in rest[1:])
 
 
 def slug(description: str) -> str:
