@@ -2,10 +2,11 @@
 
 Stages (judge, perturb, vet, robustness, report) import the core and never each other;
 the core never imports a stage; nothing imports a package's private modules from outside
-it. Two layers sit above stages: the blind-spot hunt (fbi.hunt) drives the perturb and
-judge stages through their faces (and writes hunt.md through the report's), the viewer (fbi.view) reads runs with the report's
-statistics, and the interop (fbi.interop) re-renders calls through the judge's face; no
-stage imports any of them. Checked on the source, every
+it. Three layers sit above stages: the blind-spot hunt (fbi.hunt) drives the perturb
+and judge stages through their faces (and writes hunt.md through the report's), the
+viewer (fbi.view) reads runs with the report's statistics, and the interop (fbi.interop)
+re-renders calls through the judge's face; no stage imports any of them. Checked on the
+source, every
 import statement (function-level ones included).
 """
 
