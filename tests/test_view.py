@@ -7,6 +7,7 @@ bad input."""
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import re
@@ -538,9 +539,10 @@ def test_human_labels_show_beside_the_replies(runs, tmp_path):
     assert "ann-1: verdict b" in re.search(r'id="human">(.*?)</ul>', second, re.S).group(1)
 
 
-def test_a_hunts_page_lists_its_findings(tmp_path):
-    """A hunt against a judge blind to long additions: its page names each finding of
-    hunt.json with its miss rate."""
+def test_a_hunts_page_lists_its_findings_with_their_examples(tmp_path):
+    """A hunt against a judge blind to long additions: its page names each candidate of
+    hunt.json with its miss rate, the confirmed ones apart, and shows each confirmed
+    finding's examples as word diffs."""
     from planted_judges import misses_long_additions, synthetic_gold
 
     gold = tmp_path / "gold.jsonl"
@@ -552,11 +554,11 @@ def test_a_hunts_page_lists_its_findings(tmp_path):
     with ChatServer(judge) as server:
         done = CliRunner().invoke(main, [
             "hunt", "--judge", "openai/planted", "--api-base", server.url, "--dataset",
-            str(gold), "--budget", "400", "--output", str(tmp_path / "runs" / "hunt")],
+            str(gold), "--budget", "800", "--output", str(tmp_path / "runs" / "hunt")],
             env={"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")})
     assert done.exit_code == 0, done.output
     findings = json.loads((tmp_path / "runs" / "hunt" / "hunt.json").read_text())["findings"]
-    assert findings
+    assert any(f["confirmed"] for f in findings)
     server = ViewServer(Viewer([tmp_path / "runs"]), port=0)
     server.start()
     try:
@@ -566,8 +568,14 @@ def test_a_hunts_page_lists_its_findings(tmp_path):
         server.shutdown()
         server.server_close()
     assert "<td>hunt</td>" in runs_page
-    table = re.search(r'<table class="hunt" id="findings">(.*?)</table>', page, re.S).group(1)
+    tables = {name: re.search(rf'<table class="hunt" id="{name}">(.*?)</table>', page,
+                              re.S) for name in ("findings", "candidates")}
     for finding in findings:
+        table = tables["findings" if finding["confirmed"] else "candidates"].group(1)
         assert finding["name"] in table
         if finding["miss_rate"] is not None:
             assert f"{100 * finding['miss_rate']:.1f}" in table
+    confirmed = next(f for f in findings if f["confirmed"])
+    example = confirmed["examples"][0]
+    assert html.escape(example["instance_id"]) in page
+    assert "<ins>" in page and 'id="hunt-summary"' in page
