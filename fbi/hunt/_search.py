@@ -17,8 +17,9 @@ judge's quieter blind spots instead of the loudest.
 At the end the same covering, at a stricter threshold, gives at most ``MAX_CANDIDATES``
 candidates, in the order they were found: that order is the confirmation's.
 
-``adaptive=False`` is the grid the search is measured against: every probe explores
-(random roots, random places), with the same candidates and confirmation.
+``adaptive=False`` is the grid the search is measured against: every probe a random edit
+(random roots, random places), nothing established and drawn again, with the same
+candidates and confirmation.
 """
 
 from __future__ import annotations
@@ -104,7 +105,10 @@ class Search:
             self.proposals.append((description, population))
 
     def update(self) -> None:
-        """Recompute the suspicions after a round."""
+        """Recompute the suspicions after a round (the grid has none: it only explores,
+        and draws nothing again)."""
+        if not self.adaptive:
+            return
         self.suspects = [f for population in self.populations
                          for f in self._found(population, p_threshold=SUSPECT_P,
                                               min_effect=MIN_EFFECT, min_n=6,
