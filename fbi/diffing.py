@@ -5,10 +5,10 @@ pre-screen.
 The diff is near-linear in the answers' length (issue 50): answers of up to
 ``DIFFLIB_TOKENS`` tokens are diffed by ``difflib`` (exact longest matching blocks, as
 always); longer ones lose their common first and last words, and what is left, when
-small, is diffed by ``difflib``; when large, it is split at *anchors* — words that occur exactly once
-in each side, the longest increasing run of them (the "patience diff" of Bram Cohen,
-as in git's ``--patience``), found in O(n log n) — and each stretch between anchors is
-diffed the same way. A stretch too large for ``difflib`` with no anchor in it is one
+small, is diffed by ``difflib``; when large, it is split at *anchors* — words that occur
+exactly once in each side, the longest increasing run of them (the "patience diff" of
+Bram Cohen, as in git's ``--patience``), found in O(n log n) — and each stretch between
+anchors is diffed the same way. A stretch too large for ``difflib`` with no anchor in it is one
 replacement. ``difflib`` over two 8,000-word answers took 18 s; this takes milliseconds.
 """
 
