@@ -130,12 +130,15 @@ class ModelResponse:
     alternatives, when the request asked for them and the provider returns them."""
     reasoning: str | None = None
     """A reasoning model's thinking, kept apart from ``text`` (the server's reasoning
-    field, Anthropic's thinking blocks through litellm, or a leading ``<think>`` block:
-    [`fbi.transports.split_thinking`][fbi.transports.split_thinking]); never parsed."""
+    field, Anthropic's thinking blocks through litellm, and any block of thinking the
+    content opens with: `fbi.thinking`); never parsed."""
     reasoning_tokens: int = 0
     """Of ``completion_tokens``, those spent reasoning, as the provider counted them."""
     reasoning_cost: float | None = 0.0
     """USD of the reasoning tokens at the model's reply-token price; None when unpriced."""
+    content: str | None = None
+    """The content as it came, when it held thinking that was split off (a judge splits
+    it again knowing the answers it was shown)."""
 
     def __post_init__(self) -> None:
         self.token_logprobs = _as_token_logprobs(self.token_logprobs)
@@ -153,6 +156,8 @@ class ModelResponse:
         if self.reasoning is not None or self.reasoning_tokens:
             entry.update(reasoning=self.reasoning, reasoning_tokens=self.reasoning_tokens,
                          reasoning_cost=self.reasoning_cost)
+        if self.content is not None:
+            entry["content"] = self.content
         return entry
 
 
@@ -451,7 +456,8 @@ class ModelClient:
             token_logprobs=reply.token_logprobs if request.top_logprobs else None,
             reasoning=None if reply.reasoning is None else self._redact(reply.reasoning),
             reasoning_tokens=reply.reasoning_tokens,
-            reasoning_cost=reasoning_cost(request.model, reply.reasoning_tokens))
+            reasoning_cost=reasoning_cost(request.model, reply.reasoning_tokens),
+            content=None if reply.content is None else self._redact(reply.content))
 
 
 @functools.cache

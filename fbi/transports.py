@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fbi.thinking import split_thinking
+
 #: --model-arg names that are HTTP headers, not body fields, on the direct path.
 HEADER_ARGS = ("extra_headers", "headers")
 
@@ -167,28 +169,18 @@ class Reply:
     """A reasoning model's thinking, apart from the reply."""
     reasoning_tokens: int = 0
     """Tokens the model spent reasoning, when the server counts them."""
+    content: str | None = None
+    """The reply's content as it came, when it held thinking that was split off (the
+    judge splits it again, knowing the answers: `fbi.thinking`)."""
 
     def __post_init__(self) -> None:
-        if self.reasoning is None:
-            self.text, self.reasoning = split_thinking(self.text)
-
-
-#: The tags reasoning models (DeepSeek-R1, Qwen3, ...) wrap their thinking in when the
-#: server has no reasoning parser to return it apart.
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-
-
-def split_thinking(text: str) -> tuple[str, str | None]:
-    """(reply, reasoning) of a reply that opens with a ``<think>`` block: the thinking up
-    to the first ``</think>`` (where vLLM's reasoning parsers end it) is reasoning, the
-    rest the reply. Thinking never closed (the token limit cut it) leaves no reply: a
-    verdict inside unfinished thinking is never read. A reply that does not open with the
-    tag is all reply, as it came."""
-    stripped = text.lstrip()
-    if not stripped.startswith(THINK_OPEN):
-        return text, None
-    thinking, closed, reply = stripped[len(THINK_OPEN):].partition(THINK_CLOSE)
-    return (reply.lstrip() if closed else ""), thinking.strip()
+        # thinking in the content is split off even beside a server's reasoning field: a
+        # draft there is thinking too, never the verdict
+        reply, thinking = split_thinking(self.text)
+        if thinking is not None:
+            self.content, self.text = self.text, reply
+            self.reasoning = thinking if self.reasoning is None else \
+                f"{self.reasoning}\n\n{thinking}"
 
 
 class Transport(Protocol):

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from openai_server import ChatServer, Reasoned
 
 from fbi.cli import main
-from fbi.transports import split_thinking
+from fbi.thinking import split_thinking
 
 #: A priced model (litellm's table), served by the loopback server under that name.
 JUDGE = "openai/gpt-4o-mini"

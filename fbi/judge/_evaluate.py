@@ -72,6 +72,7 @@ from fbi.runs import (
 )
 from fbi.settings import ModelSettings
 from fbi.sources import Dataset, write_dataset
+from fbi.thinking import copied_from, split_thinking
 
 #: The request protocols (--protocol) and the system message each sends: fbi's sends
 #: none; the FBI authors sent "You are a helpful assistant." (llm_evaluators/prompts).
@@ -239,8 +240,19 @@ def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
                     at=None)
         return parsed
 
+    quoted = copied_from(echoes)
+
+    def own_text(response: ModelResponse) -> tuple[str, str | None]:
+        """The reply outside the judge's thinking, however it is marked: a closing
+        marker copied from an answer closes nothing (`fbi.thinking`)."""
+        raw = response.content if response.content is not None else response.text
+        reply, thinking = split_thinking(raw, quoted)
+        return (response.text, response.reasoning) if thinking is None else \
+            (reply, thinking)
+
     def parse(responses: list[ModelResponse]) -> Parsed:
-        texts = [r.text for r in responses]
+        own = [own_text(r) for r in responses]
+        texts = [text for text, _ in own]
         parsed = read(texts, responses[0].finish_reason)
         verdict = None
         if parsed.verdict is not None and role in SLOTS:
@@ -256,7 +268,10 @@ def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
                               score_probabilities={v: round(p, 6) for v, p in
                                                    weighted.probabilities.items()},
                               score_mass=round(weighted.mass, 6))
-        return Parsed(parsed.status, fields, parsed.reason)
+        resplit = texts[0] != responses[0].text
+        return Parsed(parsed.status, fields, parsed.reason,
+                      reply=texts[0] if resplit else None,
+                      reasoning=own[0][1] if resplit else None)
 
     return parse
 

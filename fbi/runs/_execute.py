@@ -58,6 +58,11 @@ class Parsed:
     """The record's fields read from the reply (score, verdict, explanation, ...)."""
     reason: str | None = None
     """Why the reply could not be read."""
+    reply: str | None = None
+    """The first reply's text outside any thinking, when the parser split it otherwise
+    than the transport did (a judge knows the answers a forged marker hides in)."""
+    reasoning: str | None = None
+    """The thinking that goes with ``reply``."""
 
 
 @dataclass(frozen=True)
@@ -108,13 +113,15 @@ def record_of(call: Call, responses: list[ModelResponse],
     parsed = call.parse(responses)
     costs = [r.cost for r in responses]
     return call.record_type(
-        **base, **parsed.fields, raw_output=responses[0].text,
+        **base, **parsed.fields,
+        raw_output=responses[0].text if parsed.reply is None else parsed.reply,
         repair_outputs=[r.text for r in responses[1:]], status=parsed.status,
         reason=parsed.reason, prompt_tokens=sum(r.prompt_tokens for r in responses),
         completion_tokens=sum(r.completion_tokens for r in responses),
         cost=None if all(c is None for c in costs) else sum(c or 0.0 for c in costs),
         latency_s=sum(r.latency_s for r in responses),
-        cached=all(r.cached for r in responses), reasoning=responses[0].reasoning,
+        cached=all(r.cached for r in responses),
+        reasoning=responses[0].reasoning if parsed.reply is None else parsed.reasoning,
         reasoning_tokens=sum(r.reasoning_tokens for r in responses),
         reasoning_cost=None if any(r.reasoning_cost is None for r in responses)
         else sum(r.reasoning_cost or 0.0 for r in responses))
