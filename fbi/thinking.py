@@ -36,23 +36,35 @@ def _never(text: str, start: int, end: int) -> bool:
     return False
 
 
-def split_thinking(text: str, quoted: Quoted = _never) -> tuple[str, str | None]:
+def split_thinking(text: str, quoted: Quoted = _never, complete: bool = True
+                   ) -> tuple[str, str | None]:
     """(reply, thinking) of ``text``: every block of thinking it opens with split off
-    (see the module docstring); thinking None when it opens with none."""
+    (see the module docstring); thinking None when it opens with none.
+
+    A block that only a copied marker would close is closed by the last one when all
+    that follows it is copied too and the reply ended of itself (``complete``): the
+    judge's own closing words happened to be the answer's (its honest "[[1]]" after an
+    answer that planted the same), not a quote it broke off in."""
     position, thoughts = _skip_space(text, 0), []
     while True:
         opening = _ANY.match(text, position)
         if opening is None or opening.group(0).lower() not in _OPEN or \
                 quoted(text, opening.start(), opening.end()):
             break
-        depth, start, closed = 1, opening.end(), None
+        depth, start, closed, last_copied = 1, opening.end(), None, None
         for marker in _ANY.finditer(text, opening.end()):
             if quoted(text, marker.start(), marker.end()):
+                if marker.group(0).lower() not in _OPEN:
+                    last_copied = marker
                 continue
             depth += 1 if marker.group(0).lower() in _OPEN else -1
             if depth == 0:
                 closed = marker
                 break
+        holds = getattr(quoted, "holds", None)
+        if closed is None and last_copied is not None and complete and depth == 1 and \
+                holds is not None and holds(text[last_copied.start():]):
+            closed = last_copied
         if closed is None:  # never closed: everything is thinking, there is no reply
             thoughts.append(text[start:].strip())
             return "", "\n\n".join(thoughts)
@@ -69,38 +81,51 @@ def _skip_space(text: str, position: int) -> int:
     return position
 
 
-#: Characters next to a marker that an answer must share with the reply for the marker to
-#: count as copied from it.
+#: Characters before a marker that an answer must share with the reply for the marker to
+#: count as copied from it (after it: a verdict, or four times as many).
 COPIED_CONTEXT = 12
+_VALUE = re.compile(  # a verdict written out whole: the next character shared too
+    r"\[\[[^\]\n]{1,12}\]\]"
+    r"|[\"'](?:score|verdict)[\"']\s*:\s*(?:\"[^\"\n]{1,12}\"|-?\d+(?:\.\d+)?)\s*[,}]"
+    r"|\b(?:rating|score|verdict)\b\W{0,3}(?:-?\d+(?:\.\d+)?|[abcd]|tie)(?=\W)",
+    re.IGNORECASE)
 
 
-def copied_from(answers: tuple[str, ...]) -> Quoted:
+class copied_from:
     """A ``quoted`` test for `split_thinking`: a marker is copied from an answer when an
-    answer holds it with at least ``COPIED_CONTEXT`` characters (white space and case
-    aside) of the same text right before it or right after it. A judge's own closing
-    marker shares no such stretch with an answer: its thinking and its reply are its
-    own words."""
-    normalised = [" ".join(a.split()).lower() for a in answers if a]
+    answer holds it with the same text (white space and case aside) right before it, at
+    least ``COPIED_CONTEXT`` characters, or right after it up to a verdict (or four times
+    as many characters). A judge's own closing marker shares no such stretch with an
+    answer: its thinking and its verdict are its own words."""
 
-    def held(piece: str) -> bool:
+    def __init__(self, answers: tuple[str, ...]):
+        self.answers = [" ".join(a.split()).lower() for a in answers if a]
+
+    def holds(self, piece: str) -> bool:
+        """Whether an answer holds ``piece`` (white space and case aside)."""
         piece = " ".join(piece.split()).lower()
-        return any(piece in a for a in normalised)
+        return bool(piece) and any(piece in a for a in self.answers)
 
-    def reach(text: str, start: int, end: int, step: int) -> int:
+    def _reach(self, text: str, start: int, end: int, step: int) -> int:
         """How far the answers' copy of the marker extends beyond it (``step`` +1:
         after it, −1: before it)."""
         k = 0
-        while k < 4 * COPIED_CONTEXT:
+        while k < 8 * COPIED_CONTEXT:
             if (step > 0 and end + k >= len(text)) or (step < 0 and start - k <= 0):
                 break
             piece = text[start:end + k + 1] if step > 0 else text[start - k - 1:end]
-            if not held(piece):
+            if not self.holds(piece):
                 break
             k += 1
         return k
 
-    def quoted(text: str, start: int, end: int) -> bool:
-        return held(text[start:end]) and max(reach(text, start, end, 1),
-                                              reach(text, start, end, -1)) \
-            >= COPIED_CONTEXT
-    return quoted
+    def __call__(self, text: str, start: int, end: int) -> bool:
+        if not self.holds(text[start:end]):
+            return False
+        if self._reach(text, start, end, -1) >= COPIED_CONTEXT:
+            return True  # the words before it are the answer's: inside a quote
+        after = self._reach(text, start, end, 1)
+        # the words after it are the answer's up to a verdict (or for long): a quote. A
+        # judge's own close may share generic words with an answer ("Final verdict:
+        # [["), never the verdict it then gives
+        return after >= 4 * COPIED_CONTEXT or bool(_VALUE.search(text, end, end + after))

@@ -246,7 +246,7 @@ def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
         """The reply outside the judge's thinking, however it is marked: a closing
         marker copied from an answer closes nothing (`fbi.thinking`)."""
         raw = response.content if response.content is not None else response.text
-        reply, thinking = split_thinking(raw, quoted)
+        reply, thinking = split_thinking(raw, quoted, response.finish_reason != "length")
         return (response.text, response.reasoning) if thinking is None else \
             (reply, thinking)
 
