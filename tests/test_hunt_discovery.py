@@ -53,6 +53,20 @@ def test_the_margin_test_uses_the_constrained_maximum_likelihood(counts, margin)
     assert margin_test(*counts, margin) == pytest.approx(stats.norm.sf(z), rel=1e-5)
 
 
+def test_a_handful_of_held_out_edits_confirms_nothing():
+    from fbi.hunt._confirm import MIN_HELD_OUT, confirmation_test
+
+    # one edit, missed, against 20 of 226: the score test alone would say p = 0.02
+    assert margin_test(1, 1, 20, 226, 0.1) < 0.05
+    assert confirmation_test(1, 1, 20, 226, 0.1) == 1.0
+    # from MIN_HELD_OUT edits on, the larger of the two tests (Fisher's exact p of 10 of
+    # 10 against 20 of 226 is C(226, 10)... a hypergeometric tail, from scipy)
+    n = MIN_HELD_OUT
+    fisher = stats.fisher_exact([[n, 0], [20, 206]], alternative="greater").pvalue
+    assert confirmation_test(n, n, 20, 226, 0.1) == pytest.approx(
+        max(fisher, margin_test(n, n, 20, 226, 0.1)))
+
+
 def test_the_margin_test_by_hand():
     # 30 of 40 missed inside, 20 of 200 outside, margin 0 (pooled 50/240):
     # z = (0.75 − 0.1) / sqrt(50/240 · 190/240 · (1/40 + 1/200)) = 0.65 / 0.07022 = 9.257

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fbi.findings import HuntExample, HuntFinding, OverallRate
-from fbi.hunt._confirm import bonferroni, margin_test
+from fbi.hunt._confirm import bonferroni, confirmation_test
 from fbi.hunt._predicates import Predicate, describe, slug
 from fbi.hunt._search import Found
 from fbi.hunt._table import Phase, Population, ProbeTable
@@ -99,8 +99,8 @@ class Summary:
         own = self._held(found) & ~explained
         base = (table.phase == Phase.BASELINE) & population & ~covered & ~explained
         missed = table.missed
-        p = margin_test(int(missed[own].sum()), int(own.sum()), int(missed[base].sum()),
-                        int(base.sum()), self.margin)
+        p = confirmation_test(int(missed[own].sum()), int(own.sum()),
+                              int(missed[base].sum()), int(base.sum()), self.margin)
         return own, base, p
 
     def _merge_narrower(self) -> None:

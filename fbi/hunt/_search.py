@@ -38,9 +38,9 @@ EXPLORE_SHARE = 0.5
 SUSPECT_P = 0.01
 MIN_EFFECT = 0.10
 MAX_SUSPECTS = 8
-#: Evidence enough: no more probes for it.
-ESTABLISHED_P = 1e-8
-ESTABLISHED_N = 40
+#: Evidence enough: no more probes for it, and random edits inside it are drawn again.
+ESTABLISHED_P = 1e-5
+ESTABLISHED_N = 25
 #: A candidate for confirmation.
 CANDIDATE_P = 0.01
 CANDIDATE_EFFECT = 0.15

@@ -201,8 +201,12 @@ class EditSpace:
         happened to favour."""
         fixed = {kind: value for kind, _, value in (n.partition(":") for n in description)
                  if kind in ("op", "family", "added", "sway")}
+        manipulation = fixed["added"].removeprefix(MANIPULATION) if "added" in fixed \
+            else None
         if "op" in fixed:
-            return fixed["op"] if is_pool(fixed["op"]) else Operator.parse(fixed["op"])
+            if is_pool(fixed["op"]):
+                return fixed["op"]
+            return Operator(Operator.parse(fixed["op"]).errors, manipulation)
         if "sway" in fixed:
             return Operator((), fixed["sway"])
         if seen and rng.random() < 0.9:
