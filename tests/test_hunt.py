@@ -169,9 +169,9 @@ def test_the_describer_s_proposal_is_tested_like_any_suspicion(tmp_path, gold):
     with ChatServer(planted_describer("Zanzibar", ("in_list_item",))) as describer:
         _, result, _ = hunt_with(judge, gold, tmp_path / "hunt", tmp_path, "--describer",
                                  "openai/describer", "--describer-api-base", describer.url,
-                                 "--describer-edits", "16", budget="1500")
+                                 "--describer-edits", "30", budget="1500")
         asked = sum(describer.counts.values())
-    assert result["describer_calls"] == asked == 1 + 16  # one description, its edits
+    assert result["describer_calls"] == asked == 1 + 30  # one description, its edits
     assert result["calls"] <= 1500
     confirmed = [f for f in result["findings"] if f["confirmed"]]
     assert [f["description"] for f in confirmed] == ["edits that mention Zanzibar"]

@@ -114,7 +114,7 @@ class HuntProgress:
                                    "through the search and proposes blind spots in words; "
                                    "each proposal is tested with edits made for it.")
 @click.option("--describer-api-base", help="The describer's server, if not the provider's.")
-@click.option("--describer-edits", type=click.IntRange(min=2, max=1000), default=12,
+@click.option("--describer-edits", type=click.IntRange(min=2, max=1000), default=30,
               show_default=True,
               help="Edits the describer makes for each proposal it cannot say with the "
                    "hunt's predicates (half from each split); its calls count against "

@@ -54,7 +54,7 @@ class HuntConfig:
     describer: ModelSettings | None = None
     """A model that reads missed and caught edits side by side midway through the search
     and proposes blind spots in words; each proposal is tested like any suspicion."""
-    describer_edits: int = 12
+    describer_edits: int = 30
     """Edits the describer makes for each proposal it cannot say with predicates, half
     of the items from each split; its calls count against ``budget``."""
 
