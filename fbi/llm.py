@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import re
 import warnings
 from collections.abc import Iterable
@@ -139,9 +140,17 @@ class ModelResponse:
     content: str | None = None
     """The content as it came, when it held thinking that was split off (a judge splits
     it again knowing the answers it was shown)."""
+    logprobs_problem: str | None = None
+    """Why the log-probabilities the server sent cannot be used (not numbers, NaN, above
+    0): they are dropped, and a judge that asked for them reads the reply as
+    unreadable, with this reason."""
 
     def __post_init__(self) -> None:
-        self.token_logprobs = _as_token_logprobs(self.token_logprobs)
+        if isinstance(self.token_logprobs, str):  # (a transport's word on their shape)
+            self.logprobs_problem, self.token_logprobs = self.token_logprobs, None
+        tokens, problem = checked_token_logprobs(self.token_logprobs)
+        self.token_logprobs = tokens
+        self.logprobs_problem = self.logprobs_problem or problem
 
     def usage(self) -> dict[str, Any]:
         """The usage fields of a call record."""
@@ -158,6 +167,8 @@ class ModelResponse:
                          reasoning_cost=self.reasoning_cost)
         if self.content is not None:
             entry["content"] = self.content
+        if self.logprobs_problem is not None:
+            entry["logprobs_problem"] = self.logprobs_problem
         return entry
 
 
@@ -560,13 +571,37 @@ def allow_local_calls() -> None:
     allow_all()
 
 
-def _as_token_logprobs(tokens) -> list[list[tuple[str, float]]] | None:
-    """Stored token log-probabilities as (text, log-probability) pairs. Cache entries
-    written before fbi kept the texts hold bare numbers: their texts are unknown ("")."""
+#: A log-probability above this is no probability (rounding may leave a hair above 0).
+LOGPROB_CEILING = 1e-6
+
+
+def checked_token_logprobs(tokens) -> tuple[list[list[tuple[str, float]]] | None,
+                                            str | None]:
+    """Stored or received token log-probabilities as (text, log-probability) pairs, each
+    a finite number no greater than 0 — and None with the reason when any is not (NaN,
+    infinite, above 0, not a number): a lying server's numbers never reach a score or a
+    record. Cache entries written before fbi kept the texts hold bare numbers: their
+    texts are unknown ("")."""
     if not tokens:
-        return None
-    return [[(str(c[0]), float(c[1])) if isinstance(c, (list, tuple)) else ("", float(c))
-             for c in top] for top in tokens]
+        return None, None
+    checked = []
+    try:
+        for index, top in enumerate(tokens):
+            row = []
+            for candidate in top:
+                text, value = (candidate[0], candidate[1]) if isinstance(
+                    candidate, (list, tuple)) else ("", candidate)
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    return None, f"token {index + 1}'s log-probability {value!r} is not a " \
+                                 "number"
+                if not math.isfinite(value) or value > LOGPROB_CEILING:
+                    return None, f"token {index + 1}'s log-probability {value!r} is no " \
+                                 "probability's (finite and at most 0)"
+                row.append((str(text), min(float(value), 0.0)))
+            checked.append(row)
+    except TypeError:
+        return None, "log-probabilities not in OpenAI's shape"
+    return checked, None
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -198,9 +198,11 @@ class Transport(Protocol):
 # ------------------------------------------------------------------ reading replies
 
 
-def token_logprobs_of(choice) -> list[list[tuple[str, float]]] | None:
+def token_logprobs_of(choice) -> list | str | None:
     """Per generated token, (text, log-probability) of the chosen token and then its top
-    alternatives, from an OpenAI-shaped choice (litellm's object, or a batch file's dict)."""
+    alternatives, from an OpenAI-shaped choice (litellm's object, or a batch file's
+    dict), the numbers as the server wrote them (`fbi.llm.ModelResponse` checks them); a
+    sentence saying what is wrong when their shape is not OpenAI's."""
     logprobs = choice.get("logprobs") if isinstance(choice, dict) else \
         getattr(choice, "logprobs", None)
     content = getattr(logprobs, "content", None) if logprobs is not None else None
@@ -209,12 +211,15 @@ def token_logprobs_of(choice) -> list[list[tuple[str, float]]] | None:
     if not content:
         return None
     tokens = []
-    for token in content:
-        token = token if isinstance(token, dict) else token.model_dump()
-        chosen = (token.get("token") or "", token["logprob"])
-        others = [(t.get("token") or "", t["logprob"]) for t in token.get("top_logprobs") or []
-                  if t.get("token") != chosen[0]]
-        tokens.append([chosen, *others][:21])
+    try:
+        for token in content:
+            token = token if isinstance(token, dict) else token.model_dump()
+            chosen = (token.get("token") or "", token["logprob"])
+            others = [(t.get("token") or "", t["logprob"])
+                      for t in token.get("top_logprobs") or [] if t.get("token") != chosen[0]]
+            tokens.append([chosen, *others][:21])
+    except (KeyError, TypeError, AttributeError) as error:
+        return f"log-probabilities not in OpenAI's shape ({type(error).__name__})"
     return tokens
 
 

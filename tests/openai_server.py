@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-Script = Callable[[dict], "str | Reasoned"]
+Script = Callable[[dict], "str | Reasoned | LyingLogprobs"]
 FAULTS = ("429", "500", "timeout", "garbage")
 
 
@@ -108,9 +108,28 @@ class Reasoned:
     reasoning_tokens: int
 
 
-def chat_completion(text: str | Reasoned, request: dict) -> dict:
+@dataclass(frozen=True)
+class LyingLogprobs:
+    """A script's reply whose log-probabilities are all ``value`` (NaN, a huge number,
+    above 0, a string): a server that lies about them (issue 50)."""
+
+    text: str
+    value: object
+
+
+def _lie(logprobs: dict, value: object) -> dict:
+    for token in logprobs["content"]:
+        token["logprob"] = value
+        for alternative in token["top_logprobs"]:
+            alternative["logprob"] = value
+    return logprobs
+
+
+def chat_completion(text: str | Reasoned | LyingLogprobs, request: dict) -> dict:
     prompt_tokens = sum(len((m.get("content") or "").split())
                         for m in request.get("messages", []))
+    lie = text if isinstance(text, LyingLogprobs) else None
+    text = text.text if isinstance(text, LyingLogprobs) else text
     reasoned = text if isinstance(text, Reasoned) else None
     text = reasoned.text if reasoned else text
     message = {"role": "assistant", "content": text}
@@ -122,7 +141,8 @@ def chat_completion(text: str | Reasoned, request: dict) -> dict:
         usage["completion_tokens_details"] = {"reasoning_tokens": reasoned.reasoning_tokens}
     choice = {"index": 0, "finish_reason": "stop", "message": message}
     if request.get("logprobs"):
-        choice["logprobs"] = token_logprobs(text)
+        choice["logprobs"] = token_logprobs(text) if lie is None else \
+            _lie(token_logprobs(text), lie.value)
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
         "model": request.get("model", "test"),

@@ -227,3 +227,35 @@ def test_providers_without_log_probabilities(tmp_path):
                         ("openai/gpt-4o", True), ("local/smollm2-135m", True)):
         arguments = client._arguments(ModelRequest(model, (("user", "Hi"),), top_logprobs=5))
         assert ("top_logprobs" in arguments) is sent, model
+
+
+# ------------------------------------------------------------------ issue 50: lying servers
+
+
+@pytest.mark.parametrize("lie", [float("nan"), 1e308, 0.7, -float("inf"), "high", None])
+def test_log_probabilities_a_server_lies_about_are_an_unreadable_reply(tmp_path, lie):
+    """NaN, a huge number, a probability above 1, minus infinity, a string, null: each
+    reply is unreadable with its reason, the records read back, a rerun makes no call
+    and writes nothing new, and the report runs."""
+    from openai_server import LyingLogprobs, hashed_verdict_script
+
+    from fbi.judge import read_judgments
+
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    run = tmp_path / "run"
+    args = ["evaluate", "--judge", "openai/judge", "--strategy", "vanilla", "--limit", "2",
+            "--logprobs", "--output", str(run)]
+    with ChatServer(lambda request: LyingLogprobs(hashed_verdict_script(request),
+                                                  lie)) as server:
+        first = CliRunner().invoke(main, [*args, "--api-base", server.url], env=env)
+        assert first.exit_code == 0, first.output
+        before = (run / "judgments.jsonl").read_bytes()
+        again = CliRunner().invoke(main, [*args, "--api-base", server.url], env=env)
+        assert again.exit_code == 0, again.output
+    judgments = read_judgments(run)
+    assert judgments and all(j.status == "unparseable" and "log-probabilit" in j.reason
+                             for j in judgments)
+    assert all(j.expected_score is None for j in judgments)
+    assert (run / "judgments.jsonl").read_bytes() == before  # nothing asked twice
+    report = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "r")])
+    assert report.exit_code == 0, report.output

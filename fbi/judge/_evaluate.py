@@ -251,6 +251,9 @@ def judge_parser(paradigm: str, role: str, score_range: tuple[int, int] | None,
             (reply, thinking)
 
     def parse(responses: list[ModelResponse]) -> Parsed:
+        if responses[0].logprobs_problem is not None:  # (asked for, and a server lied)
+            return Parsed("unparseable", reason="log-probabilities unreadable: "
+                          f"{responses[0].logprobs_problem}")
         own = [own_text(r) for r in responses]
         texts = [text for text, _ in own]
         parsed = read(texts, responses[0].finish_reason)
