@@ -48,3 +48,25 @@ def csv_cell(value: object) -> object:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate (a ``\\ud800`` a JSON reply may hold, which
+    no UTF-8 file can) replaced by U+FFFD, so a reply can always be written and read
+    back (issue 50)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def writable(value):
+    """``value`` (a string, or a dict or list holding strings) with every lone surrogate
+    replaced: what a reply's parsed fields become before they are a record."""
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, dict):
+        return {writable(k): writable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(writable(v) for v in value)
+    return value

@@ -27,6 +27,7 @@ import fbi.reward  # noqa: F401  (importing it registers the reward models' prov
 from fbi._request_json import key_frame, messages_json
 from fbi.cache import ResponseCache
 from fbi.errors import ConfigError, FbiWarning, MissingKey, ModelError, ModelUnavailable
+from fbi.escaping import without_surrogates
 from fbi.prices import reasoning_cost
 from fbi.provider_errors import (
     CONFIGURATION,
@@ -146,6 +147,12 @@ class ModelResponse:
     unreadable, with this reason."""
 
     def __post_init__(self) -> None:
+        # a lone surrogate (JSON's "\ud800") is no character a UTF-8 log can hold
+        self.text = without_surrogates(self.text)
+        if self.reasoning is not None:
+            self.reasoning = without_surrogates(self.reasoning)
+        if self.content is not None:
+            self.content = without_surrogates(self.content)
         if isinstance(self.token_logprobs, str):  # (a transport's word on their shape)
             self.logprobs_problem, self.token_logprobs = self.token_logprobs, None
         tokens, problem = checked_token_logprobs(self.token_logprobs)
@@ -597,7 +604,7 @@ def checked_token_logprobs(tokens) -> tuple[list[list[tuple[str, float]]] | None
                 if not math.isfinite(value) or value > LOGPROB_CEILING:
                     return None, f"token {index + 1}'s log-probability {value!r} is no " \
                                  "probability's (finite and at most 0)"
-                row.append((str(text), min(float(value), 0.0)))
+                row.append((without_surrogates(str(text)), min(float(value), 0.0)))
             checked.append(row)
     except TypeError:
         return None, "log-probabilities not in OpenAI's shape"

@@ -259,3 +259,30 @@ def test_log_probabilities_a_server_lies_about_are_an_unreadable_reply(tmp_path,
     assert (run / "judgments.jsonl").read_bytes() == before  # nothing asked twice
     report = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "r")])
     assert report.exit_code == 0, report.output
+
+
+def test_a_lone_surrogate_in_a_reply_is_saved_as_a_replacement_character(tmp_path):
+    """A JSON reply holding "\\ud800" (no character a UTF-8 file can hold): the run saves
+    it as U+FFFD, reads it back and resumes, instead of a traceback on every rerun."""
+    from fbi.judge import read_judgments
+
+    def surrogate_judge(request: dict) -> str:
+        reply = json.loads(hashed_verdict_script(request)) if "integer from" in json.dumps(
+            request) else None
+        if reply is None:
+            return "OK \ud800"
+        return json.dumps({"explanation": "odd bytes \ud800 here", "score": reply["score"]})
+
+    from openai_server import hashed_verdict_script
+
+    env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+    run = tmp_path / "run"
+    with ChatServer(surrogate_judge) as server:
+        for _ in range(2):
+            done = CliRunner().invoke(main, [
+                "evaluate", "--judge", "openai/judge", "--api-base", server.url,
+                "--strategy", "vanilla", "--limit", "2", "--output", str(run)], env=env)
+            assert done.exit_code == 0, done.output
+    judgments = read_judgments(run)
+    assert judgments and all(j.status == "ok" and "\ufffd" in j.explanation
+                             for j in judgments)

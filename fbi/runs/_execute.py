@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from fbi.errors import MissingKey, ModelError, ModelUnavailable
+from fbi.escaping import writable
 from fbi.llm import (
     ModelClient,
     ModelRequest,
@@ -113,7 +114,7 @@ def record_of(call: Call, responses: list[ModelResponse],
     parsed = call.parse(responses)
     costs = [r.cost for r in responses]
     return call.record_type(
-        **base, **parsed.fields,
+        **base, **writable(parsed.fields),  # (a JSON reply may decode to lone surrogates)
         raw_output=responses[0].text if parsed.reply is None else parsed.reply,
         repair_outputs=[r.text for r in responses[1:]], status=parsed.status,
         reason=parsed.reason, prompt_tokens=sum(r.prompt_tokens for r in responses),
