@@ -16,7 +16,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import math
 import re
 import warnings
 from collections.abc import Iterable
@@ -28,6 +27,7 @@ from fbi._request_json import key_frame, messages_json
 from fbi.cache import ResponseCache
 from fbi.errors import ConfigError, FbiWarning, MissingKey, ModelError, ModelUnavailable
 from fbi.escaping import without_surrogates
+from fbi.logprobs import checked_token_logprobs
 from fbi.prices import reasoning_cost
 from fbi.provider_errors import (
     CONFIGURATION,
@@ -56,6 +56,7 @@ from fbi.transports import (
     import_litellm,
     provider_for,
 )
+from fbi.wire import reply_limit
 
 #: The embedded offline judge, registered as a litellm custom provider "local".
 LOCAL_JUDGE = "local/smollm2-135m"
@@ -251,7 +252,8 @@ class ModelClient:
         if provider is None:
             return self._litellm
         if provider.prefix not in self._own:
-            self._own[provider.prefix] = provider.transport(self.timeout_s)
+            self._own[provider.prefix] = provider.transport(self.timeout_s,
+                                                            reply_limit())
         return self._own[provider.prefix]
 
     def cached(self, request: ModelRequest, key: str | None = None) -> ModelResponse | None:
@@ -578,50 +580,6 @@ def allow_local_calls() -> None:
     allow_all()
 
 
-#: A log-probability above this is no probability (rounding may leave a hair above 0).
-LOGPROB_CEILING = 1e-6
-
-
-def checked_token_logprobs(tokens) -> tuple[list[list[tuple[str, float]]] | None,
-                                            str | None]:
-    """Stored or received token log-probabilities as (text, log-probability) pairs, each
-    a finite number no greater than 0 — and None with the reason when any is not (NaN,
-    infinite, above 0, not a number): a lying server's numbers never reach a score or a
-    record. Cache entries written before fbi kept the texts hold bare numbers: their
-    texts are unknown ("")."""
-    if not tokens:
-        return None, None
-    checked = []
-    try:
-        for index, top in enumerate(tokens):
-            row = []
-            for candidate in top:
-                text, value = (candidate[0], candidate[1]) if isinstance(
-                    candidate, (list, tuple)) else ("", candidate)
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    return None, f"token {index + 1}'s log-probability {value!r} is not a " \
-                                 "number"
-                if not math.isfinite(value) or value > LOGPROB_CEILING:
-                    return None, f"token {index + 1}'s log-probability {value!r} is no " \
-                                 "probability's (finite and at most 0)"
-                row.append((without_surrogates(str(text)), min(float(value), 0.0)))
-            checked.append(row)
-    except TypeError:
-        return None, "log-probabilities not in OpenAI's shape"
-    return checked, None
-
-
-def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """USD for a call of this size from litellm's cost data; None for unknown models."""
-    litellm = import_litellm()
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-    except Exception:
-        return None
-    return prompt_cost + completion_cost
-
-
 def litellm_version() -> str:
     """The installed litellm's version, without importing it."""
     from importlib.metadata import PackageNotFoundError, version
@@ -630,13 +588,3 @@ def litellm_version() -> str:
         return version("litellm")
     except PackageNotFoundError:
         return ""
-
-
-def count_tokens(model: str, messages: list[dict[str, str]]) -> int:
-    """The prompt tokens of ``messages`` for ``model``, by litellm's tokenizer for it (a
-    dry run's estimate); about 4 characters a token when it has none."""
-    litellm = import_litellm()
-    try:
-        return int(litellm.token_counter(model=model, messages=messages))
-    except Exception:  # a tokenizer litellm cannot find: ~4 characters a token
-        return sum(len(m["content"]) for m in messages) // 4 + 4 * len(messages)

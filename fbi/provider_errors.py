@@ -7,7 +7,7 @@ breaker, or stops the run with a fix; and its text is made safe to store and pri
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from fbi.redaction import redact
 
@@ -106,3 +106,67 @@ def describe_error(error: Exception) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     # trimmed of its final full stop: messages go on with ". Fix: ..."
     return redact(f"{type(error).__name__}: {text}")[:400].rstrip(". ")
+
+
+# ------------------------------------------------------------------ the errors themselves
+
+
+class BadReply(Exception):
+    """A reply that is not a chat completion (no choices, a usage that is no count, a body
+    that is not JSON): the call failed on that server, and another try may not."""
+
+    status_code = 502  # classified as a server failure (retried; a pool's server cooled)
+
+
+class WrongModel(Exception):
+    """The server answered as another model than the one asked for."""
+
+    def __init__(self, asked: str, served: str, server: str | None):
+        self.asked, self.served, self.server = asked, served, server
+        where = f" at {server}" if server else ""
+        super().__init__(f"the server{where} answered as model {served!r}, not {asked!r}")
+
+
+class ProviderHTTPError(Exception):
+    """An HTTP error status from an OpenAI-protocol server, with its message; raised as
+    the subclass the OpenAI SDK names for the status
+    ([`http_error`][fbi.provider_errors.http_error])."""
+
+    def __init__(self, status_code: int, message: str, response: Any):
+        self.status_code, self.response = status_code, response
+        super().__init__(f"HTTP {status_code}: {message}")
+
+
+class BadRequestError(ProviderHTTPError):
+    """400 (and other 4xx the server gives no other meaning)."""
+
+
+class AuthenticationError(ProviderHTTPError):
+    """401."""
+
+
+class PermissionDeniedError(ProviderHTTPError):
+    """403."""
+
+
+class NotFoundError(ProviderHTTPError):
+    """404."""
+
+
+class RateLimitError(ProviderHTTPError):
+    """429."""
+
+
+class InternalServerError(ProviderHTTPError):
+    """5xx."""
+
+
+_BY_STATUS = {400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError,
+              404: NotFoundError, 429: RateLimitError}
+
+
+def http_error(status_code: int, message: str, response: Any) -> ProviderHTTPError:
+    """The error for an HTTP status, named as the OpenAI SDK names it."""
+    kind = InternalServerError if status_code >= 500 else \
+        _BY_STATUS.get(status_code, ProviderHTTPError)
+    return kind(status_code, message, response)

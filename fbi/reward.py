@@ -31,7 +31,9 @@ import time
 from typing import Any
 
 from fbi.errors import ConfigError
-from fbi.transports import BadReply, Provider, RawResponse, Reply, http_error, register_provider
+from fbi.provider_errors import BadReply, http_error
+from fbi.transports import Provider, Reply, register_provider, token_count
+from fbi.wire import BoundedHTTP, RawResponse
 
 #: The prefixes of reward-model strings.
 REWARD_PREFIXES = ("reward", "hf-reward")
@@ -68,9 +70,8 @@ def _messages(arguments: dict[str, Any]) -> list[dict[str, str]]:
 class PoolingTransport:
     """vLLM's Pooling API (see the module docstring)."""
 
-    def __init__(self, timeout_s: float = 120.0):
-        self.timeout_s = timeout_s
-        self._sessions: dict[int, Any] = {}
+    def __init__(self, timeout_s: float = 120.0, max_reply_bytes: int | None = None):
+        self.http = BoundedHTTP(timeout_s, max_reply_bytes)
 
     def _request(self, arguments: dict[str, Any], server: str | None, api_key: str | None
                  ) -> tuple[str, bytes, dict[str, str]]:
@@ -94,53 +95,44 @@ class PoolingTransport:
             raise http_error(status, response.text[:300], response)
         try:
             body = json.loads(content)
-            value = body["data"][0]["data"]
+            entries = body["data"]
+            value = entries[0]["data"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise BadReply("the reply is not a Pooling API response (data[0].data)") from None
+        # one conversation was sent: its one result, matched by identity, never by place
+        if not isinstance(entries, list) or len(entries) != 1 or \
+                entries[0].get("index", 0) != 0:
+            raise BadReply(f"the reply holds {len(entries)} results (or one for another "
+                           "input) for the one conversation sent")
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        tokens = usage.get("prompt_tokens")
         return Reply(text=reward_text(reward_of(value)), latency_s=latency,
-                     prompt_tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0,
-                     finish_reason="stop")
+                     prompt_tokens=token_count(usage, "prompt_tokens"), finish_reason="stop")
 
     async def send(self, arguments: dict[str, Any], server: str | None,
                    api_key: str | None) -> Reply:
-        import aiohttp
-
         url, body, headers = self._request(arguments, server, api_key)
-        loop = id(asyncio.get_running_loop())
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            session = self._sessions[loop] = aiohttp.ClientSession(
-                timeout=aiohttp.ClientTimeout(total=self.timeout_s))
         started = time.perf_counter()
-        async with session.post(url, data=body, headers=headers) as response:
-            content = await response.read()
-            return self._read(response.status, content, response.reason or "",
-                              dict(response.headers), time.perf_counter() - started)
+        found = await self.http.post(url, body, headers)
+        return self._read(found.status_code, found.content, found.reason_phrase,
+                          found.headers, time.perf_counter() - started)
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
                  api_key: str | None) -> Reply:
-        import httpx
-
         url, body, headers = self._request(arguments, server, api_key)
         started = time.perf_counter()
-        with httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client:
-            response = client.post(url, content=body, headers=headers)
-        return self._read(response.status_code, response.content, response.reason_phrase,
-                          dict(response.headers), time.perf_counter() - started)
+        found = self.http.post_now(url, body, headers)
+        return self._read(found.status_code, found.content, found.reason_phrase,
+                          found.headers, time.perf_counter() - started)
 
     async def aclose(self) -> None:
-        session = self._sessions.pop(id(asyncio.get_running_loop()), None)
-        if session is not None:
-            await session.close()
+        await self.http.aclose()
 
 
 class SequenceClassifierTransport:
     """A local Hugging Face sequence classifier (see the module docstring), loaded once
     per path, one call at a time (in a worker thread: the event loop stays free)."""
 
-    def __init__(self, timeout_s: float = 120.0):
+    def __init__(self, timeout_s: float = 120.0, max_reply_bytes: int | None = None):
         self._models: dict[str, tuple[Any, Any]] = {}
         self._lock = threading.Lock()
 

@@ -23,7 +23,6 @@ is the model client's ([`fbi.llm`][fbi.llm]), the same for both.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
@@ -31,7 +30,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fbi.logprobs import token_logprobs_of
+from fbi.provider_errors import (  # noqa: F401  (the transports' errors, named here too)
+    AuthenticationError,
+    BadReply,
+    BadRequestError,
+    InternalServerError,
+    NotFoundError,
+    PermissionDeniedError,
+    ProviderHTTPError,
+    RateLimitError,
+    WrongModel,
+    http_error,
+)
 from fbi.thinking import split_thinking
+from fbi.wire import BoundedHTTP, RawResponse
 
 #: --model-arg names that are HTTP headers, not body fields, on the direct path.
 HEADER_ARGS = ("extra_headers", "headers")
@@ -83,66 +96,6 @@ def direct(model: str, api_base: str | None) -> bool:
 def served_name(model: str) -> str:
     """The model's name as its server knows it: ``openai/llama-3`` → ``llama-3``."""
     return model.split("/", 1)[1] if "/" in model else model
-
-
-class BadReply(Exception):
-    """A reply that is not a chat completion (no choices, a usage that is no count, a body
-    that is not JSON): the call failed on that server, and another try may not."""
-
-    status_code = 502  # classified as a server failure (retried; a pool's server cooled)
-
-
-class WrongModel(Exception):
-    """The server answered as another model than the one asked for."""
-
-    def __init__(self, asked: str, served: str, server: str | None):
-        self.asked, self.served, self.server = asked, served, server
-        where = f" at {server}" if server else ""
-        super().__init__(f"the server{where} answered as model {served!r}, not {asked!r}")
-
-
-class ProviderHTTPError(Exception):
-    """An HTTP error status from an OpenAI-protocol server, with its message; raised as
-    the subclass the OpenAI SDK names for the status ([`http_error`][fbi.transports.http_error])."""
-
-    def __init__(self, status_code: int, message: str, response: Any):
-        self.status_code, self.response = status_code, response
-        super().__init__(f"HTTP {status_code}: {message}")
-
-
-class BadRequestError(ProviderHTTPError):
-    """400 (and other 4xx the server gives no other meaning)."""
-
-
-class AuthenticationError(ProviderHTTPError):
-    """401."""
-
-
-class PermissionDeniedError(ProviderHTTPError):
-    """403."""
-
-
-class NotFoundError(ProviderHTTPError):
-    """404."""
-
-
-class RateLimitError(ProviderHTTPError):
-    """429."""
-
-
-class InternalServerError(ProviderHTTPError):
-    """5xx."""
-
-
-_BY_STATUS = {400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError,
-              404: NotFoundError, 429: RateLimitError}
-
-
-def http_error(status_code: int, message: str, response: Any) -> ProviderHTTPError:
-    """The error for an HTTP status, named as the OpenAI SDK names it."""
-    kind = InternalServerError if status_code >= 500 else \
-        _BY_STATUS.get(status_code, ProviderHTTPError)
-    return kind(status_code, message, response)
 
 
 @dataclass
@@ -198,31 +151,6 @@ class Transport(Protocol):
 # ------------------------------------------------------------------ reading replies
 
 
-def token_logprobs_of(choice) -> list | str | None:
-    """Per generated token, (text, log-probability) of the chosen token and then its top
-    alternatives, from an OpenAI-shaped choice (litellm's object, or a batch file's
-    dict), the numbers as the server wrote them (`fbi.llm.ModelResponse` checks them); a
-    sentence saying what is wrong when their shape is not OpenAI's."""
-    logprobs = choice.get("logprobs") if isinstance(choice, dict) else \
-        getattr(choice, "logprobs", None)
-    content = getattr(logprobs, "content", None) if logprobs is not None else None
-    if content is None and isinstance(logprobs, dict):
-        content = logprobs.get("content")
-    if not content:
-        return None
-    tokens = []
-    try:
-        for token in content:
-            token = token if isinstance(token, dict) else token.model_dump()
-            chosen = (token.get("token") or "", token["logprob"])
-            others = [(t.get("token") or "", t["logprob"])
-                      for t in token.get("top_logprobs") or [] if t.get("token") != chosen[0]]
-            tokens.append([chosen, *others][:21])
-    except (KeyError, TypeError, AttributeError) as error:
-        return f"log-probabilities not in OpenAI's shape ({type(error).__name__})"
-    return tokens
-
-
 _UNPRICED: set[str] = set()  # models litellm has no price for: not looked up again
 
 
@@ -259,11 +187,18 @@ def import_litellm():
 
 
 
-def _count(usage: dict, name: str) -> int:
+#: More tokens than any model reads or writes in one call: a usage count above it is a
+#: server's lie (it would price a call at millions of dollars).
+MAX_TOKEN_COUNT = 10_000_000
+
+
+def token_count(usage: dict, name: str) -> int:
     value = usage.get(name) or 0
     if isinstance(value, bool) or not isinstance(value, int | float) or \
             not math.isfinite(value) or value < 0 or value != int(value):
         raise BadReply(f"usage {name} {value!r} is not a count of tokens")
+    if value > MAX_TOKEN_COUNT:
+        raise BadReply(f"usage {name} {value!r} is more tokens than any call holds")
     return int(value)
 
 
@@ -289,14 +224,14 @@ def reply_of(body: Any, asked: str | None = None, server: str | None = None) -> 
     details = usage.get("completion_tokens_details")
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     return Reply(
-        text=text or "", prompt_tokens=_count(usage, "prompt_tokens"),
-        completion_tokens=_count(usage, "completion_tokens"),
+        text=text or "", prompt_tokens=token_count(usage, "prompt_tokens"),
+        completion_tokens=token_count(usage, "completion_tokens"),
         finish_reason=choice.get("finish_reason") if isinstance(
             choice.get("finish_reason"), str) else None,
         served_by=served if isinstance(served, str) else None,
         token_logprobs=token_logprobs_of(choice),
         reasoning=reasoning if isinstance(reasoning, str) else None,
-        reasoning_tokens=_count(details, "reasoning_tokens")
+        reasoning_tokens=token_count(details, "reasoning_tokens")
         if isinstance(details, dict) else 0)
 
 
@@ -322,9 +257,8 @@ class HTTPTransport:
     would send goes into the body: every --model-arg as a field of its own,
     ``extra_body``'s fields beside them, ``extra_headers`` as headers."""
 
-    def __init__(self, timeout_s: float = 120.0):
-        self.timeout_s = timeout_s
-        self._sessions: dict[int, Any] = {}
+    def __init__(self, timeout_s: float = 120.0, max_reply_bytes: int | None = None):
+        self.http = BoundedHTTP(timeout_s, max_reply_bytes)
 
     def _request(self, arguments: dict[str, Any], server: str | None, api_key: str | None
                  ) -> tuple[str, dict[str, Any], dict[str, str], str]:
@@ -341,38 +275,19 @@ class HTTPTransport:
         base = (server or "").rstrip("/")
         return base + "/chat/completions", body, headers, body["model"]
 
-    def _session(self):
-        import aiohttp
-
-        loop = id(asyncio.get_running_loop())
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            session = self._sessions[loop] = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0),
-                timeout=aiohttp.ClientTimeout(total=self.timeout_s))
-        return session
-
     async def send(self, arguments: dict[str, Any], server: str | None,
                    api_key: str | None) -> Reply:
         url, body, headers, asked = self._request(arguments, server, api_key)
         started = time.perf_counter()
-        async with self._session().post(url, data=_dumps(body), headers=headers) as response:
-            content = await response.read()
-            status, reason = response.status, response.reason or ""
-            found = RawResponse(status, content, reason, dict(response.headers))
+        found = await self.http.post(url, _dumps(body), headers)
         return self._read(found, asked, server, time.perf_counter() - started)
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
                  api_key: str | None) -> Reply:
         """The same request, synchronously (the probe call, before any event loop)."""
-        import httpx
-
         url, body, headers, asked = self._request(arguments, server, api_key)
         started = time.perf_counter()
-        with httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client:
-            response = client.post(url, content=_dumps(body), headers=headers)
-        found = RawResponse(response.status_code, response.content, response.reason_phrase,
-                          dict(response.headers))
+        found = self.http.post_now(url, _dumps(body), headers)
         return self._read(found, asked, server, time.perf_counter() - started)
 
     @staticmethod
@@ -393,29 +308,7 @@ class HTTPTransport:
 
     async def aclose(self) -> None:
         """Close this event loop's session (the runner calls it before its loop ends)."""
-        loop = id(asyncio.get_running_loop())
-        session = self._sessions.pop(loop, None)
-        if session is not None:
-            await session.close()
-
-
-@dataclass
-class RawResponse:
-    """What a transport keeps of an HTTP response, whichever library read it: what
-    `fbi.provider_errors.retry_after` and the messages read."""
-
-    status_code: int
-    """The HTTP status."""
-    content: bytes
-    """The body, as it came."""
-    reason_phrase: str
-    """The status's reason (``Not Found``)."""
-    headers: dict[str, str]
-    """The response headers (Retry-After is read from them)."""
-
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", errors="replace")
+        await self.http.aclose()
 
 
 def _dumps(body: dict[str, Any]) -> bytes:
@@ -486,13 +379,13 @@ class LitellmTransport:
         if text is not None and not isinstance(text, str):
             raise BadReply("the reply's content is not text")
         return Reply(
-            text=text or "", prompt_tokens=_count(counts, "prompt_tokens"),
-            completion_tokens=_count(counts, "completion_tokens"),
+            text=text or "", prompt_tokens=token_count(counts, "prompt_tokens"),
+            completion_tokens=token_count(counts, "completion_tokens"),
             cost=litellm_cost(litellm, reply), latency_s=latency,
             finish_reason=getattr(choice, "finish_reason", None),
             served_by=getattr(reply, "model", None), token_logprobs=token_logprobs_of(choice),
             reasoning=reasoning if isinstance(reasoning, str) else None,
-            reasoning_tokens=_count({"r": reasoning_tokens}, "r"))
+            reasoning_tokens=token_count({"r": reasoning_tokens}, "r"))
 
     async def aclose(self) -> None:
         return None

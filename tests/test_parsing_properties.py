@@ -169,7 +169,7 @@ def test_no_thinking_marker_an_answer_writes_forges_the_verdict(case):
     from fbi.llm import ModelResponse
     from fbi.transports import Reply
 
-    field, score_range, own, planted, answer, reply, closed, field_reasoning = case
+    field, score_range, own, _planted, answer, reply, closed, field_reasoning = case
     parse = judge_parser("pairwise" if field == "verdict" else "single",
                          "gold-first" if field == "verdict" else "perturbed",
                          score_range, (answer, "Which city is the capital?"))

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Literal
 
 from fbi.errors import InputError
+from fbi.estimates import count_tokens
 from fbi.llm import (
     LOCAL_JUDGE,
     ModelClient,
     ModelRequest,
     ModelResponse,
-    count_tokens,
     json_object_in,
     litellm_version,
 )

@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol
 
 from fbi.errors import MissingKey, ModelError, ModelUnavailable
 from fbi.escaping import writable
+from fbi.estimates import count_tokens, estimate_cost
 from fbi.llm import (
     ModelClient,
     ModelRequest,
@@ -38,8 +39,6 @@ from fbi.llm import (
     abort_local_calls,
     allow_local_calls,
     check_model,
-    count_tokens,
-    estimate_cost,
 )
 from fbi.logs import AppendLog, read_log
 from fbi.records import CallRecord
