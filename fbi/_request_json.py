@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fbi.transports import environment_endpoint
+
 _MESSAGES_MARK = "\x00messages\x00"
 
 
@@ -33,15 +35,18 @@ _KEY_FRAMES: dict[tuple, tuple[object, str, str]] = {}
 def key_frame(request: Any) -> tuple[str, str]:
     """The cache key's canonical JSON before and after the messages of ``request`` (a
     [`fbi.llm.ModelRequest`][fbi.llm.ModelRequest])."""
+    # without an api_base, the server the environment names (OPENAI_BASE_URL): a reply
+    # a test server made is never the provider's
+    api_base = request.api_base or environment_endpoint(request.model)
     shape = (request.model, request.temperature, request.max_tokens,
-             id(request.response_schema), request.api_base, request.top_logprobs,
+             id(request.response_schema), api_base, request.top_logprobs,
              request.seed, repr(request.model_args), request.sample)
     kept = _KEY_FRAMES.get(shape)
     if kept is None or kept[0] is not request.response_schema:
         canonical = json.dumps({
             "model": request.model, "messages": _MESSAGES_MARK,
             "temperature": request.temperature, "max_tokens": request.max_tokens,
-            "response_schema": request.response_schema, "api_base": request.api_base,
+            "response_schema": request.response_schema, "api_base": api_base,
             **({"top_logprobs": request.top_logprobs} if request.top_logprobs else {}),
             # only when set, so the keys of requests without them stay as they were
             **({"seed": request.seed} if request.seed is not None else {}),

@@ -109,6 +109,15 @@ class ModelSettings(BaseModel):
                 keep_secret_values(value)
 
     @property
+    def endpoint(self) -> str | None:
+        """The server the calls go to: the api_base, or without one the server the
+        environment names for the provider (``OPENAI_BASE_URL``), or None for the
+        provider's own; ``run.json`` records it as its ``api_base``."""
+        from fbi.transports import environment_endpoint
+
+        return self.api_base or environment_endpoint(self.model)
+
+    @property
     def secret_arg_names(self) -> list[str]:
         """The names of the model arguments that hold secrets."""
         return [name for name, _ in self.model_args if is_secret_arg(name)]

@@ -464,3 +464,33 @@ def environment_key(model: str) -> str | None:
     HOSTED_VLLM_API_KEY for hosted_vllm/), as litellm would read it."""
     provider = model.split("/", 1)[0]
     return os.environ.get(f"{provider.upper()}_API_KEY") or None
+
+
+#: The variables litellm reads a provider's server from when no api_base is given, by
+#: provider (any other provider P: P_API_BASE, P_BASE_URL).
+ENDPOINT_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
+    "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"),
+    "azure": ("AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT"),
+    "together_ai": ("TOGETHERAI_API_BASE", "TOGETHER_AI_API_BASE"),
+}
+#: Unprefixed model names litellm gives to a provider other than OpenAI, by how they start.
+_BARE_PROVIDERS = (("claude", "anthropic"), ("gemini", "gemini"), ("mistral", "mistral"),
+                   ("command", "cohere"))
+
+
+def environment_endpoint(model: str) -> str | None:
+    """The server a model's calls go to when no api_base is given, as litellm reads it
+    from the environment (``OPENAI_BASE_URL`` for ``gpt-4-turbo`` and ``openai/…``), or
+    None for the provider's own. It belongs to the cache key and to ``run.json``: a reply
+    a test server made is never served as the provider's (issue 50)."""
+    if model.startswith("local/"):
+        return None
+    if "/" in model:
+        provider = model.split("/", 1)[0]
+    else:
+        provider = next((name for start, name in _BARE_PROVIDERS
+                         if model.lower().startswith(start)), "openai")
+    names = ENDPOINT_VARIABLES.get(provider) or (f"{provider.upper()}_API_BASE",
+                                                  f"{provider.upper()}_BASE_URL")
+    return next((os.environ[name] for name in names if os.environ.get(name)), None)

@@ -234,3 +234,26 @@ def test_a_check_left_for_the_first_uncached_call_stops_the_run_cleanly(tmp_path
     assert "OPENAI_API_KEY" in result.stderr and "stopped" in result.stderr
     records = (out / "judgments.jsonl").read_text().splitlines()
     assert len(records) == 300 and all('"cached":true' in r for r in records)
+
+
+def test_a_reply_is_cached_with_the_server_the_environment_named(tmp_path):
+    """Issue 50: with OPENAI_BASE_URL naming a test server, `gpt-4-turbo`'s replies are
+    that server's; run.json records it, and once it is unset (no key) no reply of that
+    server is served from the cache as the provider's — the first uncached call asks for
+    the key. Another server named the same way is asked, not the cache."""
+    args = ("evaluate", "--judge", "gpt-4-turbo", "--category", "entity", "--limit", "1")
+    with ChatServer() as server:
+        done = fbi(tmp_path, *args, "--output", str(tmp_path / "run1"),
+                   OPENAI_BASE_URL=server.url, OPENAI_API_KEY=KEY)
+        assert done.returncode == 0, done.stderr
+        served = server.counts["ok"]
+        assert served >= 2
+    spec = json.loads((tmp_path / "run1" / "run.json").read_text())
+    assert spec["api_base"] == server.url
+    unset = fbi(tmp_path, *args, "--output", str(tmp_path / "run2"))
+    configuration_error(unset, "OPENAI_API_KEY")
+    with ChatServer() as other:
+        again = fbi(tmp_path, *args, "--output", str(tmp_path / "run3"),
+                    OPENAI_BASE_URL=other.url, OPENAI_API_KEY=KEY)
+        assert again.returncode == 0, again.stderr
+        assert other.counts["ok"] >= 2  # its own replies, none of the first server's

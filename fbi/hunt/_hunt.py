@@ -152,7 +152,7 @@ class Hunt(Stage):
         config = self.config
         return RunSpec(
             kind="hunt", label=config.label, fbi_version=__version__,
-            litellm_version=litellm_version(), model=model.model, api_base=model.api_base,
+            litellm_version=litellm_version(), model=model.model, api_base=model.endpoint,
             prompts=prompt_records(strategies, None, "fbi"),
             dataset=DatasetRecord(spec=self.dataset_spec, fingerprint=hashlib.sha256(
                 "\n".join(f"{i.id}\x1f{i.question}\x1f{i.gold_answer}"

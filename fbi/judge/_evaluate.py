@@ -479,7 +479,7 @@ class Evaluation(Stage):
         stamp, config, model = now(), self.config, self.config.model
         return RunSpec(
             kind="evaluate", label=config.label, fbi_version=__version__,
-            litellm_version=litellm_version(), model=config.judge, api_base=model.api_base,
+            litellm_version=litellm_version(), model=config.judge, api_base=model.endpoint,
             prompts=prompt_records(self.strategies, config.score_range, config.protocol),
             dataset=DatasetRecord(
                 spec=self.dataset.spec,

@@ -124,7 +124,7 @@ class ExplanationChecks(Stage):
         stamp = now()
         return RunSpec(kind="explain-check", fbi_version=__version__,
                        litellm_version=litellm_version(), model=self.checker,
-                       api_base=self.settings.api_base,
+                       api_base=self.settings.endpoint,
                        prompts={"_explanation_check": PromptRecord(
                            template_sha=self.template_sha)},
                        dataset=DatasetRecord(judge_run=str(self.run_dir), judge=self.judge),

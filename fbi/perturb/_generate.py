@@ -258,7 +258,8 @@ class Perturber(Stage):
         settings = self.settings
         return RunSpec(
             kind="perturb", fbi_version=__version__, litellm_version=litellm_version(),
-            model=settings.model if self.llm_jobs else "", api_base=settings.api_base,
+            model=settings.model if self.llm_jobs else "",
+            api_base=settings.endpoint if self.llm_jobs else None,
             prompts={c: PromptRecord(
                 version=str(self.templates.front_matter(f"{c}.jinja").get("version", "")),
                 template_sha=self.templates.sha(f"{c}.jinja")) for c in categories},

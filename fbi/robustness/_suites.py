@@ -274,7 +274,7 @@ class RobustnessRun(Stage):
         templates = ("_qa_answer.jinja", "_qa_rewrite.jinja")
         return RunSpec(
             kind="robustness", fbi_version=__version__, litellm_version=litellm_version(),
-            model=settings.model, api_base=settings.api_base,
+            model=settings.model, api_base=settings.endpoint,
             prompts={t.removesuffix(".jinja"): PromptRecord(template_sha=self.templates.sha(t))
                      for t in templates},
             dataset=DatasetRecord(spec=self.dataset_spec, questions=len(self.items),
