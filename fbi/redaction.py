@@ -28,8 +28,9 @@ SECRET_CARRIERS = ("api_key",)
 #: provider's key header, a signed token) and credentials (an AWS key, a token, a
 #: password). ``max_completion_tokens`` is not one: a name must hold the word alone.
 _HEADER_ARGS = ("extra_headers", "headers", "default_headers")
-_SECRET_ARG = re.compile(r"(?:^|_)(?:key|keys|token|secret|password|passwd|credentials?|"
-                         r"authorization|auth)(?:$|_)|access_key|secret|private",
+_SECRET_ARG = re.compile(r"(?:^|[_-])(?:key|keys|apikey|token|secret|password|passwd|pwd|"
+                         r"pass|pat|credentials?|authorization|auth|signature|sig)(?:$|[_-])"
+                         r"|access_key|api_?key|secret|private",
                          re.IGNORECASE)
 #: What a secret argument's value is recorded as (run.json, the command line).
 SECRET_PLACEHOLDER = "[secret]"
@@ -54,16 +55,68 @@ def keep_secret_values(value: object) -> None:
             keep_secret_values(item)
 
 
+def keep_nested_secrets(value: object) -> None:
+    """The values under secret-named keys anywhere inside ``value`` (an ``extra_body``'s
+    ``metadata.api_key``, a list of such objects) kept as secrets."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if isinstance(name, str) and is_secret_arg(name):
+                keep_secret_values(item)
+            else:
+                keep_nested_secrets(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            keep_nested_secrets(item)
+
+
+def without_nested_secrets(value: object) -> object:
+    """``value`` with every value under a secret-named key, at any depth, written as
+    ``[secret]`` (what run.json keeps of a model argument)."""
+    if isinstance(value, dict):
+        return {name: SECRET_PLACEHOLDER if isinstance(name, str) and is_secret_arg(name)
+                else without_nested_secrets(item) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_nested_secrets(item) for item in value]
+    return value
+
+
+def keep_url_secrets(url: str | None) -> None:
+    """A URL's password and its secret-named query parameters' values kept as secrets
+    (``--api-base https://user:PASS@host/v1?api-key=…``)."""
+    if not url:
+        return
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        keep_secret(parts.password)
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if is_secret_arg(name):
+            keep_secret(value)
+
+
 def keep_secret(value: str) -> None:
     """Redact ``value`` (and its encodings) wherever provider text enters fbi from now on."""
     if len(value) >= 8:
         _KEPT_SECRETS.add(value)
 
 
+def is_credential_variable(name: str) -> bool:
+    """Whether an environment variable holds a credential, by the words of its name
+    (``OPENAI_API_KEY``, ``HF_TOKEN``, ``GATEWAY_PASSWORD``, ``AZURE_AD_TOKEN_V2``,
+    ``DB_PASS``): the same words as a secret model argument's — but not the shell's
+    working directory (``PWD``) nor a variable naming a place (``*_FILE``, ``*_DIR``,
+    ``SSH_AUTH_SOCK``): a path redacted from every message helps nobody."""
+    return bool(_SECRET_ARG.search(name)) and not _PLACE_VARIABLE.search(name)
+
+
+_PLACE_VARIABLE = re.compile(r"^(?:OLD)?PWD$|_(?:SOCK|DIR|PATH|FILE|HOME|CONTROL|ID)$",
+                             re.IGNORECASE)
+
+
 def _secret_values() -> frozenset[str]:
     from_environment = {value for name, value in os.environ.items()
-                        if len(value) >= 8 and name.upper().endswith(("_KEY", "_TOKEN",
-                                                                      "_SECRET"))}
+                        if len(value) >= 8 and is_credential_variable(name)}
     return frozenset(_KEPT_SECRETS | from_environment)
 
 
@@ -133,14 +186,20 @@ def redact(text: str) -> str:
 
 
 def public_url(url: str | None) -> str | None:
-    """A URL without its user:password part, fit to be written down."""
+    """A URL without its user:password part and with its secret-named query parameters'
+    values as ``[secret]``, fit to be written down."""
     if not url:
         return url
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    if parts.username is not None or parts.password is not None:
+        host = parts.hostname or ""
+        parts = parts._replace(netloc=host + (f":{parts.port}" if parts.port else ""))
+    if parts.query:
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        if any(is_secret_arg(name) for name, _ in query):
+            parts = parts._replace(query=urlencode(
+                [(name, SECRET_PLACEHOLDER if is_secret_arg(name) else value)
+                 for name, value in query], safe="[]"))
+    return urlunsplit(parts)

@@ -21,7 +21,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fbi.errors import InputError, validation_summary
-from fbi.redaction import SECRET_PLACEHOLDER, is_secret_arg, keep_secret_values
+from fbi.redaction import (
+    SECRET_PLACEHOLDER,
+    is_secret_arg,
+    keep_nested_secrets,
+    keep_secret_values,
+    keep_url_secrets,
+    without_nested_secrets,
+)
 
 #: litellm parameters that have an option of their own, or that fbi sets itself.
 RESERVED_MODEL_ARGS = frozenset({
@@ -104,9 +111,16 @@ class ModelSettings(BaseModel):
         return self
 
     def model_post_init(self, context: Any) -> None:
+        # every secret these settings carry is redacted wherever text enters fbi: a
+        # secret argument's value, one nested under a secret-named key, a server URL's
+        # password or secret query parameter
         for name, value in self.model_args:
             if is_secret_arg(name):
                 keep_secret_values(value)
+            else:
+                keep_nested_secrets(value)
+        for url in (self.api_base, *self.api_pool):
+            keep_url_secrets(url)
 
     @property
     def endpoint(self) -> str | None:
@@ -124,8 +138,8 @@ class ModelSettings(BaseModel):
 
     def recorded_model_args(self) -> dict[str, Any]:
         """The model arguments as run.json keeps them: a secret's value is ``[secret]``."""
-        return {name: SECRET_PLACEHOLDER if is_secret_arg(name) else value
-                for name, value in self.model_args}
+        return {name: SECRET_PLACEHOLDER if is_secret_arg(name)
+                else without_nested_secrets(value) for name, value in self.model_args}
 
     def client(self, cache=None, api_key: str | None = None, **options: Any):
         """The [`ModelClient`][fbi.llm.ModelClient] these settings describe."""

@@ -257,3 +257,45 @@ def test_a_reply_is_cached_with_the_server_the_environment_named(tmp_path):
                     OPENAI_BASE_URL=other.url, OPENAI_API_KEY=KEY)
         assert again.returncode == 0, again.stderr
         assert other.counts["ok"] >= 2  # its own replies, none of the first server's
+
+
+NESTED_SECRET = "nested-secret-5f6e7d8c"
+URL_PASSWORD = "url-pass-9z8y7x6w"
+CREDENTIAL = "gw-pass-7a8b9c0d1e2f"
+
+
+def echoing_script(request: dict) -> str:
+    """A server that echoes the whole request body, and a credential it knows."""
+    return f"echo {json.dumps(request)} {CREDENTIAL}"
+
+
+def test_secrets_are_known_by_value_nested_in_urls_and_in_any_credential_variable(tmp_path):
+    """Issue 50: a key nested in ``extra_body``, a URL's password, a secret query
+    parameter of --api-base and a credential variable whose name does not end in _KEY
+    reach no file fbi writes — run.json, judgments, the cache — however a server echoes
+    them."""
+    with ChatServer(script=echoing_script) as server:
+        base = server.url.replace("http://", f"http://fbi:{URL_PASSWORD}@")
+        done = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base", base,
+                   "--category", "entity", "--limit", "1", "--output", str(tmp_path / "run"),
+                   "--model-arg",
+                   "extra_body=" + json.dumps({"metadata": {"user": "u1",
+                                                            "api_key": NESTED_SECRET}}),
+                   GATEWAY_PASSWORD=CREDENTIAL)
+        assert done.returncode == 0, done.stderr
+        assert any(NESTED_SECRET in json.dumps(r) for r in server.requests)  # it was sent
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    for secret in (NESTED_SECRET, URL_PASSWORD, CREDENTIAL):
+        assert secret.encode() not in written, secret
+    spec = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert spec["parameters"]["model_args"]["extra_body"]["metadata"] == {
+        "user": "u1", "api_key": "[secret]"}
+    assert "[redacted]" in (tmp_path / "run" / "judgments.jsonl").read_text()
+
+
+def test_a_secret_query_parameter_of_a_server_url_is_recorded_as_secret():
+    from fbi.run_spec import RunSpec
+
+    spec = RunSpec(fbi_version="x", model="openai/judge", created_at="t", updated_at="t",
+                   api_base="https://gw.example/v1?api-key=qp-secret-123456&region=eu")
+    assert spec.api_base == "https://gw.example/v1?api-key=[secret]&region=eu"
