@@ -579,3 +579,140 @@ def test_a_hunts_page_lists_its_findings_with_their_examples(tmp_path):
     example = confirmed["examples"][0]
     assert html.escape(example["instance_id"]) in page
     assert "<ins>" in page and 'id="hunt-summary"' in page
+
+
+# ------------------------------------------------------------------------ hostile (issue 50)
+
+
+def raw_get(port: int, path: str, host: str) -> tuple[int, bytes]:
+    """A GET with the Host header a browser would send for ``host`` (a page of another
+    site that rebinds its name to 127.0.0.1 sends its own name)."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.putrequest("GET", path, skip_host=True)
+        connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_only_requests_addressed_to_the_viewer_are_answered(served):
+    port = served.server_address[1]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
+        assert raw_get(port, "/", host)[0] == 200, host
+    for host in (f"attacker.example:{port}", "attacker.example", f"127.0.0.1:{port + 1}",
+                 ""):
+        status, body = raw_get(port, "/", host)
+        assert status == 421 and b"addressed to it" in body, host
+
+
+def test_ipv6_loopback_is_served_and_a_foreign_address_is_one_message(runs):
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("this machine has no IPv6 loopback")
+    for host in ("::1", "[::1]"):
+        server = ViewServer(Viewer([runs]), host=host, port=0)
+        server.start()
+        try:
+            assert server.url.startswith("http://[::1]:")
+            status, _, _ = get(server.url)
+            assert status == 200
+        finally:
+            server.shutdown()
+            server.server_close()
+    from fbi.errors import InputError
+
+    with pytest.raises(InputError, match="not an address of this machine"):
+        ViewServer(Viewer([runs]), host="192.0.2.1", port=0)
+
+
+def copy_run(runs: Path, to: Path) -> Path:
+    import shutil
+
+    shutil.copytree(runs / "a", to, ignore=shutil.ignore_patterns(".fbi.lock"))
+    return to
+
+
+def test_a_link_out_of_the_served_folders_and_a_fifo_are_never_opened(runs, tmp_path):
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("the user's private notes\n")
+    served_root = tmp_path / "served"
+    linked = copy_run(runs, served_root / "linked")
+    (linked / "judgments.jsonl").unlink()
+    (linked / "judgments.jsonl").symlink_to(secret)
+    piped = copy_run(runs, served_root / "piped")
+    os.mkfifo(piped / "notes.jsonl")
+    inside = copy_run(runs, served_root / "inside")
+    (inside / "copy.jsonl").symlink_to(inside / "judgments.jsonl")  # a link within: fine
+    viewer = Viewer([served_root])  # returns: a FIFO never blocks the catalogue
+    entries = {e.key: e for e in viewer.entries.values()}
+    assert entries["served/linked"].status == "unreadable"
+    assert "links out of the folders served" in entries["served/linked"].status_note
+    assert entries["served/piped"].status == "unreadable"
+    assert "not a regular file" in entries["served/piped"].status_note
+    assert entries["served/inside"].status != "unreadable"
+    server = ViewServer(viewer, port=0)
+    server.start()
+    try:
+        pages = [get(server.url + path)[1] for path in (
+            "", "run?run=served/linked", "grid?run=served/linked",
+            "instances?run=served/linked")]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not any("private notes" in page for page in pages)
+
+
+def test_a_long_reply_is_clipped_with_a_link_to_the_whole_text(tmp_path):
+    long_reply = "Score: 3. " + "very long reasoning " * 5_000  # 100,000 characters
+
+    with ChatServer(script=lambda request: long_reply) as server:
+        evaluate(server, "sample", tmp_path / "runs" / "long", "long",
+                 {"OPENAI_API_KEY": "sk-test"}, "--category", "entity", "--limit", "1")
+    record = next(r for r in latest_records(tmp_path / "runs" / "long")
+                  if r["raw_output"] == long_reply)
+    server = ViewServer(Viewer([tmp_path / "runs"]), port=0)
+    server.start()
+    try:
+        status, page, _ = get(server.url + f"instance?id={record['instance_id']}")
+        assert status == 200
+        assert len(page) < 200_000  # every call of the instance clipped
+        link = re.search(r'<a href="(/text\?[^"]+)">the whole text</a>', page)
+        assert link and f"{len(long_reply) - 20_000:,} more characters" in page
+        status, text, headers = get(server.url.rstrip("/") + html.unescape(link.group(1)))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 200 and headers["Content-Type"].startswith("text/plain")
+    assert text == long_reply
+
+
+def test_view_with_human_labels_matched_by_text_starts(runs, tmp_path):
+    """`fbi view RUN --human LABELS` with labels naming instances by their texts (no
+    instance_id) reads them against the served runs: it goes on to listen (here: the
+    port is taken, so that is where it stops)."""
+    import csv
+    import socket
+
+    instance = load_dataset(str(runs / "a" / "instances.jsonl")).instances[0] \
+        if (runs / "a" / "instances.jsonl").exists() else load_dataset("sample").instances[0]
+    labels = tmp_path / "labels.csv"
+    with open(labels, "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["prompt", "perturbed_answer", "verdict", "annotator"])
+        writer.writerow([instance.instruction, instance.perturbed_answer, "a", "ann-1"])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = CliRunner().invoke(main, ["view", str(runs), "--human", str(labels),
+                                           "--port", str(taken.getsockname()[1])])
+    assert result.exit_code == 2 and "choose another --port" in result.output, result.output

@@ -34,11 +34,9 @@ def view(paths, host, port, human) -> None:
         paths = (Path("fbi-runs"),)
     viewer = Viewer(paths, human=human)
     if human is not None:  # a bad label file: said now, not on the first page
-        from fbi.report import read_human_labels
-
-        read_human_labels(human, {})
+        viewer.check_human()
     server = ViewServer(viewer, host, port)
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(f"[yellow]warning:[/] listening on {escape(host)}: anyone who "
                           "reaches this machine can read every run served (replies, "
                           "datasets, costs). Nothing asks for a password.", soft_wrap=True)

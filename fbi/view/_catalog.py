@@ -12,6 +12,7 @@ once built (`fbi.view._index`).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,8 @@ def discover(paths: Sequence[str | Path]) -> list[RunEntry]:
             raise InputError(f"{root}: no such folder. Fix: pass run folders or a folder "
                              "holding them (fbi evaluate writes fbi-runs/ by default)")
         base = root.resolve().name or "runs"
+        roots = tuple(Path(r).resolve() if Path(r).is_dir() else Path(r).resolve().parent
+                      for r in paths)
         for spec_path in sorted(_specs(root)):
             relative = spec_path.parent.relative_to(root).as_posix()
             key = base if relative == "." else f"{base}/{relative}"
@@ -104,7 +107,9 @@ def discover(paths: Sequence[str | Path]) -> list[RunEntry]:
             while key in taken:  # two given paths with one name
                 key += "~"
             taken.add(key)
-            entry = _entry(key, spec_path)
+            problem = _unservable(spec_path.parent, roots)
+            entry = _entry(key, spec_path) if problem is None else RunEntry(
+                key, spec_path.parent, spec_path, None, "unreadable", problem)
             if entry is not None:
                 entries.append(entry)
     entries.sort(key=lambda e: e.updated_at, reverse=True)
@@ -126,8 +131,42 @@ def _specs(root: Path):
             # a rules queue: a candidates file outside any run, with no spec of its own
             queue = not spec and "run.json" not in files and name.endswith(".jsonl") and \
                 f"{name[:-len('.jsonl')]}.run.json" not in files
-            if spec or (queue and _is_candidate_queue(Path(folder) / name)):
+            if spec or (queue and _regular(Path(folder) / name)
+                        and _is_candidate_queue(Path(folder) / name)):
                 yield Path(folder) / name
+
+
+def _regular(path: Path) -> bool:
+    """Whether ``path`` (through its links) is a regular file: opening a FIFO waits for a
+    writer forever, a device reads without end."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def _unservable(folder: Path, roots: tuple[Path, ...]) -> str | None:
+    """Why a run folder is not served, or None: a file in it that links out of the
+    folders given to `fbi view` (the viewer never shows what it was not given), or that
+    is no regular file (a FIFO would hang the viewer, a device never end). Its run is
+    listed as unreadable, and nothing in it is opened."""
+    try:
+        children = list(folder.iterdir())
+    except OSError as error:
+        return f"{folder}: cannot list it ({error.strerror})"
+    for child in children:
+        try:
+            if child.is_symlink():
+                target = child.resolve()
+                if not any(target.is_relative_to(root) for root in roots):
+                    return (f"{child.name} links out of the folders served (to {target}); "
+                            "fbi view shows only what it was given. Fix: copy the file in")
+            mode = child.stat().st_mode
+        except (OSError, RuntimeError):  # a dangling or looping link: nothing to open
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return f"{child.name} is not a regular file (a FIFO, socket or device)"
+    return None
 
 
 def _is_candidate_queue(path: Path) -> bool:

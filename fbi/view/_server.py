@@ -12,6 +12,8 @@ own stylesheet: no script runs, and the page makes no request elsewhere.
 
 from __future__ import annotations
 
+import errno
+import socket
 import sys
 import threading
 from functools import cached_property
@@ -35,6 +37,9 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: Characters of a reply, reasoning or repair a page shows; the rest is one link away
+#: (a 40 MB reply would make a page no browser opens).
+TEXT_SHOWN = 20_000
 
 
 class ViewServer(ThreadingHTTPServer):
@@ -45,11 +50,29 @@ class ViewServer(ThreadingHTTPServer):
 
     def __init__(self, viewer: Viewer, host: str = "127.0.0.1", port: int = 0):
         self.viewer = viewer
+        host = host.strip("[]")
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         try:
             super().__init__((host, port), _Handler)
+        except socket.gaierror:
+            raise InputError(f"--host {host}: no such address here. Fix: give an address "
+                             "of this machine (127.0.0.1, ::1, or 0.0.0.0 for every "
+                             "one)") from None
         except OSError as error:
+            if error.errno == errno.EADDRNOTAVAIL:  # not an address of this machine
+                raise InputError(f"--host {host}: not an address of this machine. Fix: "
+                                 "give one of its addresses (127.0.0.1, ::1, or 0.0.0.0 "
+                                 "for every one)") from None
             raise InputError(f"cannot listen on {host}:{port} ({error.strerror}). Fix: "
                              "choose another --port (0 takes a free one)") from None
+        self.hosts = _host_names(host, self.server_address[1])
+
+    def allows(self, host_header: str | None) -> bool:
+        """Whether a request was addressed to this server: its Host header names this
+        server's host and port (a page elsewhere that rebinds its own name to
+        127.0.0.1 sends its own name, and is refused). None: any (a wildcard address,
+        which the user was warned about)."""
+        return self.hosts is None or (host_header or "").lower() in self.hosts
 
     @property
     def url(self) -> str:
@@ -69,8 +92,25 @@ class ViewServer(ThreadingHTTPServer):
             loader=jinja2.PackageLoader("fbi.view", "templates"), autoescape=True,
             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         environment.filters["percent"] = _percent
+        environment.filters["clip"] = _clip
         environment.globals["url"] = _url
         return environment
+
+
+def _host_names(host: str, port: int) -> frozenset[str] | None:
+    """The Host headers this server answers: every loopback name with its port for a
+    loopback address, the address itself otherwise; None for a wildcard address."""
+    if host in ("0.0.0.0", "::", ""):
+        return None
+    names = ("127.0.0.1", "localhost", "[::1]") if host in LOOPBACK else \
+        (f"[{host}]" if ":" in host else host,)
+    return frozenset(f"{name}:{port}".lower() for name in names)
+
+
+def _clip(text: str | None) -> tuple[str, int]:
+    """A long text's first `TEXT_SHOWN` characters, and how many more there are."""
+    text = text or ""
+    return text[:TEXT_SHOWN], max(0, len(text) - TEXT_SHOWN)
 
 
 def _percent(value: float | None) -> str:
@@ -90,11 +130,16 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "fbi-view"
 
     def do_GET(self) -> None:
+        if not self.server.allows(self.headers.get("Host")):
+            return self._send(421, b"fbi view answers only requests addressed to it "
+                              b"(its host and port)\n", "text/plain; charset=utf-8")
         parts = urlsplit(self.path)
         query = parse_qs(parts.query, keep_blank_values=False)
         if parts.path == "/static/view.css":
             css = resources.files("fbi.view").joinpath("static/view.css").read_bytes()
             return self._send(200, css, "text/css; charset=utf-8")
+        if parts.path == "/text":
+            return self._text(query)
         pages = {"/": self._runs, "/grid": self._grid, "/instances": self._instances,
                  "/instance": self._instance, "/run": self._run}
         page = pages.get(parts.path)
@@ -132,6 +177,18 @@ class _Handler(BaseHTTPRequestHandler):
             raise InputError("which instance? The link needs ?id=")
         return "instance.html.jinja", self.server.viewer.instance_page(
             instance_id, query.get("run", []))
+
+    def _text(self, query) -> None:
+        """A clipped text whole, as plain text (never rendered as a page)."""
+        def one(name: str) -> str:
+            return (query.get(name) or [""])[0]
+
+        try:
+            text = self.server.viewer.full_text(one("run"), one("id"), one("call"),
+                                                one("field"))
+        except InputError as error:
+            return self._send(404, f"{error}\n".encode(), "text/plain; charset=utf-8")
+        self._send(200, text.encode("utf-8", errors="replace"), "text/plain; charset=utf-8")
 
     def _run(self, query):
         return "run.html.jinja", self.server.viewer.run_page((query.get("run") or [""])[0])

@@ -230,6 +230,27 @@ class Viewer:
                 "display": {s: _display_name(holding, s) for s in strategies},
                 "human": labels.get(instance_id, []), "human_warnings": warnings}
 
+    def full_text(self, key: str, instance_id: str, call_id: str, field: str) -> str:
+        """One call's whole reply (``reply``), reasoning (``reasoning``) or N-th repair
+        (``repair-N``): what a page shows clipped (`TEXT_SHOWN`)."""
+        for judgment in self.index(key).judgments_of(instance_id):
+            if judgment.call_id != call_id:
+                continue
+            if field == "reply":
+                return judgment.raw_output or ""
+            if field == "reasoning":
+                return judgment.reasoning or ""
+            number = field.removeprefix("repair-")
+            if number.isdigit() and 1 <= int(number) <= len(judgment.repair_outputs):
+                return judgment.repair_outputs[int(number) - 1]
+            raise InputError(f"no text {field!r} (reply, reasoning or repair-N)")
+        raise InputError(f"no call {call_id!r} of instance {instance_id!r} in {key}")
+
+    def check_human(self) -> list[str]:
+        """Read ``--human`` against every judge run served: a bad row is an InputError
+        now, before the first page; the warnings are returned."""
+        return self._human_labels([self.index(key) for key in self.judge_keys([])])[1]
+
     def _human_labels(self, indexes: list[RunIndex]) -> tuple[dict[str, list], list[str]]:
         """``--human`` labels by instance id, read against the runs shown (once per set)."""
         if self.human is None:
