@@ -14,9 +14,9 @@ sending.
   for its providers.
 
 Both return a [`Reply`][fbi.transports.Reply], and both refuse a reply that is not one: no choices,
-a usage that is no count, or (HTTP) a body that is not JSON ([`BadReply`][fbi.transports.BadReply],
+a usage that is no count, or (HTTP) a body that is not JSON ([`BadReply`][fbi.provider_errors.BadReply],
 retried); the HTTP transport also refuses a reply served by another model than the one asked for
-([`WrongModel`][fbi.transports.WrongModel]: a server of a pool serving something else is routed
+([`WrongModel`][fbi.provider_errors.WrongModel]: a server of a pool serving something else is routed
 around, not recorded). Everything above them — the cache, retries, the pool, redaction, records —
 is the model client's ([`fbi.llm`][fbi.llm]), the same for both.
 """
@@ -193,6 +193,9 @@ MAX_TOKEN_COUNT = 10_000_000
 
 
 def token_count(usage: dict, name: str) -> int:
+    """A usage field (``prompt_tokens``) as a count of tokens; a `BadReply` for one that
+    is no whole number from 0 to `MAX_TOKEN_COUNT` (an absurd count would price a call
+    at millions of dollars)."""
     value = usage.get(name) or 0
     if isinstance(value, bool) or not isinstance(value, int | float) or \
             not math.isfinite(value) or value < 0 or value != int(value):
