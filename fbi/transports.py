@@ -13,9 +13,10 @@ sending.
 * [`LitellmTransport`][fbi.transports.LitellmTransport] sends everything else through litellm,
   for its providers.
 
-Both return a [`Reply`][fbi.transports.Reply], and both refuse a reply that is not one: no choices,
-a usage that is no count, or (HTTP) a body that is not JSON ([`BadReply`][fbi.provider_errors.BadReply],
-retried); the HTTP transport also refuses a reply served by another model than the one asked for
+Both return a [`Reply`][fbi.transports.Reply], and both refuse a reply that is not one: no
+choices, a usage that is no count, or (HTTP) a body that is not JSON
+([`BadReply`][fbi.provider_errors.BadReply], retried); the HTTP transport also refuses a reply
+served by another model than the one asked for
 ([`WrongModel`][fbi.provider_errors.WrongModel]: a server of a pool serving something else is routed
 around, not recorded). Everything above them — the cache, retries, the pool, redaction, records —
 is the model client's ([`fbi.llm`][fbi.llm]), the same for both.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -215,8 +217,11 @@ def reply_of(body: Any, asked: str | None = None, server: str | None = None) -> 
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise BadReply("the reply has no choices")
     served = body.get("model")
-    if asked is not None and isinstance(served, str) and served and \
-            not same_model(asked, served):
+    if served is not None and not isinstance(served, str):
+        raise BadReply(f"the reply's model {served!r} is not a name")
+    # a server that names no model (an empty name) cannot be told from one serving
+    # another; one that leaves the field out is taken at its word
+    if asked is not None and served is not None and not same_model(asked, served):
         raise WrongModel(asked, served, server)
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
@@ -240,13 +245,20 @@ def reply_of(body: Any, asked: str | None = None, server: str | None = None) -> 
 
 def same_model(asked: str, served: str) -> bool:
     """Whether a reply served by ``served`` answers a request for ``asked``: the same name
-    (case aside, any provider prefix dropped), a dated or tagged release of it
-    (``gpt-4o-2024-08-06``, ``llama3:latest``), or the same file (``/models/llama-3``)."""
+    (case aside, any provider prefix dropped), a dated release of it
+    (``gpt-4o-2024-08-06``, ``gpt-4-0613``, ``claude-3-5-sonnet@20240620``), its
+    ``latest`` tag (``llama3:latest``), or the same file (``/models/llama-3``). A name that
+    merely starts like it (``llama-3-70b`` for ``llama-3``, ``gpt-4o-mini`` for
+    ``gpt-4o``) is another model."""
     a, s = served_name(asked).casefold(), served.casefold()
-    if a == s:
+    if a == s or s.endswith("/" + a) or a.endswith("/" + s):
         return True
-    return s.startswith(tuple(a + mark for mark in "-:@")) or \
-        s.endswith("/" + a) or a.endswith("/" + s)
+    return s.startswith(a) and _RELEASE.fullmatch(s[len(a):]) is not None
+
+
+#: What may follow a model's name in the name of one of its releases: a date
+#: (-2024-08-06, -20240806, -0613, @20240620) or the latest tag (:latest, -latest).
+_RELEASE = re.compile(r"[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})|[-:@]latest")
 
 
 # ------------------------------------------------------------------ direct HTTP

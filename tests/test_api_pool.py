@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
@@ -135,6 +136,26 @@ def test_a_server_without_choices_is_routed_around_and_never_recorded(tmp_path):
         assert all('"score"' in r.text for r in replies)
         assert liar.counts["ok"] == 1 and honest.counts["ok"] == 40
         assert client.calls_made == 41
+
+
+@pytest.mark.parametrize("served", ["judge-70b", "judge-mini", "", "Judge-Large"])
+def test_a_pool_server_named_like_the_model_or_naming_none_is_left_out(tmp_path, served):
+    """Issue 50: a replica whose served name merely starts like the model asked for (or
+    is empty) serves another model: left out at its probe, no verdict of it recorded."""
+    with ChatServer(served_as=served) as liar, ChatServer() as honest:
+        result = evaluate(tmp_path, honest.url, liar.url)
+        assert result.returncode == 0, result.stderr
+        assert liar.counts["ok"] == 1  # the probe, and nothing after it
+        assert "is left out (wrong_model)" in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("served", ["judge-2024-08-06", "judge-0613", "judge:latest",
+                                    "/models/judge", "JUDGE"])
+def test_a_pool_server_of_a_release_of_the_model_stays(tmp_path, served):
+    with ChatServer(served_as=served) as release, ChatServer() as honest:
+        result = evaluate(tmp_path, honest.url, release.url)
+        assert result.returncode == 0, result.stderr
+        assert release.counts["ok"] > 1 and "left out" not in result.stderr
 
 
 def test_a_pool_server_of_another_model_is_left_out_with_a_warning(tmp_path):
