@@ -447,6 +447,18 @@ def _checked_float(text: str) -> float:
     return value
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: one written twice would be read as
+    its last value, and the first silently lost."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise JSONRefused(f"the key {twice!r} is given twice in one object (its first "
+                          "value would be lost)", "keep one of them")
+    return data
+
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -462,7 +474,7 @@ def exact_json(text: str) -> Any:
                           "flatten the record")
     try:
         data = json.loads(text, parse_int=_checked_int, parse_float=_checked_float,
-                          parse_constant=_refuse_constant)
+                          parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except JSONRefused:
         raise
     except RecursionError:
@@ -517,6 +529,7 @@ def _read_delimited(
 ) -> Iterator[RawRow]:
     csv.field_size_limit(sys.maxsize)
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    _unique_columns(path, reader.fieldnames or [], "line 1")
     start = reader.line_num + 2  # header on line 1; data starts on line 2
     for data in reader:
         # A row with more fields than the header shows up under the key None.
@@ -532,12 +545,30 @@ def _read_parquet(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        names = pq.read_schema(path).names
     except Exception as error:  # pyarrow raises several types for a broken file
+        raise DatasetError([Problem(str(path), "", f"not a readable Parquet file ({error})",
+                                    "re-export the file as Parquet")]) from None
+    _unique_columns(path, names, "the schema")
+    try:
+        table = pq.read_table(path)
+    except Exception as error:
         raise DatasetError([Problem(str(path), "", f"not a readable Parquet file ({error})",
                                     "re-export the file as Parquet")]) from None
     for number, data in enumerate(table.to_pylist(), start=1):
         yield RawRow(str(path), f"row {number}", data, defaults)
+
+
+def _unique_columns(path: Path, names: list[str], where: str) -> None:
+    """A table whose columns each have their own name: two of one name would be read as
+    the last, the other's values silently lost."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DatasetError([Problem(str(path), where, f"two columns are named {name!r} "
+                                        "(only one could be read)",
+                                        "rename or remove one of them")])
+        seen.add(name)
 
 
 @dataclass(frozen=True)

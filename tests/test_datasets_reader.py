@@ -262,3 +262,37 @@ def test_a_json_folder_is_checked_exactly_before_datasets_reads_it(tmp_path):
     messages = " ".join(p.message for p in problems)
     assert "'gold_answer' must be text, not float" in messages
     assert "'id' is text where earlier rows hold int" in messages
+
+
+def test_two_columns_or_keys_of_one_name_are_refused_not_read_as_the_last(tmp_path):
+    """Issue 50: a header naming a column twice (CSV, TSV, Parquet) or a JSON object
+    giving a key twice would be read as its last value; it is one message naming the
+    file and where."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    header = "id,category,instruction,gold_answer,perturbed_answer,gold_answer\n"
+    for suffix, delimiter in ((".csv", ","), (".tsv", "\t")):
+        path = tmp_path / f"twice{suffix}"
+        path.write_text((header + "a1,entity,Q?,Right.,Wrong.,Other.\n").replace(",", delimiter))
+        with pytest.raises(DatasetError) as caught:
+            load_dataset(str(path))
+        said = str(caught.value)
+        assert path.name in said and "line 1" in said and "'gold_answer'" in said
+
+    path = tmp_path / "twice.parquet"
+    names = ["id", "category", "instruction", "gold_answer", "perturbed_answer",
+             "perturbed_answer"]
+    pq.write_table(pa.Table.from_arrays([pa.array([v]) for v in (
+        "a1", "entity", "Q?", "Right.", "Wrong.", "Other.")], names=names), path)
+    with pytest.raises(DatasetError, match="two columns are named 'perturbed_answer'"):
+        load_dataset(str(path))
+
+    path = tmp_path / "twice.jsonl"
+    good = json.dumps(row())
+    twice = good[:-1] + ', "perturbed_answer": "Kyd."}'
+    path.write_text(good + "\n" + twice + "\n")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(str(path))
+    said = str(caught.value)
+    assert "line 2" in said and "'perturbed_answer' is given twice" in said
