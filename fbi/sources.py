@@ -434,9 +434,16 @@ def _gold_items(spec: str, reader: Reader) -> tuple[list[GoldItem], int]:
     rows = list(read_rows(spec, files, problems, reader))
     items: dict[tuple, GoldItem] = {}
     unanswered = 0
+    question_at: dict[str, str] = {}  # MT-Bench question_id → where it was first
     for row in readable_rows(rows, problems):
         try:
             if "question_id" in row.data and "turns" in row.data:
+                question = str(row.data["question_id"])
+                if question in question_at:  # its items' ids would be the first's
+                    raise RowProblem(f"question_id {question} again (first at "
+                                     f"{question_at[question]})",
+                                     "give every question its own question_id")
+                question_at[question] = f"{Path(row.file).name} {row.location}"
                 found = mt_bench_items(row.data)
                 unanswered += not found
             else:

@@ -277,9 +277,13 @@ def test_hunt_edits_and_manipulations_keep_the_conversation(tmp_path):
     ({"turns": "one question"}, "'turns' must be a list of questions"),
     ({"reference": ["only one"]}, "must list one answer (text) for each of the 2 turns"),
     ({"category": "poetry"}, "MT-Bench category 'poetry'"),
+    # a repeated id would make the second question's items the first's (issue 50)
+    ({"question_id": 111, "turns": ["Another question?", "And another?"]},
+     "question_id 111 again (first at question.jsonl line 1)"),
 ])
 def test_bad_mt_bench_questions_name_file_and_line(tmp_path, row, said):
-    path = write_jsonl(tmp_path / "question.jsonl", [MT_BENCH[0], {**MT_BENCH[0], **row}])
+    path = write_jsonl(tmp_path / "question.jsonl", [MT_BENCH[0], {**MT_BENCH[0],
+                                                                   "question_id": 112, **row}])
     result = CliRunner().invoke(main, ["perturb", "--input", str(path), "--output",
                                        str(tmp_path / "q.jsonl"), "--engine", "rules"],
                                 env={"FBI_CACHE": str(tmp_path / "c.sqlite")})
