@@ -388,6 +388,9 @@ class TemplateFolder:
         except OverflowError as error:
             raise InputError(f"{where}: {str(error).rstrip('.')}. Fix: loop over less") \
                 from None
+        except ValueError as error:  # a number too long to print (past 4,300 digits), …
+            raise InputError(f"{where}: the template failed ({error}). Fix: print "
+                             "smaller values") from None
         if "\n\n\n" in text:  # (the search costs a tenth of the substitution)
             text = _BLANK_RUNS.sub("\n\n", text)
         return text.strip() + "\n"

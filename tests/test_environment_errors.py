@@ -72,6 +72,9 @@ def test_a_cache_corrupted_mid_run_is_left_aside_with_one_warning(tmp_path):
     ('{{ "{:300000000}".format(1) }}\n', "format width of 300,000,000"),
     ("{{ 2 ** 100000000 }}\n", "a power of 100000000"),
     ('{% for i in range(2000) %}{{ "x" * 999 }}{% endfor %}\n', "output passed 1,000,000"),
+    # issue 50: an integer too long to print (Python writes at most 4,300 digits)
+    ("{% set ns = namespace(n=10 ** 64) %}{% for i in range(128) %}"
+     "{% set ns.n = ns.n * 10 ** 64 %}{% endfor %}{{ ns.n }}\n", "the template failed"),
 ])
 def test_broken_templates_are_named_with_their_line(tmp_path, body, expected):
     folder = tmp_path / "prompts"

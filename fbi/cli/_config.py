@@ -64,6 +64,12 @@ def _checked(ctx: click.Context, param: click.Parameter, key: Any, value: Any,
         raise click.BadParameter(f"{where}: {key}: {value!r} is not {shape}. Fix: write "
                                  f"{key}: VALUE" + (" or a list of them" if repeatable
                                                     else ""))
+    for single in values:
+        wanted = _wanted_type(param)
+        if isinstance(single, bool) != (wanted == "true or false") or not isinstance(
+                single, _PYTHON_TYPES[wanted]):
+            raise click.BadParameter(f"{where}: {key}: {single!r} is not {wanted}. Fix: "
+                                     f"write {key}: {_EXAMPLES[wanted]}")
     try:
         param.type_cast_value(ctx, value)
     except click.BadParameter as error:
@@ -71,6 +77,25 @@ def _checked(ctx: click.Context, param: click.Parameter, key: Any, value: Any,
     except (TypeError, ValueError) as error:
         raise click.BadParameter(f"{where}: {key}: {value!r} ({error})") from None
     return value
+
+
+#: What a config file's value must already be for each kind of option: a config file is
+#: read exactly, as a dataset is (8.0 is no count, "0.5" no number, true no label).
+_PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "true or false": bool, "a whole number": int, "a number": (int, float), "text": str}
+_EXAMPLES = {"true or false": "true", "a whole number": "8", "a number": "0.5",
+             "text": "'TEXT' (in quotes when it looks like a number or true/false)"}
+
+
+def _wanted_type(param: click.Parameter) -> str:
+    kind = param.type
+    if getattr(param, "is_flag", False) or isinstance(kind, click.types.BoolParamType):
+        return "true or false"
+    if isinstance(kind, click.types.IntParamType):
+        return "a whole number"
+    if isinstance(kind, click.types.FloatParamType):
+        return "a number"
+    return "text"
 
 
 def load_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
