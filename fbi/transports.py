@@ -257,8 +257,9 @@ def same_model(asked: str, served: str) -> bool:
 
 
 #: What may follow a model's name in the name of one of its releases: a date
-#: (-2024-08-06, -20240806, -0613, @20240620) or the latest tag (:latest, -latest).
-_RELEASE = re.compile(r"[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})|[-:@]latest")
+#: (-2024-08-06, -20240806, -0613, @20240620), a version (Gemini's -001) or the latest
+#: tag (:latest, -latest).
+_RELEASE = re.compile(r"[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3,4})|[-:@]latest")
 
 
 # ------------------------------------------------------------------ direct HTTP

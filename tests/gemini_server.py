@@ -30,7 +30,7 @@ def reply_text(request: dict) -> str:
     return hashed_verdict_script({"messages": messages})
 
 
-def generated(request: dict, text: str | None = None) -> dict:
+def generated(request: dict, text: str | None = None, model: str = "gemini-test") -> dict:
     text = reply_text(request) if text is None else text
     prompt = sum(len(p.get("text", "").split()) for c in request.get("contents", [])
                  for p in c.get("parts", []))
@@ -39,7 +39,7 @@ def generated(request: dict, text: str | None = None) -> dict:
             "usageMetadata": {"promptTokenCount": prompt,
                               "candidatesTokenCount": len(text.split()),
                               "totalTokenCount": prompt + len(text.split())},
-            "modelVersion": "gemini-test"}
+            "modelVersion": model}
 
 
 class GeminiServer:
@@ -50,6 +50,8 @@ class GeminiServer:
         self.forge_next: str | None = None
         self.corrupt_next = 0
         self.error_next = 0
+        #: the model the next batch's results name (a real server names the one asked)
+        self.served_as_next: str | None = None
         self.lock = threading.Lock()
         server = self
 
@@ -59,7 +61,8 @@ class GeminiServer:
                 if path.endswith(":generateContent"):
                     request = self.json_body()
                     server.live_requests.append(request)
-                    return self.send_json(200, generated(request))
+                    model = path.split("/")[-1].split(":")[0]
+                    return self.send_json(200, generated(request, model=model))
                 if path.endswith(":batchGenerateContent"):
                     body = self.json_body()["batch"]
                     return self.send_json(200, server.create(path.split("/")[-1].split(":")[0],
@@ -110,11 +113,12 @@ class GeminiServer:
         forge, self.forge_next = self.forge_next, None
         errors, self.error_next = self.error_next, 0
         corrupt, self.corrupt_next = self.corrupt_next, 0
+        model, self.served_as_next = self.served_as_next or batch["model"], None
         out = []
         for number, item in enumerate(batch["requests"]):
             metadata = item.get("metadata", {})
             if forge and number == 0:
-                out.append({"response": generated(item["request"], forge),
+                out.append({"response": generated(item["request"], forge, model),
                             "metadata": metadata})
             if number < errors:
                 out.append({"error": {"code": 400, "message": "bad request"},
@@ -122,7 +126,8 @@ class GeminiServer:
             elif number < errors + corrupt:
                 out.append({"response": {"usageMetadata": {}}, "metadata": metadata})
             else:
-                out.append({"response": generated(item["request"]), "metadata": metadata})
+                out.append({"response": generated(item["request"], model=model),
+                            "metadata": metadata})
         return out
 
     def public(self, name: str) -> dict:

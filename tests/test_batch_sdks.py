@@ -117,6 +117,24 @@ def test_failed_unreadable_and_doubled_lines_go_back_to_pending(provider, tmp_pa
     assert verdicts(tmp_path / "run") == live
 
 
+def test_gemini_results_naming_another_model_are_not_judgments(tmp_path, live, provider):
+    """Issue 50: a batch whose results say another model made them is no reply of the
+    judge (a live call refuses the same): every line goes back to pending, and the
+    judgments are the live ones once the provider answers as the model asked."""
+    if provider.name != "gemini":
+        pytest.skip("Anthropic's batch results name no model")
+    with provider.server() as server:
+        server.served_as_next = "gemini-2.5-flash-lite"
+        result = batch_run(provider, server, tmp_path / "run", tmp_path, "--wait", "--poll",
+                           "0.01")
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr and "not readable replies" in " ".join(
+            result.stderr.split())
+        first, second = (b["requests"] for b in server.batches.values())
+        assert len(second) == len(first)  # every request asked again
+    assert verdicts(tmp_path / "run") == live
+
+
 def test_an_orphaned_batch_is_adopted_not_paid_again(provider, tmp_path, live):
     """fbi is stopped after the provider created its batch and before it recorded it (the
     record removed here): the next run finds the batch, once it has ended, by what fbi

@@ -341,7 +341,8 @@ class BatchRunner:
                     if str(line.get("custom_id", "")) in doubled:
                         continue
                     call = by_id.get(str(line.get("custom_id", "")))
-                    response = _response_of(line, self.model)
+                    response = _response_of(line, self.model,
+                                            self.provider not in DEPLOYMENT_PROVIDERS)
                     if call is None or call.call_id in log.finished or \
                             call.call_id not in batch.custom_ids:
                         continue
@@ -465,18 +466,24 @@ class BatchRunner:
             created_at=stamp, updated_at=stamp))
 
 
-def _response_of(line: dict, model: str) -> ModelResponse | None:
+#: Batch providers whose model strings name a deployment, not a model (a reply names
+#: the model the deployment serves, which fbi cannot know).
+DEPLOYMENT_PROVIDERS = ("azure",)
+
+
+def _response_of(line: dict, model: str, check_model: bool = True) -> ModelResponse | None:
     """A batch output line as a reply, or None when the request failed or the line is
     not the shape a reply has (the provider's file is input like any other: its body is
-    read as a live reply is, [`fbi.transports.reply_of`][fbi.transports.reply_of])."""
-    from fbi.transports import BadReply, reply_of
+    read as a live reply is, [`fbi.transports.reply_of`][fbi.transports.reply_of]) — or
+    it names another model than the one asked for, as a live reply may not."""
+    from fbi.transports import BadReply, WrongModel, reply_of
 
     response = line.get("response")
     if not isinstance(response, dict) or response.get("status_code") != 200:
         return None
     try:
-        reply = reply_of(response.get("body"))
-    except BadReply:
+        reply = reply_of(response.get("body"), asked=model if check_model else None)
+    except (BadReply, WrongModel):
         return None
     return ModelResponse(
         text=redact_known_secrets(reply.text), prompt_tokens=reply.prompt_tokens,
