@@ -529,8 +529,8 @@ def _read_delimited(
 ) -> Iterator[RawRow]:
     csv.field_size_limit(sys.maxsize)
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    _unique_columns(path, reader.fieldnames or [], "line 1")
     start = reader.line_num + 2  # header on line 1; data starts on line 2
+    _unique_columns(path, reader.fieldnames or [], "line 1")  # (reads the header)
     for data in reader:
         # A row with more fields than the header shows up under the key None.
         if None in data:

@@ -245,3 +245,23 @@ def test_a_row_the_run_holds_in_part_is_incomplete_not_counted(tmp_path):
     row = rows_of(summary, "openai/good", "vanilla")["Math"]
     assert (row["rows"], row["correct"], row["incomplete"], row["accuracy"]) == (1, 1, 1, 1.0)
 
+
+
+def test_a_human_label_matching_several_pairs_by_text_is_refused(runs, tmp_path):
+    """Issue 50: P1 with the rejected answer F1 is a pair of T1 and of T3 (and of ref:1's
+    T1): a label naming it by its texts names no one instance — one message with the
+    row, never the label given to the last pair read. Q1 with B1 names one: read."""
+    folder, *_ = runs
+    labels = tmp_path / "labels.csv"
+    labels.write_text("prompt,perturbed_answer,verdict,annotator\nQ1,B1,a,ann\nP1,F1,a,ann\n")
+    result = CliRunner().invoke(main, ["report", str(folder / "good"), "--human",
+                                       str(labels), "--output", str(tmp_path / "r")],
+                                terminal_width=200)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "line 3" in said and "match several instances" in said and "line 2" not in said
+    labels.write_text("prompt,perturbed_answer,verdict,annotator\nQ1,B1,a,ann\n")
+    result = CliRunner().invoke(main, ["report", str(folder / "good"), "--human",
+                                       str(labels), "--output", str(tmp_path / "r2")],
+                                terminal_width=200)
+    assert result.exit_code == 0, result.output

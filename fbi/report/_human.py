@@ -51,7 +51,12 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     naming its file and line or row."""
     from fbi.sources import read_rows, readable_rows
 
-    by_text = {(i.instruction, i.perturbed_answer): i.id for i in instances.values()}
+    by_text: dict[tuple, str] = {}
+    for i in instances.values():
+        # best-of-N rows pair one rejected answer with several chosen ones: texts that
+        # name more than one instance name none (`AMBIGUOUS`), never the last of them
+        key = (i.instruction, i.perturbed_answer)
+        by_text[key] = i.id if by_text.get(key, i.id) == i.id else AMBIGUOUS
     by_text.update(_by_models(instances))
     problems: list[Problem] = []
     labels, unknown = [], 0
@@ -101,18 +106,24 @@ def _by_models(instances: dict[str, object]) -> dict[tuple, str]:
     instance, for MT-Bench's human judgments; the pair the other way round maps to the
     instance with a ``~swapped`` mark, so its verdict is turned round."""
     found: dict[tuple, str] = {}
+    swapped: dict[tuple, set[str]] = {}
     for i in instances.values():
         p = getattr(i, "provenance", None)  # (callers may pass lighter records)
         if p is None or not (p.original_id and p.gold_model and p.generator):
             continue
         turn = getattr(i, "turn", 1)
-        found[(p.original_id, p.gold_model, p.generator, turn)] = i.id  # type: ignore
-        found.setdefault((p.original_id, p.generator, p.gold_model, turn),
-                         i.id + SWAPPED)  # type: ignore[attr-defined]
+        key = (p.original_id, p.gold_model, p.generator, turn)
+        found[key] = i.id if found.get(key, i.id) == i.id else AMBIGUOUS  # type: ignore
+        swapped.setdefault((p.original_id, p.generator, p.gold_model, turn),
+                           set()).add(i.id + SWAPPED)  # type: ignore[attr-defined]
+    for key, ids in swapped.items():  # a pair the right way round wins
+        found.setdefault(key, ids.pop() if len(ids) == 1 else AMBIGUOUS)
     return found
 
 
 SWAPPED = "\x00swapped"
+#: What texts (or MT-Bench's models) that match several instances map to.
+AMBIGUOUS = "\x00ambiguous"
 
 
 def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel:
@@ -130,6 +141,10 @@ def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel:
         instance_id = by_text.get((str(data["prompt"]), str(data["perturbed_answer"])), "")
         if not instance_id:
             raise ValueError("prompt and perturbed_answer match no instance of the runs")
+        if instance_id == AMBIGUOUS:
+            raise ValueError("prompt and perturbed_answer match several instances of the "
+                             "runs (a best-of-N row pairs one answer with several); give "
+                             "the instance_id")
     verdict = text("verdict").lower()
     if verdict:
         verdict = _VERDICTS.get(verdict, "")
@@ -167,6 +182,9 @@ def _mt_bench_label(data: dict, by_models: dict[tuple, str], text) -> HumanLabel
                          "tie (bothbad)")
     key = (text("question_id"), text("model_a"), text("model_b"), int(turn))
     instance_id = by_models.get(key, f"mt-bench:{key[0]}:{key[1]}:{key[2]}:t{turn}")
+    if instance_id == AMBIGUOUS:
+        raise ValueError(f"question {key[0]}, {key[1]} against {key[2]} (turn {turn}) "
+                         "matches several instances of the runs; label them by instance_id")
     if instance_id.endswith(SWAPPED):
         instance_id = instance_id.removesuffix(SWAPPED)
         verdict = {"a": "b", "b": "a"}.get(verdict, verdict)
