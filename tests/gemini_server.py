@@ -52,6 +52,8 @@ class GeminiServer:
         self.error_next = 0
         #: the model the next batch's results name (a real server names the one asked)
         self.served_as_next: str | None = None
+        #: the prompt token count of the next batch's first result (a lie: "many")
+        self.usage_next: object = None
         self.lock = threading.Lock()
         server = self
 
@@ -114,6 +116,7 @@ class GeminiServer:
         errors, self.error_next = self.error_next, 0
         corrupt, self.corrupt_next = self.corrupt_next, 0
         model, self.served_as_next = self.served_as_next or batch["model"], None
+        usage, self.usage_next = self.usage_next, None
         out = []
         for number, item in enumerate(batch["requests"]):
             metadata = item.get("metadata", {})
@@ -128,6 +131,8 @@ class GeminiServer:
             else:
                 out.append({"response": generated(item["request"], model=model),
                             "metadata": metadata})
+                if usage is not None and number == 0:
+                    out[-1]["response"]["usageMetadata"]["promptTokenCount"] = usage
         return out
 
     def public(self, name: str) -> dict:

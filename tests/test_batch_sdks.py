@@ -135,6 +135,24 @@ def test_gemini_results_naming_another_model_are_not_judgments(tmp_path, live, p
     assert verdicts(tmp_path / "run") == live
 
 
+@pytest.mark.parametrize("count", ["many", 10 ** 30, -5, 2.5])
+def test_a_result_with_a_count_that_is_no_count_is_no_reply(tmp_path, live, provider, count):
+    """Issue 50: a usage count that is no number, absurd, negative or fractional is no
+    reply — never a traceback on this run or the next: the requests go back to pending,
+    and the judgments are the live ones once the provider answers plainly."""
+    if provider.name != "gemini":
+        pytest.skip("the Anthropic server's lies are read by fbi's own reader (reply_of)")
+    with provider.server() as server:
+        server.usage_next = count
+        result = batch_run(provider, server, tmp_path / "run", tmp_path, "--wait", "--poll",
+                           "0.01")
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr and "warning:" in result.stderr
+        assert len(server.batches) == 2  # the first batch's requests asked again
+    assert verdicts(tmp_path / "run") == live
+    assert all(r["prompt_tokens"] < 10 ** 6 for r in records(tmp_path / "run"))
+
+
 def test_an_orphaned_batch_is_adopted_not_paid_again(provider, tmp_path, live):
     """fbi is stopped after the provider created its batch and before it recorded it (the
     record removed here): the next run finds the batch, once it has ended, by what fbi

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from fbi.errors import ConfigError, ModelError
+from fbi.errors import ConfigError, FbiWarning, ModelError
 from fbi.llm import import_litellm
 from fbi.provider_errors import describe_error
 
@@ -375,8 +376,25 @@ class GeminiBatches:
         return job.name, "", _GEMINI_STATES.get(_state(job.state), "validating")
 
     def retrieve(self, batch_id: str) -> BatchState:
-        job = _provider(self.model, f"retrieve batch {batch_id}",
-                        lambda: self._client.batches.get(name=batch_id))
+        from pydantic import ValidationError
+
+        def get() -> Any:
+            try:
+                return self._client.batches.get(name=batch_id)
+            except ValidationError as error:  # the SDK reads the whole job at once
+                return error
+
+        job = _provider(self.model, f"retrieve batch {batch_id}", get)
+        if isinstance(job, ValidationError):
+            # results no reply can be read from (a count that is no number): the batch
+            # ended, none of its lines is trusted, and its requests go back to pending
+            self._jobs[batch_id] = None
+            problem = str(job).splitlines()
+            warnings.warn(f"batch {batch_id}: the provider's results do not read as "
+                          f"replies ({problem[1] if len(problem) > 1 else problem[0]}: "
+                          f"{problem[2].strip() if len(problem) > 2 else ''}); its "
+                          "requests go back to pending", FbiWarning, stacklevel=2)
+            return BatchState("completed", batch_id)
         self._jobs[batch_id] = job
         status = _GEMINI_STATES.get(_state(job.state), "in_progress")
         done = status in ("completed", "failed", "cancelled", "expired")
@@ -384,7 +402,11 @@ class GeminiBatches:
 
     def content(self, file_id: str) -> bytes:
         """The batch's inline responses (``file_id`` is its name) as output lines."""
+        if file_id in self._jobs and self._jobs[file_id] is None:
+            return b""  # unreadable results (see retrieve)
         job = self._jobs.get(file_id) or (self.retrieve(file_id) and self._jobs[file_id])
+        if job is None:
+            return b""
         responses = list(getattr(getattr(job, "dest", None), "inlined_responses", None)
                          or [])
         return b"".join(json.dumps(self._as_openai(r)).encode() + b"\n"
@@ -420,9 +442,21 @@ class GeminiBatches:
 
     def orphans(self, tag: str, known: Iterable[str],
                 content: Callable[[str], list[dict]]) -> list[Orphan]:
+        from pydantic import ValidationError
+
         known, found = set(known), []
-        jobs = _provider(self.model, "list batches",
-                         lambda: list(self._client.batches.list(config={"page_size": 100})))
+
+        def listed() -> list[Any]:
+            try:
+                return list(self._client.batches.list(config={"page_size": 100}))
+            except ValidationError as error:  # a listed batch's results do not read
+                warnings.warn(f"the provider's list of batches does not read "
+                              f"({str(error).splitlines()[1]}): a batch fbi started and "
+                              "did not record, if there is one, is not adopted this time",
+                              FbiWarning, stacklevel=2)
+                return []
+
+        jobs = _provider(self.model, "list batches", listed)
         for job in jobs[:100 * ORPHAN_PAGES]:
             status = _GEMINI_STATES.get(_state(job.state), "in_progress")
             if job.display_name != f"fbi-{tag}" or job.name in known or \
