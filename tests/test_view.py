@@ -716,3 +716,17 @@ def test_view_with_human_labels_matched_by_text_starts(runs, tmp_path):
         result = CliRunner().invoke(main, ["view", str(runs), "--human", str(labels),
                                            "--port", str(taken.getsockname()[1])])
     assert result.exit_code == 2 and "choose another --port" in result.output, result.output
+
+
+@pytest.mark.parametrize("query, said", [
+    ("outcome=undetectd", "outcome='undetectd'"),
+    ("strategy=vanila", "strategy='vanila'"),
+    ("category=entities", "category='entities'"),
+    ("ability=XX", "ability='XX'"),
+])
+def test_a_filter_naming_nothing_the_runs_hold_is_said_not_ignored(served, query, said):
+    """Issue 51: a mistyped filter in a shared link is a message naming the valid values,
+    never a page that silently shows everything (or nothing)."""
+    status, page, _ = get(served.url + "instances?" + query)
+    assert status == 404 and said in html.unescape(page)
+    assert "the runs shown hold no such" in html.unescape(page)

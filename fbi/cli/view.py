@@ -45,7 +45,9 @@ def view(paths, host, port, human) -> None:
     import scipy.stats  # noqa: F401
 
     judge_runs = sum(e.judgeable for e in viewer.entries.values())
-    console.print(f"fbi view: {len(viewer.entries)} runs ({judge_runs} judge runs) at "
+    runs = len(viewer.entries)
+    console.print(f"fbi view: {runs} run{'s' * (runs != 1)} ({judge_runs} judge "
+                  f"run{'s' * (judge_runs != 1)}) at "
                   f"[bold]{server.url}[/] — Ctrl-C stops it", soft_wrap=True, highlight=False)
     viewer.warm()
     try:

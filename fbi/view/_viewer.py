@@ -191,16 +191,27 @@ class Viewer:
         indexes = [self.index(key) for key in keys]
         by_key = {key: self.index(key) for key in
                   {filters.missed_by, filters.caught_by} - {""}}
-        found = matching(indexes, filters, by_key)
         categories = category_order({index.instances[i].category for index in indexes
                                      for i in index.ids})
+        strategies = strategy_order({s for i in indexes for s in i.strategies})
+        abilities = [a.short for a in FBI_ABILITIES]
+        # a filter naming nothing the runs hold would keep nothing, or (ignored) all:
+        # either way a page that does not show what the link says
+        for name, asked, known in (("outcome", filters.outcomes, OUTCOMES),
+                                   ("strategy", filters.strategies, strategies),
+                                   ("category", filters.categories, categories),
+                                   ("ability", filters.abilities, abilities)):
+            unknown = [value for value in asked if value not in known]
+            if unknown:
+                raise InputError(f"{name}={unknown[0]!r}: the runs shown hold no such "
+                                 f"{name}; one of {', '.join(known)}")
+        found = matching(indexes, filters, by_key)
         return {"filters": filters, "keys": keys, "names": self.names(keys),
                 "all_runs": [e for e in self.entries.values() if e.judgeable],
                 "all_names": self.names([e.key for e in self.entries.values()
                                          if e.judgeable]),
                 "found": found, "pages": max(1, -(-found.total // PAGE_SIZE)),
-                "categories": categories, "abilities": [a.short for a in FBI_ABILITIES],
-                "strategies": strategy_order({s for i in indexes for s in i.strategies}),
+                "categories": categories, "abilities": abilities, "strategies": strategies,
                 "outcomes": OUTCOMES}
 
     def instance_page(self, instance_id: str, keys: Sequence[str]) -> dict[str, Any]:
