@@ -8,7 +8,12 @@ from fbi.transports import import_litellm
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """USD for a call of this size from litellm's cost data; None for unknown models."""
+    """USD for a call of this size from litellm's cost data; 0 for a model that runs on
+    this machine; None for unknown models."""
+    from fbi.prices import ON_THIS_MACHINE
+
+    if model.startswith(ON_THIS_MACHINE):
+        return 0.0
     litellm = import_litellm()
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(

@@ -31,10 +31,17 @@ def _prices() -> dict[str, Any]:
     return {}
 
 
+#: Models that run on this machine (the embedded judge, a local reward model): nothing
+#: is paid for their calls, a price of 0 rather than an unknown one.
+ON_THIS_MACHINE = ("local/", "hf-reward/")
+
+
 def price_of(model: str, batch: bool = False) -> tuple[float, float] | None:
     """(USD per prompt token, per reply token) of ``model`` (``openai/gpt-4o-mini`` or
     ``gpt-4o-mini``); the batch prices with ``batch`` where the table has them (else the
     live ones, an upper bound). None for a model the table does not price."""
+    if model.startswith(ON_THIS_MACHINE):
+        return 0.0, 0.0
     table = _prices()
     entry = table.get(model) or table.get(model.split("/", 1)[-1])
     if not isinstance(entry, dict):

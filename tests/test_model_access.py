@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -299,3 +300,24 @@ def test_a_secret_query_parameter_of_a_server_url_is_recorded_as_secret():
     spec = RunSpec(fbi_version="x", model="openai/judge", created_at="t", updated_at="t",
                    api_base="https://gw.example/v1?api-key=qp-secret-123456&region=eu")
     assert spec.api_base == "https://gw.example/v1?api-key=[secret]&region=eu"
+
+
+def test_an_unpriced_model_s_cost_is_unknown_not_zero(tmp_path):
+    """Issue 51: a model litellm's price table does not know costs an unknown amount, said
+    so; a priced one its price; the embedded judge nothing (it runs here)."""
+    args = ("evaluate", "--category", "entity", "--limit", "1", "--no-cache")
+    with ChatServer() as server:
+        unpriced = fbi(tmp_path, *args, "--judge", "openai/judge", "--api-base", server.url,
+                       "--output", str(tmp_path / "a"))
+        priced = fbi(tmp_path, *args, "--judge", "openai/gpt-4o-mini", "--api-base",
+                     server.url, "--output", str(tmp_path / "b"))
+    assert unpriced.returncode == 0 and priced.returncode == 0, unpriced.stderr
+    said = " ".join(unpriced.stdout.split())
+    assert "cost unknown (no price data for the model)" in said and "$0.0000" not in said
+    said = " ".join(priced.stdout.split())
+    assert re.search(r"tokens, \$0\.0\d{3}\.", said) and "unknown" not in said
+    from fbi.estimates import estimate_cost
+    from fbi.prices import cost_of
+
+    assert cost_of("local/smollm2-135m", 1000, 100) == 0.0
+    assert estimate_cost("local/smollm2-135m", 1000, 100) == 0.0

@@ -91,6 +91,17 @@ def print_dry_run(estimate: DryRun, model: str, where: str) -> None:
                       soft_wrap=True)
 
 
+def cost_text(totals: RunTotals) -> str:
+    """The calls' cost as said: a sum of known prices, with the calls of unknown price
+    named — never an unknown price shown as $0."""
+    made = totals.completed - totals.cached - totals.failed
+    if totals.unpriced and totals.unpriced >= made:
+        return "cost unknown (no price data for the model)"
+    known = f"${totals.cost:.4f}"
+    return known + (f" + {totals.unpriced} call(s) of unknown price" if totals.unpriced
+                    else "")
+
+
 def print_totals(totals: RunTotals, noun: str = "calls") -> None:
     if totals.submitted:  # a batch submission: say what went out, not "0 calls"
         console.print(f"Submitted {totals.submitted} requests in provider batches this time.")
@@ -102,7 +113,7 @@ def print_totals(totals: RunTotals, noun: str = "calls") -> None:
         f"{totals.unparseable} unparseable, {totals.failed} failed; "
         f"{totals.prompt_tokens + totals.completion_tokens:,} tokens" + (
             f" ({totals.reasoning_tokens:,} reasoning)" if totals.reasoning_tokens else "")
-        + f", ${totals.cost:.4f}.")
+        + f", {cost_text(totals)}.")
     for error in totals.errors:
         console.print(f"[red]failed:[/] {escape(error)}", soft_wrap=True)
 

@@ -193,7 +193,9 @@ class RunTotals:
     reasoning_tokens: int = 0
     """Of those, the tokens reasoning models spent reasoning."""
     cost: float = 0.0
-    """USD of this invocation's calls (unknown prices count 0)."""
+    """USD of this invocation's priced calls."""
+    unpriced: int = 0
+    """Calls made this time whose price is unknown (not in ``cost``)."""
     requests: int = 0
     """Requests that reached a model (retries included)."""
     stopped_by_budget: bool = False
@@ -225,12 +227,14 @@ class RunTotals:
         self.completion_tokens += record.completion_tokens
         self.reasoning_tokens += record.reasoning_tokens
         self.cost += record.cost or 0.0
+        self.unpriced += record.cost is None and not record.cached and \
+            record.status != "error"
 
     def merge(self, other: RunTotals) -> RunTotals:
         """Both phases of a stage (e.g. robustness rewrites, then answers) as one."""
         for name in ("total", "already_done", "completed", "cached", "unparseable", "failed",
                      "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost",
-                     "requests", "in_batches",
+                     "unpriced", "requests", "in_batches",
                      "submitted"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stopped_by_budget |= other.stopped_by_budget
