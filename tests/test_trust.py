@@ -353,3 +353,30 @@ def test_a_hunts_confirmed_findings_are_blind_spots_of_the_same_judge(tmp_path):
     for finding in findings:
         assert spots[finding["name"]]["rate"] == pytest.approx(finding["miss_rate"])
     assert "Blind spots: " in certificate["sentence"]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_every_trust_table_keeps_its_numbers_at_80_and_120_columns(doubtful, labels,
+                                                                   tmp_path, width):
+    """Issue 51: no column of `fbi trust` is cropped at 80 columns — a table too wide is
+    continued below with its names repeated — and the figures printed are trust.json's."""
+    result = CliRunner().invoke(main, [
+        "trust", str(doubtful), "--human", str(labels), "--target", "0.8", "--delta",
+        "0.1", "--min-items", "5", "--output", str(tmp_path / "out")],
+        env={"COLUMNS": str(width)}, terminal_width=width)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert all(len(line) <= width for line in lines), [ln for ln in lines if len(ln) > width]
+    words = set(result.output.split())
+    for column in ("confidence", "threshold", "coverage", "cal", "test", "saved", "judge",
+                   "alone", "people", "PPI++", "worth", "plug-in", "labelled", "needed",
+                   "more"):
+        assert column in words, column
+    report = json.loads((tmp_path / "out" / "trust.json").read_text())
+    (certified,) = report["results"]
+    for share in (certified["coverage"], certified["agreement_lower_bound"]):
+        assert f"{100 * share:.1f}%" in words
+    assert str(certified["n_calibration"]) in words
+    for step in report["plan"]:
+        assert str(step["labelled"]) in words
+        assert step["needed"] is None or str(step["needed"]) in words

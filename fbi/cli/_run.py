@@ -276,7 +276,12 @@ def print_blocks(blocks, draw=None) -> None:
     tables, drawn by ``draw`` (title, header, rows) or `rate_table`."""
     for block in blocks:
         if block.title or block.header:
-            console.print((draw or rate_table)(block.title, block.header, block.rows))
+            if draw is not None:
+                console.print(draw(block.title, block.header, block.rows))
+                continue
+            for table in fitting_tables(block.title, block.header, block.rows,
+                                        console.width):
+                console.print(table)
         elif block.alert:
             console.print(f"[red]{escape(block.text)}[/]", soft_wrap=True)
         else:
@@ -301,11 +306,53 @@ def rate_table(title: str, header: list[str], rows: list[list[str]]) -> Table:
         text = not all(_NUMBER_CELL.match(str(row[number])) for row in rows)
         words = [w for cell in (column, *(str(row[number]) for row in rows))
                  for w in cell.split()]
-        table.add_column(column, justify="left" if text else "right", no_wrap=text,
-                         overflow="fold", min_width=max(map(len, words), default=1))
+        # a name is never broken; a description of several words wraps between them
+        described = text and any(" " in str(row[number]).strip() for row in rows)
+        table.add_column(column, justify="left" if text else "right",
+                         no_wrap=text and not described, overflow="fold",
+                         min_width=max(map(len, words), default=1))
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def fitting_tables(title: str, header: list[str], rows: list[list[str]], width: int
+                   ) -> list[Table]:
+    """`rate_table`, or when even its narrowest form is wider than ``width``, several:
+    its leading text columns (the row's names) in each, the other columns spread over
+    them in order, each table as wide as fits — every number shown whole, none cropped."""
+    import io
+
+    from rich.console import Console
+
+    def fits(columns: list[int]) -> bool:
+        """Whether the table of these columns shows every word of every cell at
+        ``width`` (rich crops a column it cannot fit, silently)."""
+        cells = [[header[c] for c in columns]] + [[row[c] for c in columns] for row in rows]
+        drawn = Console(width=width, file=io.StringIO(), record=True, color_system=None)
+        drawn.print(rate_table(title, cells[0], cells[1:]))
+        words = set(drawn.export_text().split())
+        return all(word in words for line in cells for cell in line
+                   for word in str(cell).split())
+
+    every = list(range(len(header)))
+    if fits(every):
+        return [rate_table(title, header, rows)]
+    keys = []
+    for column in every[:2]:  # the names: the leading columns that hold text
+        if all(_NUMBER_CELL.match(str(row[column])) for row in rows):
+            break
+        keys.append(column)
+    groups: list[list[int]] = []
+    for column in every[len(keys):]:
+        if groups and fits(keys + groups[-1] + [column]):
+            groups[-1].append(column)
+        else:
+            groups.append([column])
+    return [rate_table(title if n == 0 else f"{title} (continued)" if title else "",
+                       [header[c] for c in keys + group],
+                       [[row[c] for c in keys + group] for row in rows])
+            for n, group in enumerate(groups)]
 
 
 #: --force: write into an --output folder that holds files fbi did not write.
