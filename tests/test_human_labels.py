@@ -194,3 +194,22 @@ def test_one_persons_verdict_and_score_of_an_instance_are_both_kept(tmp_path):
     assert [(x.annotator, x.verdict, x.score, x.answer) for x in labels] == [
         ("ann", "a", None, "perturbed"), ("ann", None, 3.0, "perturbed"),
         ("ann", None, 9.0, "gold"), ("ben", "tie", None, "perturbed")]
+
+
+@pytest.mark.parametrize("row, said", [
+    ({"instance_id": "i1", "annotator": True, "verdict": "a"}, "annotator true is not text"),
+    ({"instance_id": "i1", "annotator": "ann", "verdict": ["a"]}, "verdict [\"a\"] is not"),
+    ({"instance_id": True, "verdict": "a"}, "instance_id true is not text"),
+])
+def test_a_label_field_that_is_no_text_is_refused_not_coerced(tmp_path, row, said):
+    """Issue 50: JSON true is no annotator named "True", a list no verdict."""
+    import json
+
+    from fbi.errors import InputError
+    from fbi.report._human import read_human_labels
+
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(InputError) as refused:
+        read_human_labels(path, {"i1": INSTANCE})
+    assert said in str(refused.value) and "line 1" in str(refused.value)

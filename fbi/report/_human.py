@@ -21,6 +21,7 @@ verdict then turned round too; ``winner`` is the verdict and ``judge`` the annot
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -129,6 +130,9 @@ AMBIGUOUS = "\x00ambiguous"
 def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel:
     def text(name: str) -> str:
         value = data.get(name)
+        if isinstance(value, bool | list | dict):  # never "True" or "['a']" by str()
+            raise ValueError(f"{name} {json.dumps(value)} is not text. Fix: write the "
+                             f"{name} as text")
         return "" if value is None else str(value).strip()
 
     if "question_id" in data and "model_a" in data and "model_b" in data:
