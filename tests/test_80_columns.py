@@ -22,8 +22,11 @@ def at_80(tmp_path, *args: str) -> str:
 
 
 def fits(output: str) -> None:
+    """No cut text and no line past 80 columns — but a printed command, on a line of its
+    own, is never broken (the terminal wraps it; a copy pastes as one command)."""
     assert "…" not in output, output
-    too_wide = [line for line in output.splitlines() if len(line) > 80]
+    too_wide = [line for line in output.splitlines() if len(line) > 80
+                and not line.startswith("  fbi ")]
     assert not too_wide, too_wide
 
 
@@ -167,3 +170,16 @@ def test_robustness_score_fits(tmp_path):
     output = at_80(tmp_path, "robustness", "score", str(tmp_path / "robust" / "answers.jsonl"))
     fits(output)
     assert "MultiQ&A" in output
+
+
+def test_a_printed_command_is_never_broken_across_lines(tmp_path):
+    """Issue 51: the closing hint's command is one line however narrow the terminal (a
+    terminal wraps it; a copy pastes as one command), never `fbi` ↵ `report …`."""
+    output_dir = tmp_path / ("a-run-folder-with-a-long-name-" * 3)
+    with ChatServer() as server:
+        output = CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/judge", "--api-base", server.url, "--limit", "1",
+            "--category", "entity", "--output", str(output_dir)], terminal_width=80, env={
+                "COLUMNS": "80", "OPENAI_API_KEY": "sk-test",
+                "FBI_CACHE": str(tmp_path / "cache.sqlite")}).output
+    assert f"  fbi report {output_dir}\n" in output

@@ -18,3 +18,13 @@ class SafeConsole(Console):
 
 console = SafeConsole(highlight=False)
 err_console = SafeConsole(stderr=True, highlight=False)
+
+
+def print_command(lead: str, command: str, style: str = "") -> None:
+    """``lead``, then ``command`` on a line of its own that is never broken: the terminal
+    wraps it if it must, so a copy of it pastes as one command (rich would break it at
+    a space, and a shell runs the halves as two)."""
+    from rich.markup import escape
+
+    console.print(f"[{style}]{escape(lead)}[/]" if style else escape(lead))
+    console.print(f"  {escape(command)}", soft_wrap=True)

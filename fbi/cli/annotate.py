@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from fbi.cli._console import console
+from fbi.cli._console import console, print_command
 
 
 class AnnotateGroup(click.Group):
@@ -174,5 +174,5 @@ def export(queue, output) -> None:
     unsettled = tally.dropped["disagreement"] + tally.dropped["not-sure"]
     if unsettled:
         are = "items are" if unsettled != 1 else "item is"
-        console.print(f"[yellow]{unsettled} {are} unsettled; run `fbi annotate adjudicate "
-                      f"{queue} --adjudicator NAME` to decide them.[/]")
+        print_command(f"{unsettled} {are} unsettled; to decide them:",
+                      f"fbi annotate adjudicate {queue} --adjudicator NAME", "yellow")

@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from fbi.cli._config import load_config, resume_run
+from fbi.cli._console import print_command
 from fbi.cli._run import (
     MAX_SAMPLES,
     SEED,
@@ -303,7 +304,7 @@ def print_headline(evaluation, output: Path) -> None:
         except UnknownName:  # a strategy from a template folder not given this time
             names[strategy] = strategy
     console.print(as_rich_table(headline_table(judgments, names, evaluation.config.label)))
-    console.print(f"Judgments in {output / 'judgments.jsonl'}; the full report: "
+    print_command(f"Judgments in {output / 'judgments.jsonl'}; the full report:",
                   f"fbi report {output}")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from fbi.cli._console import console, err_console
+from fbi.cli._console import console, err_console, print_command
 from fbi.cli._run import (
     api_base_option,
     batch_options,
@@ -142,5 +142,5 @@ def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, lim
     totals = checks.run(client, RichProgress("checking explanations"),
                         batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals, "explanations checked")
-    console.print(f"Run `fbi report {run_dir}` to see them.")
+    print_command("To see them:", f"fbi report {run_dir}")
     exit_for(totals)
