@@ -66,6 +66,23 @@ def test_the_robustness_tables_fit(tmp_path):
                        str(tmp_path / "robust"))
     fits(output)
     assert "Natural noise by kind" in output and "0.…" not in output
+    assert f"  fbi report {tmp_path / 'robust'}\n" in output  # one line, whole
+
+
+def test_a_title_is_never_wrapped_over_a_narrow_table():
+    """Issue 51: the robustness "Answer order" title wrapped into its 23-character
+    table."""
+    import io
+
+    from rich.console import Console
+
+    from fbi.cli._run import fitting_tables
+
+    title = "Answer order: accuracy, test-retest and % drop"
+    drawn = Console(width=80, file=io.StringIO(), record=True)
+    for table in fitting_tables(title, ["suite", "acc"], [["mmlu", "0.5"]], 80):
+        drawn.print(table)
+    assert any(title in line for line in drawn.export_text().splitlines())
 
 
 @pytest.mark.parametrize("command", [("strategies",), ("categories",),

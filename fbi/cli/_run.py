@@ -300,8 +300,11 @@ def rate_table(title: str, header: list[str], rows: list[list[str]]) -> Table:
 
     uses_abilities = any(column.split(" ")[0] in ("LF", "F", "IF", "R", "SI")
                          for column in header)
+    # at least as wide as its title, which would otherwise wrap over a narrow table's
+    # width ("Answer order" in a column of 23 characters)
     table = Table(title=title, caption=ABILITY_LEGEND if uses_abilities else None,
-                  box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
+                  box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
+                  min_width=len(title) or None)
     for number, column in enumerate(header):
         text = not all(_NUMBER_CELL.match(str(row[number])) for row in rows)
         words = [w for cell in (column, *(str(row[number]) for row in rows))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.table import Table
 
-from fbi.cli._console import console
+from fbi.cli._console import console, print_command
 from fbi.cli._run import (
     MAX_SAMPLES,
     SEED,
@@ -121,8 +121,8 @@ def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, sampl
     summary = load_robustness(output) if metrics.exists() and finished else None
     if summary is not None:
         print_summary(summary)
-        console.print(f"Answers in {output / 'answers.jsonl'}; metrics in {metrics}; "
-                      f"`fbi report {output}` renders them.")
+        print_command(f"Answers in {output / 'answers.jsonl'}; metrics in {metrics}; "
+                      "the report renders them:", f"fbi report {output}")
     exit_for(totals)
     if summary is not None and summary.failed_suites:
         sys.exit(1)
