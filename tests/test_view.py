@@ -477,6 +477,11 @@ def test_every_kind_of_run_is_listed_with_its_status(runs, tmp_path):
                                       "--categories", "spelling", "--output",
                                       str(tree / "queue.jsonl")], env=env)
     assert queue.exit_code == 0, queue.output
+    # the set exported from it after vetting (every record labelled) is a dataset, not
+    # a second queue (issue 51)
+    (tree / "vetted.jsonl").write_text("".join(
+        json.dumps({**json.loads(line), "label": "valid"}) + "\n"
+        for line in (tree / "queue.jsonl").read_text(encoding="utf-8").splitlines()))
     with ChatServer(script=qa_script) as server:
         robust = CliRunner().invoke(main, [
             "robustness", "run", "--model", "openai/qa", "--api-base", server.url,

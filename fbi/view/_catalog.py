@@ -170,16 +170,22 @@ def _unservable(folder: Path, roots: tuple[Path, ...]) -> str | None:
 
 
 def _is_candidate_queue(path: Path) -> bool:
-    """Whether a JSONL file's first record is a perturbation candidate."""
+    """Whether a JSONL file is a queue of perturbation candidates: its first record is a
+    candidate, and one of its first records is still to vet — a vetted set exported
+    from a queue holds the same records, every one labelled."""
     import json
+    from itertools import islice
 
     try:
         with open(path, "rb") as file:
-            first = json.loads(file.readline(1 << 20) or b"null")
+            first = [json.loads(line) for line in islice(iter(
+                lambda: file.readline(1 << 20), b""), 50) if line.strip()]
     except (OSError, ValueError):
         return False
-    return isinstance(first, dict) and "perturbed_answer" in first and \
-        str(first.get("generator", "")).startswith(("rules:", "llm:"))
+    return bool(first) and isinstance(first[0], dict) and \
+        "perturbed_answer" in first[0] and \
+        str(first[0].get("generator", "")).startswith(("rules:", "llm:")) and \
+        any(isinstance(r, dict) and r.get("label", "unvetted") == "unvetted" for r in first)
 
 
 def _entry(key: str, spec_path: Path) -> RunEntry | None:
