@@ -8,7 +8,8 @@ DIR is `view_scale.py`'s (``full/``, ``view-tenth/``, ``judge-00``…``judge-02`
 tenth's three jury copies are cut here. `fbi trust` judges a jury of three runs (the same
 judgments under three labels) against labels of every other planted-error instance.
 Beside the export, Inspect's own reader (``read_eval_log``) reads the log written: the same
-samples, read by the other tool. Results to stdout as JSON; copy them to RESULTS.md.
+samples, read by the other tool; and at the tenth, the baseline: the same log written by
+Inspect's own writer (``write_eval_log``), which fbi's replaced. Results to stdout as JSON; copy them to RESULTS.md.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ try:
     if code == "fbi":
         from fbi.cli import main
         main(sys.argv[1:], prog_name="fbi", standalone_mode=False)
+    elif code == "inspect-writer":  # the baseline: the same log through Inspect's writer
+        from inspect_ai.log import write_eval_log
+        from fbi.interop._inspect_log import run_as_eval_log
+        from fbi.runs import load_run
+        write_eval_log(run_as_eval_log(load_run(sys.argv[1])), sys.argv[2])
     else:
         from inspect_ai.log import read_eval_log
         print(len(read_eval_log(sys.argv[1]).samples), "samples")
@@ -85,10 +91,15 @@ def main() -> None:
         export = measured("fbi", "export", "inspect", str(source), "--output", str(out))
         (log_file,) = out.glob("*.eval")
         reader = measured("inspect", str(log_file))
+        # the baseline, Inspect's own writer, at the tenth only: at the whole it took
+        # 912 s (RESULTS.md, 2026-11-26)
+        writer = measured("inspect-writer", str(source), str(out / "theirs.eval")) \
+            if name == "tenth" else None
         labels = labels_for(source, args.work / f"labels-{name}.csv")
         members = jury(source, args.work, f"jury-{name}")
         trust = measured("fbi", "trust", *map(str, members), "--human", str(labels))
         results[name] = {"judgments": calls, "export_inspect": export,
+                         "inspect_write_eval_log": writer,
                          "inspect_read_eval_log": reader, "trust_jury_of_3": trust}
     print(json.dumps(results, indent=2))
 

@@ -108,3 +108,31 @@ def test_fbis_suite_as_an_inspect_task_gives_fbi_evaluates_replies_and_rates(run
     for strategy in STRATEGIES:
         assert metrics[strategy].value == pytest.approx(rate(hand, strategy))
     assert json.loads(json.dumps(log.eval.task_args))["dataset"] == "sample"
+
+
+def test_fbis_eval_writer_gives_what_inspects_own_writer_gives(run, tmp_path):
+    """Issue 51: fbi writes the `.eval` zip itself, a sample at a time (Inspect's writer
+    is quadratic in the samples); Inspect's reader must read it as it reads its own
+    writer's file of the same log — samples, summaries, header — and `inspect view`'s
+    sample list (the summaries) must hold every sample. (`fbi export inspect` writes
+    through it: the first test reads that file.)"""
+    from inspect_ai.log import read_eval_log_sample_summaries, write_eval_log
+
+    from fbi.interop._eval_zip import write_eval_zip
+    from fbi.interop._inspect_log import run_as_eval_log
+    from fbi.runs import load_run
+
+    log = run_as_eval_log(load_run(run))  # (its ids are random: one log for both)
+    write_eval_log(log, str(tmp_path / "theirs.eval"))
+    assert write_eval_zip(log.model_copy(update={"samples": None}), iter(log.samples),
+                          tmp_path / "ours.eval") == len(log.samples)
+    ours = read_eval_log(str(tmp_path / "ours.eval"))
+    theirs = read_eval_log(str(tmp_path / "theirs.eval"))
+    assert ours.model_dump(exclude={"location", "etag"}) == \
+        theirs.model_dump(exclude={"location", "etag"})
+    header = read_eval_log(str(tmp_path / "ours.eval"), header_only=True)
+    assert header.samples is None and header.results == theirs.results
+    summaries = [read_eval_log_sample_summaries(str(tmp_path / name))
+                 for name in ("ours.eval", "theirs.eval")]
+    assert [s.model_dump() for s in summaries[0]] == [s.model_dump() for s in summaries[1]]
+    assert len(summaries[0]) == len(theirs.samples)

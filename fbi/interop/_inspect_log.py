@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from fbi.errors import InputError, MissingExtra
+from fbi.interop._eval_zip import write_eval_zip
 from fbi.judge import replayed_calls
 from fbi.metrics import aggregate, instance_outcomes
 from fbi.outputs import claim_folder, mark_written
@@ -56,11 +57,15 @@ def export_inspect(run_folders: list[str | Path], output: str | Path, force: boo
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for run, name in zip(runs, names, strict=True):
-        log = run_as_eval_log(run, prompts_dir, system_prompt)
         path = output / name
         partial = output / f".{name}.{os.getpid()}.tmp.{log_format}"
         try:
-            log_api.write_eval_log(log, str(partial), format=log_format)  # type: ignore[arg-type]
+            if log_format == "eval":  # written sample by sample (Inspect's own writer is
+                header, samples = _header_and_samples(run, prompts_dir, system_prompt)
+                write_eval_zip(header, samples, partial)  # quadratic in the samples)
+            else:
+                log = run_as_eval_log(run, prompts_dir, system_prompt)
+                log_api.write_eval_log(log, str(partial), format=log_format)  # type: ignore[arg-type]
             os.replace(partial, path)
         finally:
             partial.unlink(missing_ok=True)
@@ -84,16 +89,30 @@ def _file_names(runs: list[Run], log_format: str) -> list[str]:
 def run_as_eval_log(run: Run, prompts_dir: Path | None = None,
                     system_prompt: str | None = None):
     """One run as an `inspect_ai.log.EvalLog` (see the module docstring)."""
-    log_api, model_api, scorer_api = _inspect_log_api()
+    header, samples = _header_and_samples(run, prompts_dir, system_prompt)
+    return header.model_copy(update={"samples": list(samples)})
+
+
+def _header_and_samples(run: Run, prompts_dir: Path | None, system_prompt: str | None):
+    """The log without its samples, and its samples one at a time (a whole release's
+    50,400 are never held at once)."""
+    log_api, model_api, _ = _inspect_log_api()
     if run.problems:
         raise InputError(f"{run.folder}: {run.problems[0]}")
     records = {(j.call_id, j.sample): j for j in [*run.judgments, *run.repeats]}
-    outcomes = {(o.instance_id, o.strategy): o.outcome
-                for o in instance_outcomes(run.judgments)}
     samples_per_call = max([j.sample for j in run.repeats], default=0) + 1
     strategies = strategy_order({j.strategy for j in run.judgments})
+    header = _log(log_api, model_api, run, len(records), samples_per_call, strategies)
+    return header, _samples(run, records, strategies, samples_per_call, prompts_dir,
+                            system_prompt)
+
+
+def _samples(run: Run, records: dict, strategies: list[str], samples_per_call: int,
+             prompts_dir: Path | None, system_prompt: str | None):
+    log_api, model_api, scorer_api = _inspect_log_api()
+    outcomes = {(o.instance_id, o.strategy): o.outcome
+                for o in instance_outcomes(run.judgments)}
     instances = sorted({j.instance_id for j in run.judgments} & run.instances.keys())
-    samples = []
     rendered: set[str] = set()
     for strategy in strategies:
         for call in replayed_calls(run, strategy, [run.instances[i] for i in instances],
@@ -104,14 +123,13 @@ def run_as_eval_log(run: Run, prompts_dir: Path | None = None,
             rendered.add(call.call_id)
             messages = [_message(model_api, role, content)
                         for role, content in call.request.messages]
-            samples.append(_sample(log_api, model_api, scorer_api, judgment, messages,
-                                   call.request.prompt_hash() == judgment.prompt_hash,
-                                   outcomes.get((judgment.instance_id, strategy))))
+            yield _sample(log_api, model_api, scorer_api, judgment, messages,
+                          call.request.prompt_hash() == judgment.prompt_hash,
+                          outcomes.get((judgment.instance_id, strategy)))
     for (call_id, _), judgment in records.items():  # judged instances no longer held
         if call_id not in rendered:
-            samples.append(_sample(log_api, model_api, scorer_api, judgment, None, False,
-                                   outcomes.get((judgment.instance_id, judgment.strategy))))
-    return _log(log_api, model_api, run, samples, samples_per_call, strategies)
+            yield _sample(log_api, model_api, scorer_api, judgment, None, False,
+                          outcomes.get((judgment.instance_id, judgment.strategy)))
 
 
 def _message(model_api, role: str, content: str):
@@ -167,7 +185,7 @@ def _sample(log_api, model_api, scorer_api, judgment: Judgment, messages, matche
         model_usage={judgment.judge: output.usage}, total_time=judgment.latency_s)
 
 
-def _log(log_api, model_api, run: Run, samples: list, epochs: int, strategies: list[str]):
+def _log(log_api, model_api, run: Run, samples: int, epochs: int, strategies: list[str]):
     from fbi import __version__
 
     spec = run.spec
@@ -178,16 +196,16 @@ def _log(log_api, model_api, run: Run, samples: list, epochs: int, strategies: l
                 ("" if rate.level == "overall" else f"_{rate.group}")
             metrics[name] = log_api.EvalMetric(name=name, value=rate.rate)
     results = log_api.EvalResults(
-        total_samples=len(samples), completed_samples=len(samples),
+        total_samples=samples, completed_samples=samples,
         scores=[log_api.EvalScore(name="fbi", scorer="fbi", metrics=metrics,
-                                  scored_samples=len(samples))])
+                                  scored_samples=samples)])
     return log_api.EvalLog(
         status="cancelled" if spec.totals.interrupted else "success",
         eval=log_api.EvalSpec(
             created=spec.created_at, task=f"fbi/{run.label}", model=spec.model,
             model_base_url=spec.api_base,
             dataset=log_api.EvalDataset(name=Path(spec.dataset.spec or "dataset").name,
-                                        location=spec.dataset.spec, samples=len(samples)),
+                                        location=spec.dataset.spec, samples=samples),
             config=log_api.EvalConfig(epochs=epochs),
             task_args={"strategies": strategies},
             packages={"fbi": __version__},
@@ -196,5 +214,4 @@ def _log(log_api, model_api, run: Run, samples: list, epochs: int, strategies: l
         results=results,
         stats=log_api.EvalStats(started_at=spec.created_at, completed_at=spec.updated_at,
                                 model_usage={spec.model: _usage(
-                                    model_api, [*run.judgments, *run.repeats])}),
-        samples=samples)
+                                    model_api, [*run.judgments, *run.repeats])}))
