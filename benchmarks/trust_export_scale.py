@@ -9,7 +9,8 @@ tenth's three jury copies are cut here. `fbi trust` judges a jury of three runs 
 judgments under three labels) against labels of every other planted-error instance.
 Beside the export, Inspect's own reader (``read_eval_log``) reads the log written: the same
 samples, read by the other tool; and at the tenth, the baseline: the same log written by
-Inspect's own writer (``write_eval_log``), which fbi's replaced. Results to stdout as JSON; copy them to RESULTS.md.
+Inspect's own writer (``write_eval_log``), which fbi's replaced. Results to stdout as
+JSON; copy them to RESULTS.md.
 """
 
 from __future__ import annotations

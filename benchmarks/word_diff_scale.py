@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from peak_rss import peak_rss_mb  # noqa: E402
+from peak_rss import peak_rss_mb
 
-from fbi.diffing import word_diff  # noqa: E402
+from fbi.diffing import word_diff
 
 
 def sentences(words: int, rng: random.Random) -> list[str]:
