@@ -19,6 +19,8 @@ reads Inspect's own writer's file of the same log.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -34,17 +36,23 @@ def _json(value: Any) -> bytes:
 def write_eval_zip(header: Any, samples: Iterable[Any], path: str | Path) -> int:
     """Write ``header`` (an ``EvalLog`` without samples) and ``samples`` (``EvalSample``
     objects, consumed one at a time) to ``path`` as a ``.eval`` log; returns how many
-    samples it holds."""
-    summaries = []
+    samples it holds. Each sample's summary is kept as its JSON in a temporary file, not
+    as an object (14 KB a sample in memory: 700 MB for a whole release)."""
+    count = 0
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED,
-                         compresslevel=5) as archive:
+                         compresslevel=5) as archive, tempfile.TemporaryFile() as kept:
         archive.writestr("_journal/start.json", _json(
             {"version": header.version, "eval": header.eval, "plan": header.plan}))
         for sample in samples:
             archive.writestr(f"samples/{sample.id}_epoch_{sample.epoch}.json",
                              _json(sample))
-            summaries.append(sample.summary())
-        archive.writestr("_journal/summaries/1.json", _json(summaries))
-        archive.writestr("summaries.json", _json(summaries))
+            kept.write((b"," if count else b"") + _json(sample.summary()))
+            count += 1
+        for name in ("_journal/summaries/1.json", "summaries.json"):
+            kept.seek(0)
+            with archive.open(name, "w") as member:
+                member.write(b"[")
+                shutil.copyfileobj(kept, member, 1 << 20)
+                member.write(b"]")
         archive.writestr("header.json", _json(header.model_copy(update={"samples": None})))
-    return len(summaries)
+    return count
