@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from typing import Any, Literal
 from fbi._hf_datasets import CannotRead, read_file, read_folder
 from fbi._rows import LLMBAR_FILE, RawRow, llmbar_subset
 from fbi.errors import DatasetError, Problem
+from fbi.exact_json import JSONRefused, exact_json
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 
 SAMPLE = "sample"
@@ -41,11 +40,6 @@ TABULAR_SUFFIXES = OWN_READER_SUFFIXES
 #: an integer past 64 bits into a float ("inf"), and its Arrow reader crashes the process
 #: on deeply nested lines.
 EXACT_JSON_SUFFIXES = (".jsonl", ".json")
-#: The deepest nesting of arrays and objects a JSON row may have (fbi's rows are flat;
-#: a conversation is three levels deep).
-MAX_JSON_DEPTH = 32
-#: The largest integer a JSON row may hold: what a 64-bit column stores.
-MAX_JSON_INT = 2 ** 63 - 1
 SPEC_HELP = (
     "give 'sample', 'quick', a .jsonl/.json/.csv/.tsv/.parquet file, an FBI TSV folder, "
     "a Hugging Face dataset folder, or hf:ORG/NAME"
@@ -408,120 +402,6 @@ def _read_json(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
         if not isinstance(item, dict):
             item = {"__error__": ("expected a JSON object", "make every item an object")}
         yield RawRow(str(path), f"item {number}", item, defaults)
-
-
-class JSONRefused(ValueError):
-    """A JSON text fbi does not read: not JSON, or JSON with values no column can hold
-    exactly (non-finite numbers, integers past 64 bits, lone surrogates, deep nesting)."""
-
-    def __init__(self, message: str, fix: str, position: int | None = None,
-                 extra_data: bool = False):
-        super().__init__(message)
-        self.message, self.fix, self.position, self.extra_data = \
-            message, fix, position, extra_data
-
-    def where(self, text: str) -> str:
-        """``line N`` of the position in ``text`` (for a multi-line file)."""
-        if self.position is None:
-            return ""
-        return f"line {text.count(chr(10), 0, self.position) + 1}"
-
-
-def _refuse_constant(name: str) -> Any:
-    raise JSONRefused(f"the number {name} (not standard JSON, and no rate can use it)",
-                      "write a finite number, or null")
-
-
-def _checked_int(digits: str) -> int:
-    if len(digits.lstrip("-")) > 19 or abs(value := int(digits)) > MAX_JSON_INT:
-        raise JSONRefused(f"an integer of {len(digits.lstrip('-'))} digits, past what a "
-                          "64-bit column holds", "write it as text (in quotes)")
-    return value
-
-
-def _checked_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise JSONRefused(f"the number {text[:40]} overflows to infinity",
-                          "write a smaller number, or text")
-    return value
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are each given once: one written twice would be read as
-    its last value, and the first silently lost."""
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        seen: set[str] = set()
-        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise JSONRefused(f"the key {twice!r} is given twice in one object (its first "
-                          "value would be lost)", "keep one of them")
-    return data
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def exact_json(text: str) -> Any:
-    """``text`` parsed as JSON, refusing (`JSONRefused`) what no file fbi writes
-    could hold exactly: NaN and infinities, integers past 64 bits, lone surrogates
-    (``"\\ud800"``: text that cannot be written as UTF-8), and nesting deeper than
-    `MAX_JSON_DEPTH` — checked before parsing, so no reader recurses that deep."""
-    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and \
-            _depth(text) > MAX_JSON_DEPTH:
-        raise JSONRefused(f"JSON nested more than {MAX_JSON_DEPTH} levels deep",
-                          "flatten the record")
-    try:
-        data = json.loads(text, parse_int=_checked_int, parse_float=_checked_float,
-                          parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
-    except JSONRefused:
-        raise
-    except RecursionError:
-        raise JSONRefused("JSON nested too deeply to read", "flatten the record") from None
-    except json.JSONDecodeError as error:
-        raise JSONRefused(f"not valid JSON ({error.msg} at column {error.colno}); the line "
-                          "may be truncated", "write one complete JSON object per line",
-                          error.pos, extra_data=error.msg == "Extra data") from None
-    except ValueError as error:  # an integer literal past Python's digit limit
-        raise JSONRefused(f"not readable JSON ({error})", "correct the value") from None
-    if _SURROGATE_ESCAPE.search(text) and _holds_surrogate(data):
-        raise JSONRefused("a lone surrogate escape (\\ud800-\\udfff without its pair): "
-                          "text that cannot be written as UTF-8",
-                          "remove it or write the whole character")
-    return data
-
-
-def _depth(text: str) -> int:
-    """How deep arrays and objects nest in ``text`` (strings respected), in one pass."""
-    deepest = depth = 0
-    quoted = escaped = False
-    for char in text:
-        if quoted:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                quoted = False
-        elif char == '"':
-            quoted = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
-def _holds_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(_SURROGATE.search(value))
-    if isinstance(value, dict):
-        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_holds_surrogate(v) for v in value)
-    return False
 
 
 def _read_delimited(

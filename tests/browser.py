@@ -50,3 +50,20 @@ def resource_urls(driver) -> list[str]:
     """Every URL the open page fetched (the document, stylesheets, images, …)."""
     return [driver.current_url, *driver.execute_script(
         "return performance.getEntriesByType('resource').map(e => e.name)")]
+
+
+def click_and_load(driver, element, timeout_s: float = 300) -> None:
+    """Click ``element`` and wait until the page it opens has replaced this one and
+    loaded: on a busy machine the next lookup could otherwise run between the pages
+    (no element) or on the old one. A deadline for a page that never comes, not a bound
+    on how fast it comes."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait = WebDriverWait(driver, timeout_s)
+    wait.until(expected_conditions.staleness_of(old))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+

@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser import chromium, resource_urls
+from browser import chromium, click_and_load, resource_urls
 from click.testing import CliRunner
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
@@ -109,7 +109,7 @@ def test_runs_grid_instances_filter_and_instance_in_chromium(runs, served, tmp_p
             assert str(len(latest_records(runs / key.split("/")[1]))) in rows[key]
 
         # judge A's grid: the entity × vanilla figure, worked by hand
-        driver.find_element(By.LINK_TEXT, "runs/a").click()
+        click_and_load(driver, driver.find_element(By.LINK_TEXT, "runs/a"))
         assert "judge-A" in driver.find_element(By.TAG_NAME, "h1").text
         entity = [o for (i, s), o in hand_a.items() if s == "vanilla"
                   and categories[i] == "entity"]
@@ -125,7 +125,7 @@ def test_runs_grid_instances_filter_and_instance_in_chromium(runs, served, tmp_p
         assert f"[{100 * low:.1f}–{100 * high:.1f}]" in cell.text
 
         # the figure links to exactly its instances
-        cell.click()
+        click_and_load(driver, cell)
         shown = {r.get_attribute("data-instance")
                  for r in driver.find_elements(By.CSS_SELECTOR, "#instances tbody tr")}
         assert shown == {i for (i, s), o in hand_a.items() if s == "vanilla"
@@ -135,7 +135,7 @@ def test_runs_grid_instances_filter_and_instance_in_chromium(runs, served, tmp_p
         driver.get(served.url + "instances")
         Select(driver.find_element(By.NAME, "missed_by")).select_by_visible_text("judge-A")
         Select(driver.find_element(By.NAME, "caught_by")).select_by_visible_text("judge-B")
-        driver.find_element(By.CSS_SELECTOR, "#filters button").click()
+        click_and_load(driver, driver.find_element(By.CSS_SELECTOR, "#filters button"))
         expected = {i for (i, s), o in hand_a.items()
                     if o == "undetected" and hand_b.get((i, s)) == "detected"}
         assert driver.find_element(By.ID, "count").text.startswith(f"{len(expected)} inst")
@@ -150,7 +150,7 @@ def test_runs_grid_instances_filter_and_instance_in_chromium(runs, served, tmp_p
 
         # one instance: its question, the word diff, each judge's reply beside its verdict
         target = sorted(expected)[0]
-        driver.find_element(By.LINK_TEXT, target).click()
+        click_and_load(driver, driver.find_element(By.LINK_TEXT, target))
         instance = {i.id: i for i in load_dataset(str(a / "instances.jsonl")).instances}[
             target]
         assert driver.find_element(By.ID, "question").text == instance.instruction.strip()
@@ -441,14 +441,14 @@ def test_view_after_the_main_job_in_chromium(tmp_path):
             driver.get(url)
             link = driver.find_element(By.CSS_SELECTOR, "#runs tbody tr td:nth-child(2) a")
             assert link.text == "fbi-runs/smollm2-135m__quick"
-            link.click()
+            click_and_load(driver, link)
             assert driver.find_elements(By.CSS_SELECTOR, "#grid a.rate")
-            driver.find_element(By.CSS_SELECTOR, "#grid a.rate").click()
+            click_and_load(driver, driver.find_element(By.CSS_SELECTOR, "#grid a.rate"))
             rows = driver.find_elements(By.CSS_SELECTOR, "#instances tbody tr a")
             if not rows:  # the judge caught it: every instance instead
                 driver.get(url + "instances")
                 rows = driver.find_elements(By.CSS_SELECTOR, "#instances tbody tr a")
-            rows[0].click()
+            click_and_load(driver, rows[0])
             assert driver.find_elements(By.CSS_SELECTOR, "#gold del, #perturbed ins")
             record = latest_records(next((tmp_path / "fbi-runs").iterdir()))
             shown = driver.find_element(By.ID, "replies").text
