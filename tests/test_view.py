@@ -427,7 +427,7 @@ def test_bad_input_gets_one_message(runs, tmp_path):
 def test_view_after_the_main_job_in_chromium(tmp_path):
     """As a new user: the README's main job (the embedded judge), then `fbi view` on
     fbi-runs; the run, its grid and an instance with its diff and reply, in Chromium."""
-    pytest.importorskip("llama_cpp", reason="the embedded judge is the [local] extra")
+    pytest.importorskip("gguf", reason="the embedded judge is the [local] extra")
     from selenium.webdriver.common.by import By
 
     env = {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite")}

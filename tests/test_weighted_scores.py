@@ -183,7 +183,7 @@ def test_logprobs_through_the_whole_pipeline(tmp_path):
 
 
 def test_the_embedded_judge_passes_log_probabilities(tmp_path):
-    pytest.importorskip("llama_cpp", reason="the embedded judge needs: pip install 'fbi[local]'")
+    pytest.importorskip("gguf", reason="the embedded judge needs: pip install 'fbi[local]'")
     env = {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "HF_HUB_OFFLINE": "1"}
     run = tmp_path / "run"
     result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--category", "entity",

@@ -1,10 +1,13 @@
-"""The embedded offline judge (``local/smollm2-135m``): llama.cpp behind a litellm
-custom provider, so it takes the same path as any API judge."""
+"""The embedded offline judge (``local/smollm2-135m``): SmolLM2 run in-process (NumPy,
+or llama.cpp when asked) behind a litellm custom provider, so it takes the same path as
+any API judge."""
 
 from fbi.local._provider import (
     CONTEXT_TOKENS,
     MODELS,
     PROVIDER,
+    RUNTIME_ENV,
+    RUNTIMES,
     LocalCallAborted,
     abort_all,
     allow_all,
@@ -13,8 +16,24 @@ from fbi.local._provider import (
     gguf_path,
     load_engine,
     register,
+    runtime,
+    runtime_endpoint,
 )
 
-__all__ = ["CONTEXT_TOKENS", "MODELS", "PROVIDER", "LocalCallAborted", "abort_all",
-           "allow_all", "check_available", "generate", "gguf_path", "load_engine",
-           "register"]
+__all__ = [
+    "CONTEXT_TOKENS",
+    "MODELS",
+    "PROVIDER",
+    "RUNTIMES",
+    "RUNTIME_ENV",
+    "LocalCallAborted",
+    "abort_all",
+    "allow_all",
+    "check_available",
+    "generate",
+    "gguf_path",
+    "load_engine",
+    "register",
+    "runtime",
+    "runtime_endpoint",
+]

