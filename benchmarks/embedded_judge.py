@@ -12,7 +12,14 @@
    them the least time the main job's prompts alone need (the tokens fed after the
    opening each prompt shares with the one before, which the engine keeps).
 3. With --main-job RUNS: `fbi evaluate` as the README runs it, RUNS times, each with a
-   fresh cache, timed from outside.
+   fresh cache, timed from outside, with the NumPy runtime (the default) and then with
+   llama.cpp's (the baseline, FBI_LOCAL_RUNTIME=llama.cpp), and the peak RSS of each.
+4. With --profile: where the NumPy runtime's time goes on the main job's calls, 8 at a
+   time — matrix products, attention, the rest — and at 16 and 46 in flight.
+5. With --runtimes: the main job's 46 calls through each runtime's engine, 8 at a time
+   (as the runner sends them), in this process: wall time, and how many replies and
+   verdicts the two runtimes agree on (issue 51: "the same replies within the
+   determinism the runtime allows").
 
 Results go to stdout as JSON; copy them to benchmarks/RESULTS.md with machine and date.
 """
@@ -27,6 +34,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from peak_rss import IMPORTABLE_IN_CHILD
 
 from fbi.settings import ModelSettings
 
@@ -148,17 +157,117 @@ def hardware(evaluation, threads: int) -> dict:
 
 
 def main_job(work: Path, runs: int) -> dict:
-    """`fbi evaluate` as the README runs it, each time with a fresh cache and folder."""
-    walls, codes = [], []
-    for run in range(runs):
-        env = {**os.environ, "FBI_CACHE": str(work / f"fresh-cache-{run}.sqlite")}
+    """`fbi evaluate` as the README runs it, each time with a fresh cache and folder,
+    with each runtime; wall seconds and peak RSS (MB) of every run."""
+    results: dict = {}
+    for runtime in ("numpy", "llama.cpp"):
+        walls, codes, peaks = [], [], []
+        for run in range(runs):
+            env = {**os.environ, "FBI_LOCAL_RUNTIME": runtime,
+                   "FBI_CACHE": str(work / f"fresh-cache-{runtime}-{run}.sqlite")}
+            peak_file = work / f"peak-{runtime}-{run}"
+            # the child's own VmHWM (ru_maxrss would fold in this process's peak)
+            child = IMPORTABLE_IN_CHILD + (
+                "import atexit, sys\nfrom peak_rss import peak_rss_mb\n"
+                f"atexit.register(lambda: open({str(peak_file)!r}, 'w')"
+                ".write(str(peak_rss_mb())))\n"
+                f"sys.argv = ['fbi', 'evaluate', '--output', "
+                f"{str(work / f'main-job-{runtime}-{run}')!r}]\n"
+                "from fbi.cli import run\nrun()\n")
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", child], env=env, cwd=work,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            walls.append(round(time.perf_counter() - started, 1))
+            codes.append(done.returncode)
+            peaks.append(round(float(peak_file.read_text())) if peak_file.exists() else None)
+        results[f"main_job_{runtime}"] = {"exit_codes": codes, "wall_seconds": walls,
+                                          "peak_rss_mb": peaks}
+    return results
+
+
+def profile(calls) -> dict:
+    """Seconds in the NumPy runtime's matrix products and attention, timed around them,
+    for the calls 8, 16 and 46 at a time (a fresh engine each time)."""
+    from collections import Counter
+    from concurrent.futures import ThreadPoolExecutor
+
+    import fbi.local._numpy_model as model
+    from fbi.local import CONTEXT_TOKENS, gguf_path
+    from fbi.local._numpy_engine import NumpyEngine
+
+    spent: Counter = Counter()
+
+    def timed(name, function):
+        def wrapper(*args):
+            began = time.perf_counter()
+            try:
+                return function(*args)
+            finally:
+                spent[name] += time.perf_counter() - began
+        return wrapper
+
+    model._matmul = timed("matmul", model._matmul)
+    model.NumpyLlama._attend = timed("attention", model.NumpyLlama._attend)
+    forward = model.NumpyLlama.forward
+    model.NumpyLlama.forward = lambda self, steps: (
+        spent.update(passes=1, rows=sum(len(s.tokens) for s in steps)),
+        timed("forward", forward)(self, steps))[1]
+    results = {}
+    for at_once in (8, 16, 46):
+        spent.clear()
+        began = time.perf_counter()
+        engine = NumpyEngine(gguf_path("smollm2-135m"), CONTEXT_TOKENS, 2)
+        loaded = time.perf_counter()
+        with ThreadPoolExecutor(at_once) as pool:
+            list(pool.map(lambda call, engine=engine: engine.generate(
+                call.request.message_dicts(), max_tokens=call.request.max_tokens,
+                schema=call.request.response_schema), calls))
+        wall = time.perf_counter() - loaded
+        results[f"{at_once}_at_once"] = {
+            "load_s": round(loaded - began, 1), "calls_s": round(wall, 1),
+            "forward_passes": spent["passes"], "rows": spent["rows"],
+            "matmul_s": round(spent["matmul"], 1),
+            "attention_s": round(spent["attention"], 1),
+            "outside_forward_s": round(wall - spent["forward"], 1)}
+    return results
+
+
+def runtimes(calls) -> dict:
+    """The calls through each runtime's engine, 8 at a time; wall seconds, and the
+    replies and verdicts both runtimes give alike."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fbi.local import load_engine
+
+    replies: dict[str, list[str]] = {}
+    results: dict = {}
+    for runtime in ("numpy", "llama.cpp"):
+        os.environ["FBI_LOCAL_RUNTIME"] = runtime
+        engine = load_engine("smollm2-135m")
+
+        def ask(call, engine=engine):
+            return engine.generate(call.request.message_dicts(),
+                                   max_tokens=call.request.max_tokens,
+                                   schema=call.request.response_schema).text
+
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--output",
-                               str(work / f"main-job-{run}")], env=env, capture_output=True,
-                              text=True, cwd=work)
-        walls.append(round(time.perf_counter() - started, 1))
-        codes.append(done.returncode)
-    return {"main_job_exit_codes": codes, "main_job_wall_seconds": walls}
+        with ThreadPoolExecutor(8) as pool:
+            replies[runtime] = list(pool.map(ask, calls))
+        results[f"{runtime}_engine_seconds"] = round(time.perf_counter() - started, 1)
+    os.environ.pop("FBI_LOCAL_RUNTIME")
+
+    def verdict(text: str):
+        try:
+            reply = json.loads(text)
+        except ValueError:
+            return None
+        return reply.get("score", reply.get("verdict"))
+
+    pairs = list(zip(replies["numpy"], replies["llama.cpp"], strict=True))
+    results["replies_identical"] = f"{sum(a == b for a, b in pairs)} of {len(pairs)}"
+    results["verdicts_identical"] = \
+        f"{sum(verdict(a) == verdict(b) for a, b in pairs)} of {len(pairs)}"
+    return results
 
 
 def first_calls(evaluation, n: int):
@@ -179,10 +288,24 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=24)
     parser.add_argument("--main-job", type=int, default=0, metavar="RUNS",
                         help="also time the README's main job RUNS times")
+    parser.add_argument("--profile", action="store_true",
+                        help="only profile the NumPy runtime on the main job's calls")
+    parser.add_argument("--runtimes", action="store_true",
+                        help="only compare the two runtimes on the main job's calls")
     args = parser.parse_args()
     threads = len(os.sched_getaffinity(0))
     work = Path(tempfile.mkdtemp(prefix="fbi-embedded-"))
     evaluation = main_job_calls(work)
+    if args.profile:
+        print(json.dumps(profile(list(evaluation.calls())), indent=2))
+        return
+    if args.runtimes:
+        results = runtimes(list(evaluation.calls()))
+        if args.main_job:
+            results.update(main_job(work, args.main_job))
+        print(json.dumps(results, indent=2))
+        return
+    os.environ["FBI_LOCAL_RUNTIME"] = "llama.cpp"  # what the rest compares with
     calls = list(first_calls(evaluation, args.calls).calls())
     results: dict = {"cores": threads, "calls": len(calls)}
     raw = raw_llama_cpp(calls, threads)

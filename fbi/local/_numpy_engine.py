@@ -29,7 +29,7 @@ import fbi.local._json_grammar as grammar
 from fbi.local._engine import ContextOverflow, Generation, TokenLogprobs
 from fbi.local._numpy_model import CHUNK, KVCache, Step, load
 
-KEPT_CHUNKS = 128  # prompt chunks whose keys and values are kept for later calls (~190 MB)
+KEPT_CHUNKS = 64  # prompt chunks whose keys and values are kept for later calls (~94 MB)
 
 
 @dataclass

@@ -101,8 +101,8 @@ def load(path: str) -> tuple[NumpyLlama, Tokenizer]:
     tensors = reader.tensors
     matrix = reader.matrix
 
-    def vector(name: str) -> np.ndarray:
-        return matrix(name).reshape(-1)
+    def vector(name: str) -> np.ndarray:  # a copy: nothing keeps the file mapped
+        return matrix(name).reshape(-1).copy()
 
     def side_by_side(*names: str) -> np.ndarray:
         """The matrices transposed, (in, out), their outputs side by side."""
@@ -125,6 +125,7 @@ def load(path: str) -> tuple[NumpyLlama, Tokenizer]:
             gate_up=side_by_side(block + "ffn_gate.weight", block + "ffn_up.weight"),
             down=side_by_side(block + "ffn_down.weight")))
     embeddings = matrix("token_embd.weight")
+    # tied to the embeddings unless the file has its own; a transposed view, not a copy
     head = matrix("output.weight") if "output.weight" in tensors else embeddings
     tokenizer = Tokenizer(
         tokens=list(field("tokenizer.ggml.tokens")),
@@ -133,7 +134,7 @@ def load(path: str) -> tuple[NumpyLlama, Tokenizer]:
         bos_id=int(field("tokenizer.ggml.bos_token_id")),
         eos_id=int(field("tokenizer.ggml.eos_token_id")),
         chat_template=str(field("tokenizer.chat_template")))
-    model = NumpyLlama(shape, layers, embeddings, np.ascontiguousarray(head.T),
+    model = NumpyLlama(shape, layers, embeddings, head.T,
                        vector("output_norm.weight"))
     return model, tokenizer
 
@@ -146,7 +147,7 @@ class NumpyLlama:
         self.shape = shape
         self.layers = layers
         self.embeddings = embeddings
-        self.head = head  # (width, vocabulary)
+        self.head = head  # (width, vocabulary): a transposed view, not a copy
         self.output_norm = output_norm
         self.vocabulary = head.shape[1]
         half = shape.head_dim // 2
