@@ -24,24 +24,19 @@ import ctypes
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-#: What the stream reports for a token: its text, its log-probability and the top
-#: alternatives as (text, log-probability), most likely first.
-TokenLogprobs = tuple[str, float, list[tuple[str, float]]]
+from fbi.local._generation import (
+    ContextOverflow,
+    Generation,
+    TokenLogprobs,
+    draw,
+    token_logprobs,
+)
+
 BATCH_TOKENS = 512  # prompt tokens fed to llama.cpp at a time
-
-
-@dataclass
-class Generation:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    finish_reason: str  # "stop" or "length"
-    logprobs: list[TokenLogprobs] = field(default_factory=list)  # when asked for
 
 
 #: What the loop uses of llama-cpp-python beyond its public API: llama.cpp's functions and
@@ -111,10 +106,6 @@ def load_llama(model_path: str, context_tokens: int, threads: int):
 
 class LoopUnavailable(RuntimeError):
     """A private field the loop reads is not where this llama-cpp-python keeps it."""
-
-
-class ContextOverflow(ValueError):
-    """The prompt and the reply budget do not fit the model's context."""
 
 
 class LlamaEngine:
@@ -219,7 +210,9 @@ class LlamaEngine:
             pieces.append(piece)
             generated += 1
             if top_logprobs:
-                logprobs.append(self._logprobs(logits, token, piece, top_logprobs))
+                logprobs.append(token_logprobs(
+                    logits, token, piece, top_logprobs,
+                    lambda t: self._piece(t).decode("utf-8", errors="replace")))
             self._feed([token], position, last=True)
             self._in_memory.append(token)
         pieces.append(decoder.decode(b"", final=True))
@@ -239,21 +232,12 @@ class LlamaEngine:
     # -- choosing a token ---------------------------------------------------------
 
     def _pick(self, logits: np.ndarray, temperature: float, rng, grammar) -> int:
-        token = self._draw(logits, temperature, rng)
+        token = draw(logits, temperature, rng)
         if grammar is not None and not self._allowed(grammar, token):
-            token = self._draw(self._masked(grammar, logits), temperature, rng)
+            token = draw(self._masked(grammar, logits), temperature, rng)
         if grammar is not None:
             self._llama_cpp.llama_sampler_accept(grammar, token)
         return token
-
-    @staticmethod
-    def _draw(logits: np.ndarray, temperature: float, rng) -> int:
-        if temperature <= 0:
-            return int(np.argmax(logits))
-        scaled = logits.astype(np.float64) / temperature
-        weights = np.exp(scaled - scaled.max())
-        cumulative = np.cumsum(weights)
-        return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
 
     def _allowed(self, grammar, token: int) -> bool:
         cpp = self._llama_cpp
@@ -275,19 +259,6 @@ class LlamaEngine:
         kept = view[:candidates.size]
         masked[kept["id"]] = kept["logit"]
         return masked
-
-    def _logprobs(self, logits: np.ndarray, token: int, piece: str, top: int
-                  ) -> TokenLogprobs:
-        """The model's own log-probabilities (temperature 1, before the grammar), as
-        OpenAI reports them."""
-        values = logits.astype(np.float64)
-        values -= values.max()
-        values -= np.log(np.exp(values).sum())
-        best = np.argpartition(-values, top)[:top]
-        best = best[np.argsort(-values[best])]
-        return piece, float(values[token]), [
-            (self._piece(int(t)).decode("utf-8", errors="replace"), float(values[t]))
-            for t in best]
 
     def _piece(self, token: int) -> bytes:
         buffer = ctypes.create_string_buffer(64)

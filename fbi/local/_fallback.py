@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable
 
 from fbi.errors import ConfigError
-from fbi.local._engine import Generation, load_llama
+from fbi.local._engine import load_llama
+from fbi.local._generation import Generation
 
 
 class ChatCompletionEngine:

@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import fbi.local._json_grammar as grammar
-from fbi.local._engine import ContextOverflow, Generation, TokenLogprobs
+from fbi.local._generation import (
+    ContextOverflow,
+    Generation,
+    TokenLogprobs,
+    draw,
+    token_logprobs,
+)
 from fbi.local._numpy_model import CHUNK, KVCache, Step, load
 
 KEPT_CHUNKS = 64  # prompt chunks whose keys and values are kept for later calls (~94 MB)
@@ -193,7 +199,9 @@ class NumpyEngine:
         call.pieces.append(piece)
         call.tokens.append(token)
         if call.top_logprobs:
-            call.logprobs.append(self._logprobs(logits, token, piece, call.top_logprobs))
+            call.logprobs.append(token_logprobs(
+                logits, token, piece, call.top_logprobs,
+                lambda t: self._pieces[t].decode("utf-8", errors="replace")))
         if len(call.tokens) >= call.max_tokens:
             self._finish(call)
             return False
@@ -211,7 +219,7 @@ class NumpyEngine:
     # -- choosing a token ---------------------------------------------------------------
 
     def _pick(self, call: _Call, logits: np.ndarray) -> int:
-        token = _draw(logits, call.temperature, call.rng)
+        token = draw(logits, call.temperature, call.rng)
         if call.state is None:
             return token
         after = self._advance(call.state, token)
@@ -246,31 +254,9 @@ class NumpyEngine:
                 if after is not None:
                     masked[token], states[int(token)] = logits[token], after
             if states:
-                token = _draw(masked, call.temperature, call.rng)
+                token = draw(masked, call.temperature, call.rng)
                 return token, states[token]
         raise ValueError("the JSON schema allows no token here (the reply cannot go on)")
-
-    def _logprobs(self, logits: np.ndarray, token: int, piece: str, top: int
-                  ) -> TokenLogprobs:
-        """The model's own log-probabilities (temperature 1, before the grammar), as
-        OpenAI reports them."""
-        values = logits.astype(np.float64)
-        values -= values.max()
-        values -= np.log(np.exp(values).sum())
-        best = np.argpartition(-values, top)[:top]
-        best = best[np.argsort(-values[best])]
-        return piece, float(values[token]), [
-            (self._pieces[int(t)].decode("utf-8", errors="replace"), float(values[t]))
-            for t in best]
-
-
-def _draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    if temperature <= 0:
-        return int(np.argmax(logits))
-    scaled = logits.astype(np.float64) / temperature
-    weights = np.exp(scaled - scaled.max())
-    cumulative = np.cumsum(weights)
-    return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
 
 
 def _prefix_key(tokens: list[int]) -> bytes:
