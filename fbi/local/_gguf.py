@@ -72,16 +72,13 @@ class GgufFile:
         from gguf.quants import dequantize
 
         tensor = self.tensors[name]
+        rows = int(np.prod(tensor.shape[1:]))
         kind = GGMLQuantizationType(tensor.kind)
         if kind == GGMLQuantizationType.F32:
             values = tensor.data.view(np.float32)
-        else:
-            columns = tensor.shape[0]
-            values = dequantize(tensor.data.reshape(-1, len(tensor.data) // max(
-                1, int(np.prod(tensor.shape[1:])))), kind)
-            values = values.reshape(-1, columns)
-        return np.asarray(values, dtype=np.float32).reshape(
-            int(np.prod(tensor.shape[1:])), tensor.shape[0])
+        else:  # one row of blocks per output row
+            values = dequantize(tensor.data.reshape(rows, -1), kind)
+        return np.asarray(values, dtype=np.float32).reshape(rows, tensor.shape[0])
 
     def _unpack(self, fmt: str):
         size = struct.calcsize(fmt)

