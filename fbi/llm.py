@@ -498,14 +498,16 @@ def supports_logprobs(model: str, api_base: str | None = None) -> bool | None:
     return None if supported is None else "top_logprobs" in supported
 
 
-def check_model(model: str, api_base: str | None = None, api_key: str | None = None) -> None:
+def check_model(model: str, api_base: str | None = None, api_key: str | None = None, *,
+                fetch_weights: bool = True) -> None:
     """What can be checked without a call: litellm knows the model's provider, and a key
     for it is set (or given, or a custom ``api_base`` may need none). ConfigError says
-    what to set."""
+    what to set. The embedded judge's weights are fetched now when they are not here
+    yet, unless ``fetch_weights`` is False (a dry run fetches nothing)."""
     if model.startswith("local/"):
         from fbi.local import check_available
 
-        check_available(model)
+        check_available(model, fetch=fetch_weights)
         return
     provider = provider_for(model, api_base)
     if provider is not None and provider.server_help and not api_base:

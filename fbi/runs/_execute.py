@@ -537,7 +537,8 @@ def _check_access(call: Call, client: ModelClient, estimate: DryRun) -> str:
     its key is set (else ``estimate.missing`` says so: a dry run needs no key). Returns
     the model."""
     try:
-        check_model(call.request.model, call.request.api_base, client.api_key)
+        check_model(call.request.model, call.request.api_base, client.api_key,
+                    fetch_weights=False)
     except MissingKey as error:
         estimate.missing = str(error)
     return call.request.model
