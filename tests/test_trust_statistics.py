@@ -203,3 +203,17 @@ def test_the_plug_in_correction_reproduces_a_worked_example():
     assert estimate.high == pytest.approx(0.715404, abs=2e-6)
     chance = plug_in_correction(0.6, 0.5, 0.5, 200, 50, 50)
     assert chance.value is None and "no better than chance" in chance.note
+
+
+def test_a_plug_in_interval_outside_the_unit_range_is_clipped_whole_and_said():
+    """Issue 53's case: p̂ 0 of n 100, specificity 0.55 of m₀ 40, sensitivity 0.8 of m₁
+    200. p̃ = 1.920729/103.841459 = 0.018497; q̃₀ = 23/42 = 0.547619; q̃₁ = 161/202 =
+    0.797030; θ̃ = (0.018497 + 0.547619 − 1)/0.344649 = −1.258917; shift = 7.682918 ·
+    (−1.258917·0.161772/202 − 2.258917·0.247732/42) = −0.110115; se = √(0.0001748 +
+    0.030098 + 0.0012692)/0.344649 = 0.515310; interval −1.369032 ∓ 1.010 = [−2.379,
+    −0.359], wholly below 0: [0, 0], with a note (before: [0, −0.359], inverted)."""
+    estimate = plug_in_correction(0.0, 0.55, 0.8, 100, 40, 200)
+    assert estimate.value == 0.0 and estimate.low == 0.0 and estimate.high == 0.0
+    assert "(-2.38, -0.36) lies outside [0, 1]" in estimate.note
+    inside = plug_in_correction(0.6, 0.8, 0.9, 200, 50, 50)
+    assert inside.note == "" and inside.low <= inside.value <= inside.high

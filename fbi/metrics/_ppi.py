@@ -129,5 +129,14 @@ def plug_in_correction(p: float, q0: float, q1: float, n: int, m0: int, m1: int,
                          + theta * q1_s * (1 - q1_s) / m1_s)
     se = math.sqrt(p_s * (1 - p_s) / n_s + (1 - theta) ** 2 * q0_s * (1 - q0_s) / m0_s
                    + theta ** 2 * q1_s * (1 - q1_s) / m1_s) / (q0_s + q1_s - 1)
-    return Estimate(centre, max(0.0, theta + shift - z * se),
-                    min(1.0, theta + shift + z * se), n)
+    low, high = theta + shift - z * se, theta + shift + z * se
+    # both ends into [0, 1]: clipping each on one side only turned an interval wholly
+    # below 0 into [0, −0.36] (issue 53); such an interval is said, not only clipped
+    note = "" if high >= 0 and low <= 1 else (
+        f"the interval ({low:.2f}, {high:.2f}) lies outside [0, 1]: the judge's verdicts "
+        "on the test items disagree with its accuracy on the labelled ones")
+    return Estimate(centre, _unit(low), _unit(high), n, note=note)
+
+
+def _unit(value: float) -> float:
+    return min(1.0, max(0.0, value))

@@ -20,7 +20,9 @@ def _interval(interval: Interval | None) -> str:
         return f"– ({interval.note})" if interval is not None and interval.note else "–"
     if interval.low is None:
         return f"{interval.value:.3f}"
-    return f"{interval.value:.3f} [{interval.low:.3f}–{interval.high:.3f}]"
+    shown = f"{interval.value:.3f} [{interval.low:.3f}–{interval.high:.3f}]"
+    # a note beside a value says what it rests on (an interval clipped whole, issue 53)
+    return f"{shown} ({interval.note})" if interval.note else shown
 
 
 def trust_blocks(report: TrustReport) -> list[Block]:
