@@ -242,6 +242,9 @@ def test_mt_bench_human_judgments_are_read_by_human(tmp_path):
          "winner": "model_b", "judge": "expert_2", "turn": 1},
         {"question_id": "q7", "model_a": "gpt-4", "model_b": "llama-13b",
          "winner": "tie", "judge": "expert_3", "turn": 2},  # no such instance
+        # the paper's authors are not people to agree with (FastChat counts expert_*)
+        {"question_id": "q7", "model_a": "gpt-4", "model_b": "llama-13b",
+         "winner": "model_b", "judge": "author_0", "turn": 1},
     ])
     report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--human",
                                        str(human), "--output", str(tmp_path / "r")],
@@ -252,6 +255,8 @@ def test_mt_bench_human_judgments_are_read_by_human(tmp_path):
     # the two experts both said the gold (gpt-4's) answer is better: they agree
     assert (overall["n_with_ties"], overall["agreement_with_ties"]) == (1, 1.0)
     assert any("1 label(s) name instances that no run reported holds" in p
+               for p in summary["problems"])
+    assert any("1 MT-Bench row(s) by the paper's authors (judge author_*) are left out" in p
                for p in summary["problems"])
 
 

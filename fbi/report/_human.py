@@ -17,6 +17,9 @@ original id is the question id, whose gold answer is ``model_a``'s and perturbed
 ``model_b``'s (provenance ``gold_model`` and ``generator``: a preference set's
 ``chosen_model`` and ``rejected_model``) at that turn — or the other way round, the
 verdict then turned round too; ``winner`` is the verdict and ``judge`` the annotator.
+Rows by the paper's authors (``judge`` ``author_*``) are left out, and their number
+said: FastChat's ``compute_agreement.py`` counts only the ``expert_*`` judges as people
+(issue 53).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
         by_text[key] = i.id if by_text.get(key, i.id) == i.id else AMBIGUOUS
     by_text.update(_by_models(instances))
     problems: list[Problem] = []
-    labels, unknown = [], 0
+    labels, unknown, authors = [], 0, 0
     try:
         rows = list(read_rows(str(path), [], problems, "fbi"))
     except DatasetError as error:
@@ -72,6 +75,9 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
         except ValueError as error:
             problems.append(Problem(row.file, row.location, str(error),
                                     "correct the row (its columns: docs/how-to/compare-judges.md)"))
+            continue
+        if label is None:
+            authors += 1
             continue
         kinds = ([("verdict",)] if label.verdict else []) + \
             ([("score", label.answer)] if label.score is not None else [])
@@ -95,6 +101,10 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
             f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     warnings = [f"{path}: {unknown} label(s) name instances that no run reported holds; "
                 "they are left out"] if unknown else []
+    if authors:
+        warnings.append(f"{path}: {authors} MT-Bench row(s) by the paper's authors (judge "
+                        "author_*) are left out: as FastChat's compute_agreement counts, "
+                        "only the expert_* judges are people")
     if not labels:
         raise InputError(f"--human {path}: no label names an instance of these runs. Fix: "
                          "give instance_id (as in the runs' instances.jsonl), or prompt and "
@@ -127,7 +137,7 @@ SWAPPED = "\x00swapped"
 AMBIGUOUS = "\x00ambiguous"
 
 
-def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel:
+def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel | None:
     def text(name: str) -> str:
         value = data.get(name)
         if isinstance(value, bool | list | dict):  # never "True" or "['a']" by str()
@@ -175,8 +185,11 @@ def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel:
                       scored)  # type: ignore[arg-type]
 
 
-def _mt_bench_label(data: dict, by_models: dict[tuple, str], text) -> HumanLabel:
-    """A row of MT-Bench's human judgments (see the module docstring)."""
+def _mt_bench_label(data: dict, by_models: dict[tuple, str], text) -> HumanLabel | None:
+    """A row of MT-Bench's human judgments (see the module docstring); None for a row by
+    the paper's authors."""
+    if text("judge").startswith("author"):
+        return None
     turn = text("turn") or "1"
     if not turn.isdigit() or isinstance(data.get("turn"), bool):
         raise ValueError(f"turn {text('turn')!r} is not a turn number")
