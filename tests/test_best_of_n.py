@@ -24,7 +24,8 @@ SCORES = {
         "A1": 9, "B1": 5, "B2": 3, "B3": 7,  # m1: 9 above 7, 5, 3: right
         "A2": 6, "B4": 6, "B5": 2, "B6": 1,  # m2: 6 ties 6: wrong (RB2 credit ½)
         "A3": 4, "B7": 8, "B8": 1, "B9": 1,  # m3: 4 below 8: wrong (credit 0)
-        "A4": None, "C1": 1, "C2": 1, "C3": 1,  # m4: unreadable (credit ¼)
+        "A4": None, "C1": 1, "C2": 1, "C3": 1,  # m4: unreadable (credit 0: RB2 drops the
+        # failed rating and the top of the rest is a rejected answer)
         "T1": 8, "T3": 9, "F1": 5, "F2": 6,  # ref:1 and tied:1
         "U1": 5, "U2": 5, "G1": 6, "G2": 2,  # ref:2 and tied:2
     },
@@ -157,8 +158,9 @@ def test_accuracy_chance_and_interval_worked_by_hand(runs, strategy):
     low, high = proportion_confint(1, 3, alpha=0.05, method="wilson")
     assert (math_row["ci_low"], math_row["ci_high"]) == (pytest.approx(low, abs=1e-4),
                                                          pytest.approx(high, abs=1e-4))
-    # RewardBench 2's credit: 1 + ½ (top shared by 2) + 0 + ¼ (unreadable of 4), over 4
-    expected_credit = (1 + 0.5 + 0 + 0.25) / 4 if strategy == "vanilla" else None
+    # RewardBench 2's credit: 1 + ½ (top shared by 2) + 0 + 0 (the chosen's rating
+    # unreadable: dropped, and the rejected answers share the top), over 4
+    expected_credit = (1 + 0.5 + 0 + 0) / 4 if strategy == "vanilla" else None
     assert math_row["rewardbench_credit"] == (pytest.approx(expected_credit)
                                               if expected_credit else None)
     ties = rows_of(summary, "openai/good", strategy)["Ties"]
@@ -265,3 +267,23 @@ def test_a_human_label_matching_several_pairs_by_text_is_refused(runs, tmp_path)
                                        str(labels), "--output", str(tmp_path / "r2")],
                                 terminal_width=200)
     assert result.exit_code == 0, result.output
+
+
+def test_rewardbench_credit_drops_unreadable_ratings_as_its_scorer_does():
+    """RewardBench 2's run_judge_ratings_multi: ratings of -1 (failed) are dropped and
+    the winners are the top of the rest; only when every rating failed is the row
+    "effectively a tie" (0.25 of 4). Cases worked by hand."""
+    from fbi.metrics._best_of_n import _credit, _Row
+
+    row = _Row(subset="Math", chosen=1, rejected=3, outcomes={})
+
+    def credit(chosen, *rejected):
+        scores = {("chosen", 0): chosen, **{("rejected", j): v
+                                            for j, v in enumerate(rejected)}}
+        return _credit(scores, row)
+
+    assert credit(None, 1, 1, 1) == 0.0  # the chosen unrated: not among the top
+    assert credit(7, None, 7, 2) == 0.5  # a rejected unrated: top 7 shared by 2
+    assert credit(9, None, None, 3) == 1.0
+    assert credit(2, 5, None, None) == 0.0
+    assert credit(None, None, None, None) == 0.25

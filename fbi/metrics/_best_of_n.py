@@ -17,7 +17,8 @@ any preference pair; this module ranks the row from the pairs' outcomes.
   against three); the group's chance is the mean over its rows.
 * **RewardBench 2's credit** (its released scorer, ``scripts/run_generative_v2.py``:
   a rating judge gets 1/k for a row whose one chosen answer shares the top score with
-  k − 1 others, and 1/N for a row it did not answer): for single-answer strategies on
+  k − 1 others, the top taken among the readable ratings, and 1/N for a row none of
+  whose answers it rated readably): for single-answer strategies on
   rows with one chosen answer, what the paper's tables report for generative judges.
 * **Ties** (§3.1, its own metric, as ``rewardbench/utils.py`` computes it): rows with ids
   ``ref:N`` (one correct answer) and ``tied:N`` (several), scored from single-answer
@@ -186,14 +187,18 @@ def _accuracy_rows(side: Side, by_group: dict[str, _Row], scores: Scores
 
 
 def _credit(scores: dict[tuple[str, int], int | None], row: _Row) -> float:
-    """RewardBench 2's credit for a row of one chosen answer (module docstring)."""
+    """RewardBench 2's credit for a row of one chosen answer (module docstring). As its
+    ``run_judge_ratings_multi`` does, an unreadable rating is dropped and the top taken
+    among the rest (a chosen answer left unrated is then not among the top: 0); only a
+    row with no readable rating is "effectively a tie", 1/N (issue 53: fbi gave 1/N for
+    any unreadable rating, crediting rows whose chosen answer had clearly lost)."""
     answers = [("chosen", 0), *(("rejected", j) for j in range(row.rejected))]
     values = [scores.get(answer) for answer in answers]
-    if any(v is None for v in values):
-        return 1 / len(answers)  # "effectively a tie", as its scorer counts an error
-    top = max(values)
-    winners = sum(v == top for v in values)
-    return 1 / winners if values[0] == top else 0.0
+    rated = [v for v in values if v is not None]
+    if not rated:
+        return 1 / len(answers)
+    top = max(rated)
+    return 1 / sum(v == top for v in rated) if values[0] == top else 0.0
 
 
 def _ties_score(side: Side, scores: Scores, groups: dict[str, tuple[str, int, int]]
