@@ -248,6 +248,10 @@ def test_the_report_certifies_each_judge_in_every_format(doubtful, labels, tmp_p
     assert "## Certificate: what the figures allow" in markdown
     assert 'id="certificate"' in html and "may be used without review" in html
     assert "may be used without review" in " ".join(result.output.split())
+    # issue 53: what is certified is "agreement ≥ target", never the bound at the chosen
+    # threshold (chosen by the same data, it is no guarantee)
+    assert "agreement ≥ 80.0% (δ = 0.1)" in markdown
+    assert "certified agreement" not in markdown + html + result.output
 
 
 def test_blind_spots_are_categories_missed_more_often_than_not():
@@ -372,6 +376,8 @@ def test_every_trust_table_keeps_its_numbers_at_80_and_120_columns(doubtful, lab
                    "alone", "people", "PPI++", "worth", "plug-in", "labelled", "needed",
                    "more"):
         assert column in words, column
+    assert "threshold*" in result.output.split()  # the bound's column, wrapped or not
+    assert "and is no guarantee" in " ".join(result.output.split())
     report = json.loads((tmp_path / "out" / "trust.json").read_text())
     (certified,) = report["results"]
     for share in (certified["coverage"], certified["agreement_lower_bound"]):

@@ -105,7 +105,8 @@ class TrustResult(BaseModel):
     coverage: float | None
     """Share of all judged items (labelled or not) the judge takes without a person."""
     agreement_lower_bound: float | None
-    """The certified agreement at the threshold (a cascade: the least of its stages')."""
+    """1 − R⁺ at the threshold (a cascade: the least of its stages'): a description, not
+    a guarantee; what is certified is agreement ≥ the target."""
     n_calibration: int
     """Labelled items calibrated on."""
     n_test: int

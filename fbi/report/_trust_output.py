@@ -25,6 +25,12 @@ def _interval(interval: Interval | None) -> str:
     return f"{shown} ({interval.note})" if interval.note else shown
 
 
+#: Why the bound at the chosen threshold is shown apart from what is certified.
+BOUND_NOTE = ("* 1 − R⁺ at the chosen threshold describes the calibration items, and is "
+              "no guarantee: the threshold was chosen by the same data (issue 53). What "
+              "is certified, with probability at least 1 − δ, is agreement ≥ the target.")
+
+
 def trust_blocks(report: TrustReport) -> list[Block]:
     """The report as sentences and tables for a terminal."""
     blocks = [Block(text=report.split)]
@@ -39,14 +45,15 @@ def trust_blocks(report: TrustReport) -> list[Block]:
         title=f"Selective judging: agreement ≥ {100 * report.results[0].target:.0f}% with "
               f"people, δ = {report.results[0].delta:g}",
         header=["judge", "strategy", "confidence", "certified", "threshold", "coverage",
-                "certified agreement", "n cal", "test agreement", "cost saved"],
+                "bound at threshold*", "n cal", "test agreement", "cost saved"],
         rows=rows))
+    blocks.append(Block(text=BOUND_NOTE))
     blocks += [Block(text=r.sentence, alert=not r.certified) for r in report.results]
     for r in report.results:
         if r.stages:
             blocks.append(Block(
                 title=f"{r.judge} under {r.strategy}", header=[
-                    "judge", "certified", "threshold", "certified agreement", "takes",
+                    "judge", "certified", "threshold", "bound at threshold*", "takes",
                     "cost / item"],
                 rows=[[s.judge, "yes" if s.certified else "no",
                        "–" if s.threshold is None else f"{s.threshold:.3f}",
