@@ -386,3 +386,23 @@ def test_every_trust_table_keeps_its_numbers_at_80_and_120_columns(doubtful, lab
     for step in report["plan"]:
         assert str(step["labelled"]) in words
         assert step["needed"] is None or str(step["needed"]) in words
+
+
+def test_the_certificate_and_the_leaderboard_cost_the_same(tmp_path, labels):
+    """Issue 53: the certificate said $1.15 per 1,000 judgments where the leaderboard
+    said $0.82 for the same run. Both are now every paid call — each judgment's and its
+    further samples' — over the judgments, worked here from judgments.jsonl."""
+    run = evaluate(tmp_path / "priced", doubtful_judge(), judge="gpt-4o-mini", samples=2)
+    lines = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+    assert all(r["cost"] is not None and r["cost"] > 0 for r in lines)
+    firsts = {r["call_id"] for r in lines if r.get("sample", 0) == 0}
+    by_hand = 1000 * sum(r["cost"] for r in lines) / len(firsts)
+    result = CliRunner().invoke(main, ["report", str(run), "--human", str(labels),
+                                       "--output", str(tmp_path / "out")],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (row,) = summary["leaderboard"]
+    (certificate,) = summary["certificates"]
+    assert row["cost_per_1000"] == pytest.approx(by_hand)
+    assert certificate["cost_per_1000"] == pytest.approx(by_hand)

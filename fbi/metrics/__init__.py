@@ -31,6 +31,7 @@ _EXPORTS = {
     "paired_comparisons": "_compare",
     "HumanLabel": "_human",
     "human_agreement": "_human",
+    "cost_per_1000": "_leaderboard",
     "leaderboard": "_leaderboard",
     "manipulation_effects": "_manipulation",
     "InstanceOutcome": "_outcomes",
@@ -180,6 +181,7 @@ __all__ = [
     "cluster_sizes",
     "cohen_kappa",
     "cohens_h",
+    "cost_per_1000",
     "effect_size_label",
     "effective_labels",
     "fleiss_kappa",
@@ -246,7 +248,7 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
     from fbi.metrics._bootstrap import bootstrap_interval
     from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
     from fbi.metrics._human import HumanLabel, human_agreement, judge_verdict
-    from fbi.metrics._leaderboard import leaderboard
+    from fbi.metrics._leaderboard import cost_per_1000, leaderboard
     from fbi.metrics._manipulation import manipulation_effects
     from fbi.metrics._outcomes import (
         InstanceOutcome,

@@ -12,17 +12,36 @@ from fbi.records import Judgment
 ABILITIES = ("LF", "F", "IF", "R")
 
 
+def cost_per_1000(judgments: Iterable[Judgment], repeats: Iterable[Judgment] = ()
+                  ) -> float | None:
+    """USD per 1,000 judgments: what every call paid — each judgment's and its further
+    samples' (``--samples K``) — over the judgments made (a call that failed is none); a
+    call answered from the cache paid nothing. None when a paid call's price is unknown.
+    The one figure the leaderboard and the certificate both show (they differed: $0.82
+    against $1.15 for one run; issue 53)."""
+    judged = [j for j in judgments if j.status != "error"]
+    paid = [j for j in [*judged, *(r for r in repeats if r.status != "error")]
+            if not j.cached]
+    if not judged or any(j.cost is None for j in paid):
+        return None
+    return 1000 * sum(j.cost for j in paid) / len(judged)  # type: ignore[misc]
+
+
 def leaderboard(rates: list[GroupRate], pairwise: list[PairwiseBreakdown],
-                judgments: Iterable[Judgment]) -> list[LeaderboardRow]:
+                judgments: Iterable[Judgment], repeats: Iterable[Judgment] = ()
+                ) -> list[LeaderboardRow]:
     """One row per judge × strategy, ranked by the overall undetected rate (lowest
     first; a pair with no readable verdict last), with its 95% interval, the per-ability
     rates, SI retained, the unparseable share, the pairwise flip rate, and cost and model
-    time per 1,000 judgments from the stored usage (calls answered from the cache count
-    as the call that first paid for them did not: they cost nothing and take no time),
+    time per 1,000 judgments from the stored usage, further samples included
+    (`cost_per_1000`; calls answered from the cache cost nothing and take no time),
     and, for reasoning judges, the reasoning tokens a judgment spent and their cost."""
     usage: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
     for judgment in judgments:
         usage[(judgment.judge, judgment.strategy)].append(judgment)
+    samples: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
+    for judgment in repeats:
+        samples[(judgment.judge, judgment.strategy)].append(judgment)
     rows: dict[tuple[str, str], dict] = {}
     for rate in rates:
         key = (rate.judge, rate.strategy)
@@ -39,12 +58,11 @@ def leaderboard(rates: list[GroupRate], pairwise: list[PairwiseBreakdown],
     flips = {(p.judge, p.strategy): p.flip_rate for p in pairwise if p.group == "all"}
     for key, row in rows.items():
         calls = [j for j in usage.get(key, []) if j.status != "error"]
-        paid = [j for j in calls if not j.cached]
-        costs = [j.cost for j in paid if j.cost is not None]
+        more = [j for j in samples.get(key, []) if j.status != "error"]
+        paid = [j for j in [*calls, *more] if not j.cached]
         row["flip_rate"] = flips.get(key)
         row["judgments"] = len(calls)
-        row["cost_per_1000"] = (1000 * sum(costs) / len(calls)
-                                if calls and len(costs) == len(paid) else None)
+        row["cost_per_1000"] = cost_per_1000(calls, more)
         row["seconds_per_1000"] = (1000 * sum(j.latency_s for j in paid) / len(calls)
                                    if calls else None)
         reasoned = sum(j.reasoning_tokens for j in calls)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from fbi.errors import InputError
 from fbi.findings import HuntResult
-from fbi.metrics import GroupRate, HumanLabel, human_majority
+from fbi.metrics import GroupRate, HumanLabel, cost_per_1000, human_majority
 from fbi.report._trust import TrustSettings, confidence_kind, run_items, split, trust_result
 from fbi.report._trust_models import BlindSpot, Certificate
 from fbi.runs import Run
@@ -39,13 +39,6 @@ def _blind_spots(run: Run, strategy: str, rates: Sequence[GroupRate],
                                 high=f.interval[1] if f.interval else None)
                       for f in hunt.findings if f.confirmed and f.miss_rate is not None]
     return sorted(spots, key=lambda s: -s.rate)
-
-
-def _cost_per_1000(run: Run) -> float | None:
-    calls = [*run.judgments, *run.repeats]
-    if not calls or any(j.cost is None for j in calls):
-        return None
-    return 1000 * sum(j.cost for j in calls) / len(calls)
 
 
 def certificates(runs: Sequence[Run], labels: Sequence[HumanLabel],
@@ -81,7 +74,8 @@ def certificates(runs: Sequence[Run], labels: Sequence[HumanLabel],
                     if result.n_calibration < settings.min_items:
                         result = None
             spots = _blind_spots(run, strategy, rates, hunts)
-            cost = _cost_per_1000(run)
+            cost = cost_per_1000([j for j in run.judgments if j.strategy == strategy],
+                                 [j for j in run.repeats if j.strategy == strategy])
             found.append(Certificate(
                 judge=run.label, strategy=strategy, trust=result, blind_spots=spots,
                 cost_per_1000=cost,

@@ -99,17 +99,23 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     if problems:
         raise InputError(f"--human: {problems[0]}" + (
             f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    warnings = [f"{path}: {unknown} label(s) name instances that no run reported holds; "
-                "they are left out"] if unknown else []
-    if authors:
-        warnings.append(f"{path}: {authors} MT-Bench row(s) by the paper's authors (judge "
-                        "author_*) are left out: as FastChat's compute_agreement counts, "
-                        "only the expert_* judges are people")
+    warnings = _left_out(path, unknown, authors)
     if not labels:
         raise InputError(f"--human {path}: no label names an instance of these runs. Fix: "
                          "give instance_id (as in the runs' instances.jsonl), or prompt and "
                          "perturbed_answer")
     return labels, warnings
+
+
+def _left_out(path, unknown: int, authors: int) -> list[str]:
+    """What reading the labels left out, said."""
+    said = [f"{path}: {unknown} label(s) name instances that no run reported holds; they "
+            "are left out"] if unknown else []
+    if authors:
+        said.append(f"{path}: {authors} MT-Bench row(s) by the paper's authors (judge "
+                    "author_*) are left out: as FastChat's compute_agreement counts, only "
+                    "the expert_* judges are people")
+    return said
 
 
 def _by_models(instances: dict[str, object]) -> dict[tuple, str]:

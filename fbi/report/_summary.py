@@ -134,7 +134,8 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
             i: instance.provenance.original_id for i, instance in instances.items()
             if get_category(instance.category).family == "manipulation"}),
         human_agreement=human_agreement(judgments, labels) if labels else None,
-        leaderboard=leaderboard(rates, pairwise, judgments),
+        leaderboard=leaderboard(rates, pairwise, judgments,
+                                [j for run in runs for j in run.repeats]),
         repeatability=repeatability([*judgments, *(j for run in runs for j in run.repeats)]),
         weighted_scores=weighted_rates(judgments),
         bias=Bias(length=length_bias(outcomes, instances),
