@@ -406,3 +406,34 @@ def test_the_certificate_and_the_leaderboard_cost_the_same(tmp_path, labels):
     (certificate,) = summary["certificates"]
     assert row["cost_per_1000"] == pytest.approx(by_hand)
     assert certificate["cost_per_1000"] == pytest.approx(by_hand)
+
+
+def test_penalising_harmless_rewrites_is_a_blind_spot_too():
+    """Issue 53: the certificate said "blind spots: none found" beside score-invariant
+    rewrites retained 0.0%. A judge that changes its score on harmless rewrites more
+    often than not (the retained share's 95% interval below one half) has that as a
+    blind spot, its rate the share penalised."""
+    from types import SimpleNamespace
+
+    from fbi.metrics import GroupRate
+    from fbi.metrics._rates import wilson_interval
+    from fbi.report._certificate import _blind_spots, _sentence
+
+    def si(retained: int, n: int) -> GroupRate:
+        low, high = wilson_interval(retained, n)
+        return GroupRate(judge="j", strategy="vanilla", paradigm="single",
+                         level="score-invariant", group="SI", rate=retained / n,
+                         ci_low=low, ci_high=high, ci_method="wilson", instances=n,
+                         judged=n, n=n, detected=n - retained, undetected=retained,
+                         unparseable=0, missing=0, worst_case_rate=retained / n,
+                         paper_rate=retained / n)
+
+    run = SimpleNamespace(label="j", spec=SimpleNamespace(model="m"))
+    (spot,) = _blind_spots(run, "vanilla", [si(0, 6)], [])
+    assert (spot.source, spot.rate) == ("score-invariant", 1.0)
+    assert spot.low == pytest.approx(1 - wilson_interval(0, 6)[1])  # 1 − 0.390 = 0.610
+    assert _blind_spots(run, "vanilla", [si(3, 6)], []) == []  # not more often than not
+    # 1 of 6 kept: its interval [0.030, 0.564] reaches one half, so not said
+    assert _blind_spots(run, "vanilla", [si(1, 6)], []) == []
+    sentence = _sentence("j", "vanilla", None, "no labels", [spot], None, None)
+    assert "Blind spots: score-invariant rewrites (100% penalised)." in sentence

@@ -17,12 +17,13 @@ from fbi.report._trust_models import BlindSpot, Certificate
 from fbi.runs import Run
 
 CERTIFICATE_NOTE = (
-    "Certified agreement: the confidence threshold above which the judge agrees with "
-    "people at least at the target with probability ≥ 1 − δ (fixed-sequence testing with "
-    "exact binomial bounds on the labelled instances, \"Trust or Escalate\"), and the share "
-    "of items above it; it assumes the labelled instances and the items judged later are "
-    "alike (exchangeable). Blind spots: categories whose miss rate's 95% interval lies "
-    "above one half, and a hunt's confirmed findings.")
+    "Certified: agreement with people ≥ the target, with probability ≥ 1 − δ, above the "
+    "confidence threshold shown (fixed-sequence testing with exact binomial bounds on the "
+    "labelled instances, \"Trust or Escalate\"), and the share of items above it; it "
+    "assumes the labelled instances and the items judged later are alike "
+    "(exchangeable). Blind spots: categories whose miss rate's 95% interval lies above "
+    "one half, a hunt's confirmed findings, and the score-invariant rewrites when the "
+    "share of them penalised has its interval above one half.")
 
 
 def _blind_spots(run: Run, strategy: str, rates: Sequence[GroupRate],
@@ -32,6 +33,13 @@ def _blind_spots(run: Run, strategy: str, rates: Sequence[GroupRate],
              for r in rates if r.judge == run.label and r.strategy == strategy
              and r.level == "category" and r.rate is not None and r.ci_low is not None
              and r.ci_low > 0.5]
+    # harmless rewrites penalised more often than not is a failure too (issue 53: "none
+    # found" was said beside 0.0% retained); the rate kept is turned into the rate lost
+    spots += [BlindSpot(name="score-invariant rewrites", source="score-invariant",
+                        rate=1 - r.rate, low=1 - r.ci_high, high=1 - r.ci_low)
+              for r in rates if r.judge == run.label and r.strategy == strategy
+              and r.level == "score-invariant" and r.rate is not None
+              and r.ci_high is not None and r.ci_low is not None and r.ci_high < 0.5]
     for hunt in hunts:
         if hunt.model == run.spec.model and strategy in hunt.strategies:
             spots += [BlindSpot(name=f.name, source="hunt", rate=f.miss_rate,
@@ -98,8 +106,10 @@ def _sentence(judge: str, strategy: str, result, reason: str, spots: list[BlindS
                 f"may be used without review on {100 * result.coverage:.0f}% of items with "
                 f"≥ {100 * settings.target:.0f}% agreement, δ = {settings.delta:g}.")
     if spots:
-        text += " Blind spots: " + ", ".join(f"{s.name} ({100 * s.rate:.0f}% missed)"
-                                             for s in spots[:5]) + "."
+        text += " Blind spots: " + ", ".join(
+            f"{s.name} ({100 * s.rate:.0f}% "
+            f"{'penalised' if s.source == 'score-invariant' else 'missed'})"
+            for s in spots[:5]) + "."
     if cost is not None:
         text += f" ${cost:.2f} per 1,000 judgments."
     return text

@@ -191,16 +191,17 @@ class TrustReport(BaseModel):
 
 
 class BlindSpot(BaseModel):
-    """A category (or hunt finding) the judge misses more often than not."""
+    """A category (or hunt finding) the judge misses more often than not — or the
+    score-invariant rewrites, when it penalises harmless rewrites more often than not."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     name: str
     """The category, or the hunt finding's name."""
-    source: Literal["category", "hunt"]
+    source: Literal["category", "hunt", "score-invariant"]
     """Where it comes from."""
     rate: float
-    """Its undetected (miss) rate."""
+    """Its undetected (miss) rate; for score-invariant rewrites, the share penalised."""
     low: float | None
     """The rate's 95% interval, lower end."""
     high: float | None
