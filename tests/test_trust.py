@@ -437,3 +437,22 @@ def test_penalising_harmless_rewrites_is_a_blind_spot_too():
     assert _blind_spots(run, "vanilla", [si(1, 6)], []) == []
     sentence = _sentence("j", "vanilla", None, "no labels", [spot], None, None)
     assert "Blind spots: score-invariant rewrites (100% penalised)." in sentence
+
+
+def test_a_judge_given_no_weight_is_said_to_add_nothing():
+    """Issue 53: on FBI-layout data nearly every label is "a"; PPI++ then gives the
+    judge λ = 0, and "labels worth 177" read as a gain. Worked by hand: the people all
+    say 1, so cov(Y, Ŷ) = 0 and λ = 0; the estimate is the people's alone."""
+    from fbi.report._trust import _estimate
+    from fbi.report._trust_output import labels_worth
+
+    row = _estimate("j", "vanilla", "share", [1.0] * 4 + [0.0], [1.0] * 4 + [0.0],
+                    [1.0, 0.0, 1.0, 1.0, 0.0])  # the judge tracks the people: λ > 0
+    assert row.ppi_lambda and "λ = 0" not in row.ppi.note
+    assert "no gain" not in labels_worth(row)
+    flat = _estimate("j", "vanilla", "share", [1.0] * 5, [1.0, 0.0, 1.0, 0.0, 1.0],
+                     [1.0, 0.0, 1.0, 1.0, 0.0])
+    assert flat.ppi_lambda == 0 and "λ = 0" in flat.ppi.note
+    assert flat.ppi.value == pytest.approx(1.0)  # the people's mean, nothing of the judge
+    if flat.effective_labels is not None:
+        assert labels_worth(flat).endswith("(no gain)")

@@ -378,10 +378,15 @@ def _estimate(judge: str, strategy: str, quantity: str, human: list[float],
     shown = [_interval(classical_mean(values)) for values in (human, judge_all)]
     if binary:  # a share: Wilson's interval, honest at 0 and 1 where the normal one is not
         shown = [_share_interval(values) for values in (human, judge_all)]
+    ppi = _interval(corrected)
+    if corrected.value is not None and lam == 0:  # said, not left to look like a gain
+        ppi.note = ("λ = 0: the judge's labels get no weight, since over the labelled "
+                    "items they do not vary with the people's (e.g. every human label "
+                    "alike); this is the people's estimate alone")
     row = CorrectedEstimate(
         judge=judge, strategy=strategy, quantity=quantity, n_labelled=len(human),
         n_unlabelled=len(judge_unlabelled), judge_only=shown[1],
-        human_only=shown[0], ppi=_interval(corrected),
+        human_only=shown[0], ppi=ppi,
         ppi_lambda=lam if corrected.value is not None else None,
         effective_labels=effective_labels(human_only, corrected, len(human)))
     if binary and human:

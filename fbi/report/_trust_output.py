@@ -31,6 +31,14 @@ BOUND_NOTE = ("* 1 − R⁺ at the chosen threshold describes the calibration it
               "is certified, with probability at least 1 − δ, is agreement ≥ the target.")
 
 
+def labels_worth(estimate) -> str:
+    """What the labels are worth with the judge; "no gain" when PPI++ gave it λ = 0."""
+    if estimate.effective_labels is None:
+        return "–"
+    return f"{estimate.effective_labels:.0f}" + (" (no gain)" if estimate.ppi_lambda == 0
+                                                 else "")
+
+
 def trust_blocks(report: TrustReport) -> list[Block]:
     """The report as sentences and tables for a terminal."""
     blocks = [Block(text=report.split)]
@@ -67,7 +75,7 @@ def trust_blocks(report: TrustReport) -> list[Block]:
                     "PPI++", "labels worth", "plug-in"],
             rows=[[e.judge, e.strategy, e.quantity, _interval(e.judge_only),
                    _interval(e.human_only), _interval(e.ppi),
-                   "–" if e.effective_labels is None else f"{e.effective_labels:.0f}",
+                   labels_worth(e),
                    _interval(e.plug_in) if e.plug_in is not None else "–"]
                   for e in report.estimates]))
     if report.plan:
