@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from fbi.local._generation import (
-    ContextOverflow,
     Generation,
     TokenLogprobs,
+    check_fits,
     draw,
     token_logprobs,
 )
@@ -150,10 +150,7 @@ class LlamaEngine:
         """The reply to ``messages``. ``should_stop`` is asked before every token; when
         it says yes, `InterruptedError` is raised."""
         prompt = self.prompt_tokens(messages)
-        if len(prompt) + max_tokens > self._n_ctx:
-            raise ContextOverflow(
-                f"Requested tokens ({len(prompt) + max_tokens}) exceed context window of "
-                f"{self._n_ctx}")
+        check_fits(len(prompt), max_tokens, self._n_ctx)
         rng = np.random.default_rng(seed)
         with self._lock:
             if should_stop():

@@ -28,6 +28,14 @@ class ContextOverflow(ValueError):
     """The prompt and the reply budget do not fit the model's context."""
 
 
+def check_fits(prompt_tokens: int, max_tokens: int, context: int) -> None:
+    """ContextOverflow, in llama-cpp-python's own words, when the prompt and the reply
+    budget exceed the context (both runtimes say it alike)."""
+    if prompt_tokens + max_tokens > context:
+        raise ContextOverflow(f"Requested tokens ({prompt_tokens + max_tokens}) exceed "
+                              f"context window of {context}")
+
+
 def draw(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
     """The most likely token at temperature 0, else one drawn at the temperature."""
     if temperature <= 0:

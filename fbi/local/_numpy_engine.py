@@ -27,9 +27,9 @@ import numpy as np
 
 import fbi.local._json_grammar as grammar
 from fbi.local._generation import (
-    ContextOverflow,
     Generation,
     TokenLogprobs,
+    check_fits,
     draw,
     token_logprobs,
 )
@@ -90,10 +90,7 @@ class NumpyEngine:
         """The reply to ``messages``. ``should_stop`` is asked before every token; when
         it says yes, `InterruptedError` is raised."""
         prompt = self.prompt_tokens(messages)
-        if len(prompt) + max_tokens > self._n_ctx:
-            raise ContextOverflow(
-                f"Requested tokens ({len(prompt) + max_tokens}) exceed context window of "
-                f"{self._n_ctx}")
+        check_fits(len(prompt), max_tokens, self._n_ctx)
         state = grammar.start(schema) if schema is not None else None
         call = _Call(prompt, max_tokens, temperature, np.random.default_rng(seed), state,
                      top_logprobs, should_stop)
