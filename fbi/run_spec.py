@@ -1,7 +1,12 @@
 """``run.json``: what a run was asked to do ([`RunSpec`][fbi.run_spec.RunSpec]) and its
 parts — the prompts, the dataset, the selection, the parameters that change a reply, the
 settings that do not, and each invocation's totals. One schema for every stage, versioned
-like every record ([`fbi.records`][fbi.records])."""
+like every record ([`fbi.records`][fbi.records]).
+
+A spec is two parts: what a stage says of its run ([`RunIdentity`][fbi.run_spec.RunIdentity]:
+model, prompts, dataset, parameters...) and what the run harness writes the same for every
+stage ([`RunHeader`][fbi.run_spec.RunHeader]: the kind, versions, command line, times and
+totals; `fbi.runs.Stage.spec`). A stage never writes the header itself."""
 
 from __future__ import annotations
 
@@ -12,10 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from fbi.records import judge_name
 
 RUN_SCHEMA_VERSION = 2
-
-#: The kinds of run fbi's own stages write; a new stage names its own (RunSpec.kind).
-RUN_KINDS = ("evaluate", "explain-check", "perturb", "robustness")
-
 
 class PromptRecord(BaseModel):
     """One prompt template a run used (a strategy, a perturbation category, a QA prompt):
@@ -202,89 +203,28 @@ class TotalsRecord(BaseModel):
     """Requests sent in provider batches this time."""
 
 
-class RunSpec(BaseModel):
-    """What a run was asked to do: ``run.json`` (or ``QUEUE.run.json`` for perturb,
-    ``explanation_checks.run.json`` for explanation checks). Never holds an API key, nor a
-    secret model argument's value.
-
-    One schema for every stage, told apart by ``kind``. The *identity* of a run — what a
-    resumed run must share with the folder it resumes — is its kind, model, api_base,
-    prompts (per name: version, template hash, score range), ``parameters`` (what changes
-    a reply), the dataset fingerprint and the ``selection``; ``settings`` (concurrency,
-    time-outs, budget) and ``label`` may change between invocations.
-    """
+class RunHeader(BaseModel):
+    """The part of a spec the run harness writes, the same for every stage: which stage,
+    which fbi, when, the command line and what the last invocation did."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     schema_version: Literal[1, 2] = RUN_SCHEMA_VERSION
     """2; version 1 files (evaluate only) are read and upgraded."""
     kind: str = Field(default="evaluate", min_length=1)
-    """The stage that wrote it: evaluate, explain-check, perturb, robustness (fbi's own,
-    `RUN_KINDS`), or a new stage's own name."""
-    label: str | None = None
-    """The run's name in comparison reports (--label)."""
+    """The stage that wrote it (``Stage.kind``; `fbi.runs.stage_kinds` lists them)."""
     fbi_version: str
     """The fbi that wrote it."""
     litellm_version: str = ""
     """The litellm installed then."""
-    model: str
-    """The model called (the judge, the perturber, the checker, the model under test)."""
-    api_base: str | None = None
-    """Its server, without credentials (the first of a pool)."""
-    prompts: dict[str, PromptRecord] = Field(default_factory=dict)
-    """Each prompt template used, by name."""
-    dataset: DatasetRecord = Field(default_factory=DatasetRecord)
-    """What was read."""
-    selection: Selection = Field(default_factory=Selection)
-    """Which part of it was taken."""
-    parameters: Parameters = Field(default_factory=Parameters)
-    """What changes a reply."""
-    settings: RunSettings = Field(default_factory=RunSettings)
-    """What does not."""
     command: list[str] = Field(default_factory=list)
     """The command line, keys and secret values taken out."""
-    record_versions: dict[str, int] = Field(default_factory=dict)
-    """The schema versions of the records written (instance, judgment, run)."""
-    parser_version: str = ""
-    """The verdict parser's version (evaluate)."""
     created_at: str
     """When the run was first started (UTC, ISO 8601)."""
     updated_at: str
     """When it was last written."""
     totals: TotalsRecord = Field(default_factory=TotalsRecord)
     """What the last invocation did."""
-
-    @property
-    def judge_name(self) -> str:
-        """The label and model as printed ([`judge_name`][fbi.records.judge_name])."""
-        return judge_name(self.label, self.model)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _upgrade_v1(cls, data: Any) -> Any:
-        """Schema 1 (evaluate only) named the model ``judge`` and the prompts
-        ``strategies``, and kept every parameter in ``parameters``."""
-        if isinstance(data, dict) and data.get("schema_version", 1) == 1:
-            data = dict(data)
-            if "judge" in data:
-                data.setdefault("model", data.pop("judge"))
-            if "strategies" in data:
-                data.setdefault("prompts", data.pop("strategies"))
-            parameters = dict(data.get("parameters") or {})
-            settings = dict(data.get("settings") or {})
-            for name in ("timeout_s", "concurrency", "max_cost"):
-                if name in parameters:
-                    settings[name] = parameters.pop(name)
-            data["parameters"], data["settings"] = parameters, settings
-        return data
-
-    @field_validator("api_base")
-    @classmethod
-    def _no_credentials(cls, value: str | None) -> str | None:
-        """A run spec never keeps the user:password of an api_base URL."""
-        from fbi.redaction import public_url
-
-        return public_url(value)
 
     @field_validator("command")
     @classmethod
@@ -309,6 +249,80 @@ class RunSpec(BaseModel):
                     f"{SECRET_PLACEHOLDER}"
             kept.append(redact(argument))
         return kept
+
+
+class RunIdentity(BaseModel):
+    """The part of a spec a stage describes (``Stage.identity``): the model, what it was
+    asked and over what. Its identity fields — model, api_base, prompts (per name:
+    version, template hash, score range), ``parameters`` (what changes a reply), the
+    dataset fingerprint and the ``selection`` — are what a resumed run must share with
+    the folder it resumes (with the header's kind); ``settings`` (concurrency, time-outs,
+    budget) and ``label`` may change between invocations."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    label: str | None = None
+    """The run's name in comparison reports (--label)."""
+    model: str
+    """The model called (the judge, the perturber, the checker, the model under test)."""
+    api_base: str | None = None
+    """Its server, without credentials (the first of a pool)."""
+    prompts: dict[str, PromptRecord] = Field(default_factory=dict)
+    """Each prompt template used, by name."""
+    dataset: DatasetRecord = Field(default_factory=DatasetRecord)
+    """What was read."""
+    selection: Selection = Field(default_factory=Selection)
+    """Which part of it was taken."""
+    parameters: Parameters = Field(default_factory=Parameters)
+    """What changes a reply."""
+    settings: RunSettings = Field(default_factory=RunSettings)
+    """What does not."""
+    record_versions: dict[str, int] = Field(default_factory=dict)
+    """The schema versions of the records written (instance, judgment, run)."""
+    parser_version: str = ""
+    """The verdict parser's version (evaluate)."""
+
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        """A run spec never keeps the user:password of an api_base URL."""
+        from fbi.redaction import public_url
+
+        return public_url(value)
+
+
+class RunSpec(RunIdentity, RunHeader):
+    """What a run was asked to do: ``run.json`` (or ``QUEUE.run.json`` for perturb,
+    ``explanation_checks.run.json`` for explanation checks) — the harness's
+    [`RunHeader`][fbi.run_spec.RunHeader] and the stage's
+    [`RunIdentity`][fbi.run_spec.RunIdentity] in one file. Never holds an API key, nor a
+    secret model argument's value. One schema for every stage, told apart by ``kind``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    @property
+    def judge_name(self) -> str:
+        """The label and model as printed ([`judge_name`][fbi.records.judge_name])."""
+        return judge_name(self.label, self.model)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade_v1(cls, data: Any) -> Any:
+        """Schema 1 (evaluate only) named the model ``judge`` and the prompts
+        ``strategies``, and kept every parameter in ``parameters``."""
+        if isinstance(data, dict) and data.get("schema_version", 1) == 1:
+            data = dict(data)
+            if "judge" in data:
+                data.setdefault("model", data.pop("judge"))
+            if "strategies" in data:
+                data.setdefault("prompts", data.pop("strategies"))
+            parameters = dict(data.get("parameters") or {})
+            settings = dict(data.get("settings") or {})
+            for name in ("timeout_s", "concurrency", "max_cost"):
+                if name in parameters:
+                    settings[name] = parameters.pop(name)
+            data["parameters"], data["settings"] = parameters, settings
+        return data
 
 
 def identity_of(part: BaseModel) -> dict[str, Any]:

@@ -66,6 +66,21 @@ def test_the_cli_reference_holds_every_command_and_option(site):
     assert seen > 150  # the walk reached the options (evaluate alone has 46)
 
 
+def test_the_run_folders_page_lists_every_run_kind_of_the_registry():
+    """The table of run kinds is the stage registry's (issue 52: run kinds come from one
+    registry): a stage added, renamed or writing another file shows up here."""
+    from fbi.runs import stage_kinds
+
+    rows = ["| kind | spec | also writes | what a run of it is |", "|---|---|---|---|"]
+    rows += [f"| `{kind}` | `{stage.spec_file}` | "
+             f"{', '.join(f'`{name}`' for name in stage.outputs)} | {stage.title} |"
+             for kind, stage in stage_kinds().items() if stage.__module__.startswith("fbi.")]
+    text = (ROOT / "docs" / "reference" / "run-folders.md").read_text()
+    shown = text.split("tests/test_docs.py checks it -->\n")[1].split("\n<!-- end")[0]
+    assert shown == "\n".join(rows), "paste into docs/reference/run-folders.md:\n" + \
+        "\n".join(rows)
+
+
 def test_the_concepts_list_every_category_of_the_paper():
     text = (ROOT / "docs" / "concepts" / "fbi-method.md").read_text()
     for category in CATEGORIES:

@@ -173,7 +173,8 @@ def test_llm_engine_through_the_loopback_server(tmp_path):
                                                    api_base=server.url), n_per_item=2)
         perturber = Perturber(items, config, queue)
         client = ModelClient(cache=ResponseCache(tmp_path / "cache.sqlite"))
-        result = perturber.run(client)
+        perturber.run(client)
+        result = perturber.result
         served = server.counts["ok"]
         Perturber(items, config, queue).run(client)  # resumes: no call paid twice
         assert server.counts["ok"] == served == 3 * 2 * 2 + 1  # and the probe

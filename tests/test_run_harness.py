@@ -344,10 +344,13 @@ def test_the_rule_engine_never_raises_on_the_release(fbi_original):
     for seed in (0, 1):
         perturber = Perturber(items, PerturbConfig(engine="rules", seed=seed),
                               Path(OUTSIDE_CHECKOUT) / f"fbi-rules-{os.getpid()}.jsonl")
-        result = perturber.run(None)
+        perturber.run(None)  # a rules-only run needs no model client
+        result = perturber.result
         assert len(result.candidates) > 1500
         assert all(c.perturbed_answer != c.gold_answer for c in result.candidates)
-        perturber.output.unlink()
+        for path in (perturber.output, perturber.spec_path,  # (a rules run has its spec)
+                     perturber.folder.lock_path):
+            path.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------- 7. install paths

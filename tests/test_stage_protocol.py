@@ -49,6 +49,9 @@ def test_the_example_stage_runs_resumes_and_prices_like_fbis_own(tmp_path):
         assert len(records) == len(dataset) and all(r["correct"] is True for r in records)
         spec = json.loads((tmp_path / "audit" / "run.json").read_text())
         assert spec["totals"]["completed"] == len(dataset) and spec["model"] == "openai/auditor"
+        # the header is the harness's: the example wrote none of it
+        assert spec["kind"] == "gold-audit" and spec["fbi_version"] and spec["command"]
+        assert spec["created_at"] == spec["updated_at"] or spec["created_at"]
         asked = server.counts["ok"]
         again = stage.run(ModelClient())  # resumed: nothing to make
         assert again.completed == 0 and again.already_done == len(dataset)
@@ -63,13 +66,39 @@ def test_the_example_stage_runs_resumes_and_prices_like_fbis_own(tmp_path):
             other.run(ModelClient())
 
 
-def test_every_model_calling_stage_implements_the_protocol():
+def test_every_stage_is_in_the_one_registry_of_run_kinds(tmp_path):
+    """Run kinds come from one registry (issue 52): fbi's five stages, and a new stage as
+    soon as its module is imported; the viewer lists a plug-in stage's run; an unknown
+    kind is refused with the closest names; two stages cannot share a kind."""
+    from fbi.errors import UnknownName
+    from fbi.hunt import Hunt
     from fbi.judge import Evaluation, ExplanationChecks
     from fbi.perturb import Perturber
     from fbi.robustness import RobustnessRun
+    from fbi.runs import stage_kind, stage_kinds
+    from fbi.view import discover
 
-    for stage in (Evaluation, ExplanationChecks, Perturber, RobustnessRun):
-        assert issubclass(stage, Stage), stage
+    kinds = stage_kinds()
+    assert {kind: kinds[kind] for kind in ("evaluate", "explain-check", "perturb",
+                                           "robustness", "hunt")} == {
+        "evaluate": Evaluation, "explain-check": ExplanationChecks, "perturb": Perturber,
+        "robustness": RobustnessRun, "hunt": Hunt}
+    assert all(issubclass(stage, Stage) and stage.kind == kind
+               for kind, stage in kinds.items())
+    gold_audit = example()
+    assert stage_kind("gold-audit") is gold_audit.GoldAuditStage
+    with pytest.raises(UnknownName, match="evaluate"):
+        stage_kind("evaluat")
+    with pytest.raises(ValueError, match="two stages are named 'hunt'"):
+        type("Impostor", (gold_audit.GoldAuditStage,), {"kind": "hunt"})
+    assert stage_kind("hunt") is Hunt
+    with ChatServer(script=audits) as server:
+        settings = ModelSettings(model="openai/auditor", api_base=server.url)
+        dataset = load_dataset("sample")
+        gold_audit.GoldAuditStage(dataset, settings, tmp_path / "audit").run(ModelClient())
+    (entry,) = discover([tmp_path])
+    assert entry.kind == "gold-audit" and entry.status == "finished"
+    assert not entry.judgeable and not entry.reported
 
 
 def test_only_the_harness_runs_calls():

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from fbi import InputError, UnknownName
-from fbi.judge import StrategyRegistry
+from fbi.judge import StrategyRegistry, judge_kind
 
 PAPER = {  # name: (display name, paradigm, explanation, default score range)
     "vanilla_star": ("Vanilla*", "single", False, (1, 10)),
@@ -32,7 +32,7 @@ def test_the_eleven_strategies_of_the_paper(registry):
     is the eleven for a chat judge, and only the reward one for a reward model."""
     assert sorted(registry.names()) == sorted([*PAPER, "reward"])
     assert sorted(s.name for s in registry.resolve(["all"])) == sorted(PAPER)
-    assert [s.name for s in registry.resolve(["all"], reward=True)] == ["reward"]
+    assert [s.name for s in registry.resolve(["all"], judge_kind("reward/rm"))] == ["reward"]
     for name, (display, paradigm, explanation, score_range) in PAPER.items():
         meta = registry.get(name).meta
         assert (meta.display_name, meta.paradigm, meta.explanation, meta.score_range) == (

@@ -8,15 +8,14 @@ runs it against the loopback server (resumed, priced, interrupted like any stage
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from fbi import Dataset
 from fbi.llm import ModelRequest, ModelResponse
 from fbi.records import CallRecord
-from fbi.run_spec import DatasetRecord, RunSpec, TotalsRecord
-from fbi.runs import Call, Parsed, Phase, RunTotals, Stage, StageFolder, now
+from fbi.run_spec import DatasetRecord, RunIdentity
+from fbi.runs import Call, Parsed, Phase, Stage, StageFolder
 from fbi.settings import ModelSettings
 
 SCHEMA = {"type": "object", "properties": {"correct": {"type": "boolean"}},
@@ -45,23 +44,23 @@ def read_verdict(responses: list[ModelResponse]) -> Parsed:
 
 
 class GoldAuditStage(Stage):
-    """The stage: its settings, its folder, its spec, and its one phase of calls."""
+    """The stage: its kind (which registers it), its settings, its folder, what its run is,
+    and its one phase of calls."""
+
+    kind = "gold-audit"
+    title = "whether each gold answer of a dataset is correct"
+    outputs = ("audit.jsonl",)
 
     def __init__(self, dataset: Dataset, settings: ModelSettings, output: str | Path):
         self.dataset, self.settings = dataset, settings
         self.output = Path(output)
-        self.folder = StageFolder(self.output / "run.json", writes=("audit.jsonl",))
+        self.folder = StageFolder(self.output / "run.json")
 
-    def spec(self, totals: RunTotals | None = None) -> RunSpec:
-        from fbi import __version__
-
-        stamp = now()
-        return RunSpec(kind="gold-audit", fbi_version=__version__,
-                       model=self.settings.model, api_base=self.settings.api_base,
-                       dataset=DatasetRecord(spec=self.dataset.spec,
-                                             fingerprint=self.dataset.fingerprint),
-                       command=list(sys.argv), created_at=stamp, updated_at=stamp,
-                       totals=TotalsRecord() if totals is None else totals.record())
+    def identity(self) -> RunIdentity:
+        """What makes a run this run (the harness adds the kind, versions and totals)."""
+        return RunIdentity(model=self.settings.model, api_base=self.settings.api_base,
+                           dataset=DatasetRecord(spec=self.dataset.spec,
+                                                 fingerprint=self.dataset.fingerprint))
 
     def phases(self) -> Iterator[Phase]:
         calls = (Call(f"{i.id}|audit", ModelRequest(

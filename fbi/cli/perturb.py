@@ -110,8 +110,10 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         console.print(f"{len(perturber.rule_jobs)} rule candidates (no model call).")
         print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))
         return
-    result = perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None,
-                           batch_of(batch, wait, poll, batch_fallback, concurrency))
+    perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None,
+                  batch_of(batch, wait, poll, batch_fallback, concurrency))
+    result = perturber.result
+    assert result is not None  # (finish() sets it, interrupted or not)
     engines = {job.category: ("rules" if job in perturber.rule_jobs else "llm")
                for job in perturber.jobs}
     console.print(tally_table(result.tally, engines, f"Candidates written to {output}"))

@@ -114,10 +114,10 @@ def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, sampl
                                 batch_of(batch, wait, poll, batch_fallback, concurrency))
     print_totals(totals, "calls")
     metrics = output / "robustness.json"
-    finished = not (totals.interrupted or totals.stopped_by_budget or totals.in_batches
-                    or totals.stopped_by)
     from fbi.report import load_robustness
+    from fbi.runs import stopped  # (a finished run's metrics only)
 
+    finished = not stopped(totals)
     summary = load_robustness(output) if metrics.exists() and finished else None
     if summary is not None:
         print_summary(summary)

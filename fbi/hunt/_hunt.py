@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,18 +50,23 @@ from fbi.judge import (
     PARSER_VERSION,
     EvaluationConfig,
     StrategyRegistry,
-    check_reward_strategies,
+    judge_kind,
     prompt_records,
 )
-from fbi.llm import ModelClient, litellm_version
+from fbi.llm import ModelClient
 from fbi.logs import read_log
 from fbi.outputs import write_atomically
 from fbi.perturb import PerturbationCall, PerturbConfig, Perturber
 from fbi.records import GoldItem, Judgment
 from fbi.redaction import public_url
-from fbi.reward import is_reward_model
-from fbi.run_spec import DatasetRecord, Parameters, RunSettings, RunSpec, Selection, TotalsRecord
-from fbi.runs import Call, DryRun, RunTotals, Stage, StageFolder, check_folder, dry_run, now
+from fbi.run_spec import (
+    DatasetRecord,
+    Parameters,
+    RunIdentity,
+    RunSettings,
+    Selection,
+)
+from fbi.runs import Call, DryRun, RunTotals, Stage, StageFolder, check_folder, dry_run
 from fbi.runs import Phase as LogPhase
 from fbi.sources import write_dataset
 from fbi.taxonomy import get_category
@@ -102,6 +106,9 @@ class Hunt(Stage):
     """A blind-spot hunt over ``items`` (gold answers) for one judge."""
 
     kind = "hunt"
+    title = "a search for the edits a judge misses, confirmed on held-out answers (fbi hunt)"
+    outputs = HUNT_FILES
+    reported = True
 
     def __init__(self, items: list[GoldItem], config: HuntConfig, output_dir: str | Path,
                  dataset_spec: str, force: bool = False,
@@ -114,16 +121,15 @@ class Hunt(Stage):
         self.output_dir = Path(output_dir)
         self.dataset_spec = dataset_spec
         self.settings = config.model
-        self.folder = StageFolder(self.output_dir / "run.json", force=force,
-                                  writes=HUNT_FILES)
+        self.folder = StageFolder(self.output_dir / "run.json", force=force)
         self.observer = observer or (lambda status: None)
         self.evaluation = EvaluationConfig(model=config.model, strategies=config.strategies,
                                            prompts_dir=config.prompts_dir,
                                            label=config.label)
         self.registry = StrategyRegistry(config.prompts_dir)
-        resolved = self.registry.resolve(list(config.strategies),
-                                         reward=is_reward_model(config.model.model))
-        check_reward_strategies(config.model.model, resolved)
+        kind = judge_kind(config.model.model)
+        resolved = self.registry.resolve(list(config.strategies), kind)
+        kind.check(config.model.model, resolved)
         self.strategies = {s.name: s for s in resolved}
         ordered = sorted(items, key=lambda i: hashlib.sha256(
             f"{config.seed}:{i.id}".encode()).hexdigest())
@@ -145,15 +151,12 @@ class Hunt(Stage):
     def perturbations_path(self) -> Path:
         return self.output_dir / "perturbations.jsonl"
 
-    def spec(self, totals: RunTotals | None = None) -> RunSpec:
-        from fbi import __version__
-
-        stamp, model, strategies = now(), self.config.model, list(self.strategies.values())
+    def identity(self) -> RunIdentity:
+        model, strategies = self.config.model, list(self.strategies.values())
         config = self.config
-        return RunSpec(
-            kind="hunt", label=config.label, fbi_version=__version__,
-            litellm_version=litellm_version(), model=model.model, api_base=model.endpoint,
-            prompts=prompt_records(strategies, None, "fbi"),
+        return RunIdentity(
+            label=config.label, model=model.model, api_base=model.endpoint,
+            prompts=prompt_records(strategies, self.evaluation),
             dataset=DatasetRecord(spec=self.dataset_spec, fingerprint=hashlib.sha256(
                 "\n".join(f"{i.id}\x1f{i.question}\x1f{i.gold_answer}"
                           for i in self.items).encode()).hexdigest(),
@@ -173,9 +176,7 @@ class Hunt(Stage):
             settings=RunSettings(timeout_s=model.timeout_s, retries=model.retries,
                                  concurrency=model.concurrency, max_cost=model.max_cost,
                                  api_pool=[public_url(b) for b in model.api_pool] or None),
-            command=list(sys.argv), record_versions={"judgment": 1, "edit": 1},
-            parser_version=PARSER_VERSION, created_at=stamp, updated_at=stamp,
-            totals=TotalsRecord() if totals is None else totals.record())
+            record_versions={"judgment": 1, "edit": 1}, parser_version=PARSER_VERSION)
 
     def phases(self) -> Iterator[LogPhase]:
         self.verdicts, self.log_state = Verdicts(), None  # the first round reads the log

@@ -35,7 +35,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import JSONSchema
 
 from fbi.errors import InputError
-from fbi.judge import EvaluationConfig, StrategyRegistry, default_strategies, plan_calls
+from fbi.judge import EvaluationConfig, StrategyRegistry, judge_kind, plan_calls
 from fbi.llm import ModelResponse
 from fbi.metrics import aggregate, instance_outcomes
 from fbi.records import Judgment
@@ -61,7 +61,7 @@ def plan_suite(dataset: str = "quick", strategies: str | list[str] = "vanilla",
     registry = StrategyRegistry(Path(prompts) if prompts else None)
     names = _names(strategies)
     if names == ["all"]:
-        names = list(default_strategies(INSPECT_JUDGE, "all"))  # type: ignore[arg-type]
+        names = [s.name for s in registry.resolve(["all"], judge_kind(INSPECT_JUDGE))]
     chosen = load_dataset(dataset).select(_names(abilities), _names(categories),
                                           limit=limit)
     if not chosen.instances:

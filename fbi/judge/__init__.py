@@ -2,14 +2,16 @@
 FBI protocol's calls, reading verdicts from replies, and the explanation check.
 """
 
-from fbi.judge._evaluate import (
+from fbi.judge._chat import (
     EXPECTED_REPLY_TOKENS,
-    MAX_SCORE_RANGE_WIDTH,
     SLOTS,
-    Evaluation,
-    EvaluationConfig,
-    echoes_of,
+    ChatJudge,
     judge_parser,
+)
+from fbi.judge._config import DEFAULT_STRATEGIES, MAX_SCORE_RANGE_WIDTH, EvaluationConfig
+from fbi.judge._evaluate import (
+    Evaluation,
+    echoes_of,
     plan_calls,
     prompt_records,
     recorded_explanation_chars,
@@ -23,13 +25,20 @@ from fbi.judge._explanations import (
     explanations_to_check,
     parse_check,
 )
+from fbi.judge._kinds import (
+    JudgeKind,
+    default_strategies,
+    judge_kind,
+    judge_kinds,
+    register_judge_kind,
+)
 from fbi.judge._parsing import (
     PARSER_VERSION,
     ParsedReply,
     parse_reply,
 )
 from fbi.judge._read import read_judgments, read_verdicts
-from fbi.judge._reward import DEFAULT_STRATEGIES, check_reward_strategies, default_strategies
+from fbi.judge._reward import RewardJudge, reward_parser
 from fbi.judge._show import ShownCall, replayed_calls, show_call
 from fbi.judge._strategies import (
     EXPLANATION_MAX_CHARS,
@@ -51,19 +60,23 @@ __all__ = [
     "SCHEMA",
     "SLOTS",
     "SPEC_NAME",
+    "ChatJudge",
     "Evaluation",
     "EvaluationConfig",
     "ExplanationChecks",
+    "JudgeKind",
     "Paradigm",
     "ParsedReply",
+    "RewardJudge",
     "ShownCall",
     "Strategy",
     "StrategyMeta",
     "StrategyRegistry",
-    "check_reward_strategies",
     "default_strategies",
     "echoes_of",
     "explanations_to_check",
+    "judge_kind",
+    "judge_kinds",
     "judge_parser",
     "parse_check",
     "parse_reply",
@@ -72,7 +85,9 @@ __all__ = [
     "read_judgments",
     "read_verdicts",
     "recorded_explanation_chars",
+    "register_judge_kind",
     "reparse",
     "replayed_calls",
+    "reward_parser",
     "show_call",
 ]

@@ -9,24 +9,27 @@ resumable runner as judging; results land in ``explanation_checks.jsonl``.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.judge._strategies import StrategyRegistry
-from fbi.llm import ModelRequest, ModelResponse, json_object_in, litellm_version
+from fbi.llm import ModelRequest, ModelResponse, json_object_in
 from fbi.records import ExplanationCheck, Judgment
-from fbi.run_spec import DatasetRecord, Parameters, PromptRecord, RunSettings, RunSpec, TotalsRecord
+from fbi.run_spec import (
+    DatasetRecord,
+    Parameters,
+    PromptRecord,
+    RunIdentity,
+    RunSettings,
+)
 from fbi.runs import (
     Call,
     Parsed,
     Phase,
-    RunTotals,
     Stage,
     StageFolder,
     load_run,
-    now,
 )
 from fbi.settings import ModelSettings
 from fbi.taxonomy import get_category
@@ -82,6 +85,13 @@ class ExplanationChecks(Stage):
     """The explanation checks of one run folder, with one checker model (its
     ``settings``), as a stage of the run harness."""
 
+    kind = "explain-check"
+    title = ("whether a judge's explanations name the error its score missed (paper §5.3; "
+             "inside a judge run)")
+    spec_file = SPEC_NAME
+    outputs = (LOG_NAME, "explanation_checks.batches.jsonl")
+    listed = False
+
     def __init__(self, run_dir: str | Path, settings: ModelSettings,
                  limit: int | None = None):
         self.run_dir = Path(run_dir)
@@ -118,23 +128,15 @@ class ExplanationChecks(Stage):
     def checker(self) -> str:
         return self.settings.model
 
-    def spec(self, totals: RunTotals | None = None) -> RunSpec:
-        from fbi import __version__
-
-        stamp = now()
-        return RunSpec(kind="explain-check", fbi_version=__version__,
-                       litellm_version=litellm_version(), model=self.checker,
-                       api_base=self.settings.endpoint,
-                       prompts={"_explanation_check": PromptRecord(
-                           template_sha=self.template_sha)},
-                       dataset=DatasetRecord(judge_run=str(self.run_dir), judge=self.judge),
-                       parameters=Parameters(
-                           temperature=0.0, max_tokens=CHECK_TOKENS,
-                           model_args=self.settings.recorded_model_args() or None),
-                       settings=RunSettings(concurrency=self.settings.concurrency,
-                                            max_cost=self.settings.max_cost),
-                       command=list(sys.argv), created_at=stamp, updated_at=stamp,
-                       totals=TotalsRecord() if totals is None else totals.record())
+    def identity(self) -> RunIdentity:
+        return RunIdentity(
+            model=self.checker, api_base=self.settings.endpoint,
+            prompts={"_explanation_check": PromptRecord(template_sha=self.template_sha)},
+            dataset=DatasetRecord(judge_run=str(self.run_dir), judge=self.judge),
+            parameters=Parameters(temperature=0.0, max_tokens=CHECK_TOKENS,
+                                  model_args=self.settings.recorded_model_args() or None),
+            settings=RunSettings(concurrency=self.settings.concurrency,
+                                 max_cost=self.settings.max_cost))
 
     def phases(self) -> Iterator[Phase]:
         yield Phase(self.run_dir / LOG_NAME, ExplanationCheck, self.calls,

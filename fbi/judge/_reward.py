@@ -1,46 +1,66 @@
-"""Reward models in the judge stage (`fbi.reward`): which strategies they run, and how
-their replies — one number — are read."""
+"""Reward models as judges (`fbi.reward`): a reward model is sent the conversation, the
+answer its last turn, and answers one number, which the single-answer tables compare as
+scores (RewardBench's protocol, Lambert et al. 2024)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from fbi.errors import InputError
+from fbi.judge._kinds import JudgeKind, Parser, register_judge_kind
+from fbi.llm import ModelRequest
 from fbi.reward import is_reward_model
 from fbi.runs import Parsed
 
 if TYPE_CHECKING:
-    from fbi.judge._strategies import Strategy
+    from fbi.judge._config import EvaluationConfig
+    from fbi.judge._strategies import Strategy, StrategyRegistry
     from fbi.llm import ModelResponse
+    from fbi.records import Instance
 
-#: What a chat judge runs unless told.
-DEFAULT_STRATEGIES = ("vanilla",)
+@register_judge_kind
+class RewardJudge(JudgeKind):
+    """A reward model (``reward/NAME``, ``hf-reward/PATH``): reward strategies only, one
+    number a reply, nothing to repair."""
 
+    name = "reward"
+    default_strategies = ("reward",)
+    repairs = False
 
-def default_strategies(judge: str) -> tuple[str, ...]:
-    """The strategies a judge runs unless told: ``reward`` for a reward model, else
-    `DEFAULT_STRATEGIES`."""
-    return ("reward",) if is_reward_model(judge) else DEFAULT_STRATEGIES
+    def matches(self, model: str) -> bool:
+        return is_reward_model(model)
 
+    def runs(self, strategy: Strategy) -> bool:
+        return strategy.meta.reward
 
-def check_reward_strategies(judge: str, strategies: list[Strategy], repair: int = 0
-                            ) -> None:
-    """A reward model runs reward strategies only (it reads a conversation, not a
-    prompt), and a chat judge none of them; a reward model has nothing to repair
-    (``repair``: --repair's follow-ups)."""
-    reward_judge = is_reward_model(judge)
-    wrong = [s.name for s in strategies if s.meta.reward != reward_judge]
-    if wrong:
-        what = ("is a reward model: it scores the conversation, without a prompt" if
-                reward_judge else "is a chat model: a reward strategy needs a reward model "
-                "(reward/NAME or hf-reward/PATH)")
-        raise InputError(f"{judge} {what}; strategies {', '.join(wrong)} cannot be "
-                         f"asked of it. Fix: " + ("--strategy reward" if reward_judge else
-                                                  "drop them"))
-    if reward_judge and repair:
-        raise InputError("--repair asks a judge again for its verdict; a reward model's "
-                         "reply is a number. Fix: drop --repair")
+    def refusal(self) -> str:
+        return "is a reward model: it scores the conversation, without a prompt"
+
+    def score_range(self, strategy: Strategy, axis: str, config: EvaluationConfig
+                    ) -> tuple[int, int] | None:
+        return None
+
+    def schema(self, strategy: Strategy, score_range: tuple[int, int] | None,
+               config: EvaluationConfig) -> dict | None:
+        return None
+
+    def request(self, registry: StrategyRegistry, strategy: Strategy, instance: Instance,
+                variables: dict[str, Any], sample: int,
+                score_range: tuple[int, int] | None, schema: dict | None,
+                config: EvaluationConfig) -> ModelRequest:
+        # the conversation itself, the answer its last turn
+        return ModelRequest(
+            model=config.judge, api_base=config.model.api_base, sample=sample,
+            messages=(*instance.context, ("user", instance.instruction),
+                      ("assistant", variables["answer"])),
+            model_args=config.model.model_args)
+
+    def parser(self, paradigm: str, role: str, score_range: tuple[int, int] | None,
+               echoes: tuple[str, ...]) -> Parser:
+        return reward_parser()
+
+    def expected_reply_tokens(self, strategy: Strategy) -> int:
+        return 0
 
 
 def reward_parser():

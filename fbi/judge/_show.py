@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.judge._evaluate import EvaluationConfig, plan_calls, recorded_explanation_chars
+from fbi.judge._config import EvaluationConfig
+from fbi.judge._evaluate import plan_calls, recorded_explanation_chars
 from fbi.judge._strategies import StrategyRegistry
 from fbi.records import Instance, Judgment
 from fbi.redaction import SECRET_PLACEHOLDER

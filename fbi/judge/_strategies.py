@@ -24,13 +24,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from fbi.errors import InputError, validation_summary
 from fbi.taxonomy import unknown_name_message
 from fbi.templates import TemplateFolder
+
+
+class RunsStrategies(Protocol):
+    """What ``resolve`` asks of a judge's kind ([`JudgeKind`][fbi.judge.JudgeKind])."""
+
+    def runs(self, strategy: Strategy) -> bool: ...
 
 Paradigm = Literal["single", "pairwise", "reference"]
 PAIRWISE_VERDICTS = ("A", "B", "tie", "both_bad")
@@ -174,12 +180,13 @@ class StrategyRegistry:
 
         raise UnknownName(unknown_name_message("strategy", name, self.names()))
 
-    def resolve(self, names: list[str] | tuple[str, ...], reward: bool = False
+    def resolve(self, names: list[str] | tuple[str, ...], kind: RunsStrategies | None = None
                 ) -> list[Strategy]:
-        """Strategies for CLI names; 'all' expands to every strategy of the judge's kind
-        (``reward``: a reward model's, else a chat judge's)."""
+        """Strategies for CLI names; 'all' expands to every strategy the judge's ``kind``
+        runs (None: a chat judge's)."""
         if not names or "all" in names:
-            return [s for s in self.strategies.values() if s.meta.reward == reward]
+            return [s for s in self.strategies.values()
+                    if (kind.runs(s) if kind is not None else not s.meta.reward)]
         chosen: list[Strategy] = []
         for name in names:
             strategy = self.get(name)

@@ -10,7 +10,6 @@ records; flagged ones stay in, with their flags, for people to judge.
 from __future__ import annotations
 
 import math
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,11 +20,9 @@ from fbi.errors import InputError
 from fbi.estimates import count_tokens
 from fbi.llm import (
     LOCAL_JUDGE,
-    ModelClient,
     ModelRequest,
     ModelResponse,
     json_object_in,
-    litellm_version,
 )
 from fbi.logs import read_log
 from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
@@ -35,22 +32,17 @@ from fbi.run_spec import (
     DatasetRecord,
     Parameters,
     PromptRecord,
+    RunIdentity,
     RunSettings,
-    RunSpec,
     Selection,
-    TotalsRecord,
 )
 from fbi.runs import (
-    BatchOptions,
     Call,
     Parsed,
     Phase,
-    Progress,
     RunTotals,
     Stage,
     StageFolder,
-    now,
-    run_stage,
 )
 from fbi.settings import ModelSettings
 from fbi.sources import write_dataset
@@ -201,6 +193,11 @@ class Perturber(Stage):
     """Runs a perturbation plan into a vetting queue file: the rules in process, the LLM
     engine's calls as a stage of the run harness (its spec and log beside the queue)."""
 
+    kind = "perturb"
+    title = "candidate edits of gold answers, one planted error each (fbi perturb)"
+    spec_file = "QUEUE.run.json"
+    outputs = ("QUEUE.jsonl", "QUEUE.calls.jsonl", "QUEUE.calls.batches.jsonl")
+
     def __init__(self, items: list[GoldItem], config: PerturbConfig, output: str | Path,
                  source: str = ""):
         self.all_items = items  # what the input holds: its fingerprint is the dataset's
@@ -216,6 +213,8 @@ class Perturber(Stage):
         self.jobs, self.skipped = plan_jobs(items, config)
         self.rule_jobs = [j for j in self.jobs if uses_rules(j, config.engine)]
         self.llm_jobs = [j for j in self.jobs if not uses_rules(j, config.engine)]
+        self.result: PerturbResult | None = None
+        """What the last run made (set when it finishes, interrupted or not)."""
 
     @property
     def calls_path(self) -> Path:
@@ -250,14 +249,10 @@ class Perturber(Stage):
                               expected_reply_tokens=request.max_tokens // 2))
         return calls
 
-    def spec(self, totals: RunTotals | None = None) -> RunSpec:
-        from fbi import __version__
-
-        stamp = now()
+    def identity(self) -> RunIdentity:
         categories = sorted({job.category for job in self.llm_jobs})
         settings = self.settings
-        return RunSpec(
-            kind="perturb", fbi_version=__version__, litellm_version=litellm_version(),
+        return RunIdentity(
             model=settings.model if self.llm_jobs else "",
             api_base=settings.endpoint if self.llm_jobs else None,
             prompts={c: PromptRecord(
@@ -275,18 +270,22 @@ class Perturber(Stage):
                                   model_args=settings.recorded_model_args() or None),
             settings=RunSettings(concurrency=settings.concurrency,
                                  max_cost=settings.max_cost,
-                                 length_threshold=self.config.length_threshold),
-            command=list(sys.argv), created_at=stamp, updated_at=stamp,
-            totals=TotalsRecord() if totals is None else totals.record())
+                                 length_threshold=self.config.length_threshold))
+
+    def calls_model(self) -> bool:
+        return bool(self.llm_jobs)  # a rules-only run is a run too: its spec, no client
 
     def phases(self) -> Iterator[Phase]:
-        yield Phase(self.calls_path, PerturbationCall, self.calls())
+        if self.llm_jobs:
+            yield Phase(self.calls_path, PerturbationCall, self.calls())
 
     def probe_requests(self) -> list[ModelRequest]:
         return [call.request for call in self.calls()]
 
-    def run(self, client: ModelClient | None, progress: Progress | None = None,
-            batch: BatchOptions | None = None) -> PerturbResult:
+    def finish(self, totals: RunTotals) -> None:
+        """Inside the lock: the rules' candidates and the LLM's replies (those the log
+        holds, after an interruption too), pre-screened, tallied and written to the
+        queue ([`result`][fbi.perturb.Perturber.result])."""
         tally: dict[str, CategoryTally] = {}
         candidates: list[Instance] = []
         seen: set[tuple[str, str, str]] = set()
@@ -324,33 +323,24 @@ class Perturber(Stage):
                 continue
             keep(job, result.perturbed, result.rationale, f"rules:{job.category}",
                  RULES_VERSION)
-
-        llm_totals = None
-        if self.llm_jobs:
-            if client is None:
-                raise InputError("the LLM engine needs a model client")
-            jobs = {j.call_id: j for j in self.llm_jobs}
-            calls, llm_totals = self._run_llm(client, progress, batch)
-            for call in calls:
-                job = jobs[call.call_id]
-                if call.status != "ok" or not call.perturbed_answer:
-                    counts = tally.setdefault(job.category, CategoryTally())
-                    counts.failed += 1
-                    counts.reasons[call.reason or "no answer"] += 1
-                    continue
-                keep(job, call.perturbed_answer, call.rationale or "", f"llm:{call.model}",
-                     call.template_version)
-
+        records = read_log(self.calls_path, PerturbationCall).latest() if self.llm_jobs \
+            else {}
+        for job in self.llm_jobs:
+            call = records.get(job.call_id)
+            if call is None:  # not made (interrupted, stopped, in a batch)
+                continue
+            if call.status != "ok" or not call.perturbed_answer:
+                counts = tally.setdefault(job.category, CategoryTally())
+                counts.failed += 1
+                counts.reasons[call.reason or "no answer"] += 1
+                continue
+            keep(job, call.perturbed_answer, call.rationale or "", f"llm:{call.model}",
+                 call.template_version)
         order = {(i.id): n for n, i in enumerate(self.items)}
         candidates.sort(key=lambda c: (order.get(c.provenance.original_id, 0), c.id))
         write_dataset(candidates, self.output)
-        return PerturbResult(candidates, tally, self.skipped, llm_totals)
-
-    def _run_llm(self, client: ModelClient, progress: Progress | None,
-                 batch: BatchOptions | None) -> tuple[list[PerturbationCall], RunTotals]:
-        totals = run_stage(self, client, progress, batch)
-        records = read_log(self.calls_path, PerturbationCall).latest()
-        return [records[j.call_id] for j in self.llm_jobs if j.call_id in records], totals
+        self.result = PerturbResult(candidates, tally, self.skipped,
+                                    totals if self.llm_jobs else None)
 
 
 def _items_fingerprint(items: list[GoldItem]) -> str:

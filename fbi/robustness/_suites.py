@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,6 @@ from fbi.llm import (
     ModelRequest,
     ModelResponse,
     json_object_in,
-    litellm_version,
 )
 from fbi.logs import read_log
 from fbi.metrics import (
@@ -67,10 +65,9 @@ from fbi.run_spec import (
     DatasetRecord,
     Parameters,
     PromptRecord,
+    RunIdentity,
     RunSettings,
-    RunSpec,
     Selection,
-    TotalsRecord,
 )
 from fbi.runs import (
     BatchOptions,
@@ -81,7 +78,6 @@ from fbi.runs import (
     RunTotals,
     Stage,
     StageFolder,
-    now,
 )
 from fbi.settings import ModelSettings
 from fbi.templates import TemplateFolder
@@ -172,6 +168,12 @@ class RobustnessRun(Stage):
     """The suites of one model over QA items, as a stage of the run harness: rewrites,
     then answers, then the metrics ([`finish`][fbi.robustness.RobustnessRun.finish])."""
 
+    kind = "robustness"
+    title = "a model's answers to QA items and their variants, scored (fbi robustness run)"
+    outputs = ("rewrites.jsonl", "answers.jsonl", "robustness.json",
+               "rewrites.batches.jsonl", "answers.batches.jsonl")
+    reported = True
+
     def __init__(self, items: list[QAItem], config: RobustnessConfig, output_dir: str | Path,
                  dataset_spec: str = "sample", force: bool = False):
         self.all_items = items  # what the dataset holds: its fingerprint is the dataset's
@@ -180,9 +182,7 @@ class RobustnessRun(Stage):
         self.output_dir = Path(output_dir)
         self.force = force  # write beside files fbi did not write (never over them)
         self.settings = config.model
-        self.folder = StageFolder(self.output_dir / "run.json", force=force, writes=(
-            "rewrites.jsonl", "answers.jsonl", "robustness.json", "rewrites.batches.jsonl",
-            "answers.batches.jsonl"))
+        self.folder = StageFolder(self.output_dir / "run.json", force=force)
         self.templates = TemplateFolder("prompts")
         self.judge = Judge(config.correctness, config.threshold)
 
@@ -267,13 +267,10 @@ class RobustnessRun(Stage):
                               expected_reply_tokens=30))
         return calls
 
-    def spec(self, totals: RunTotals | None = None) -> RunSpec:
-        from fbi import __version__
-
-        stamp, config, settings = now(), self.config, self.settings
+    def identity(self) -> RunIdentity:
+        config, settings = self.config, self.settings
         templates = ("_qa_answer.jinja", "_qa_rewrite.jinja")
-        return RunSpec(
-            kind="robustness", fbi_version=__version__, litellm_version=litellm_version(),
+        return RunIdentity(
             model=settings.model, api_base=settings.endpoint,
             prompts={t.removesuffix(".jinja"): PromptRecord(template_sha=self.templates.sha(t))
                      for t in templates},
@@ -288,9 +285,7 @@ class RobustnessRun(Stage):
                 threshold=config.threshold, possible_answers=config.possible_answers,
                 max_tokens=settings.max_tokens,
                 model_args=settings.recorded_model_args() or None),
-            settings=RunSettings(concurrency=settings.concurrency, max_cost=settings.max_cost),
-            command=list(sys.argv), created_at=stamp, updated_at=stamp,
-            totals=TotalsRecord() if totals is None else totals.record())
+            settings=RunSettings(concurrency=settings.concurrency, max_cost=settings.max_cost))
 
     # -- running -------------------------------------------------------------------
 

@@ -9,7 +9,9 @@ perturb, robustness).
 * `fbi.runs._batch` — the same calls through a provider's batch API;
 * `fbi.runs._stage` — the stage protocol ([`Stage`][fbi.runs.Stage], its
   [`Phase`][fbi.runs.Phase] logs) and what every stage does around its calls
-  ([`run_stage`][fbi.runs.run_stage], [`price_stage`][fbi.runs.price_stage]).
+  ([`run_stage`][fbi.runs.run_stage], [`price_stage`][fbi.runs.price_stage]);
+  the one registry of stages by kind ([`stage_kinds`][fbi.runs.stage_kinds]), which
+  every list of run kinds reads.
 
 Logs are written and read with the core's one JSONL policy, `fbi.logs`.
 """
@@ -48,6 +50,9 @@ from fbi.runs._stage import (
     check_folder,
     price_stage,
     run_stage,
+    stage_kind,
+    stage_kinds,
+    stopped,
 )
 
 __all__ = [
@@ -85,4 +90,7 @@ __all__ = [
     "record_of",
     "run_stage",
     "sampled_dry_run",
+    "stage_kind",
+    "stage_kinds",
+    "stopped",
 ]

@@ -1,9 +1,12 @@
 """The stage protocol: what a model-calling stage is to the run harness, and running one.
 
-Every stage that calls a model (evaluate, explain-check, perturb's LLM engine, a robustness
-run) is a [`Stage`][fbi.runs.Stage]: its [`ModelSettings`][fbi.settings.ModelSettings],
-where its state lives ([`StageFolder`][fbi.runs.StageFolder]), the
-[`RunSpec`][fbi.run_spec.RunSpec] it writes, and its calls grouped in
+Every stage that calls a model (evaluate, explain-check, perturb, a robustness run, a
+hunt) is a [`Stage`][fbi.runs.Stage]: its ``kind`` (which registers it:
+[`stage_kinds`][fbi.runs.stage_kinds]), its
+[`ModelSettings`][fbi.settings.ModelSettings], where its state lives
+([`StageFolder`][fbi.runs.StageFolder]), what its run is
+([`RunIdentity`][fbi.run_spec.RunIdentity]; the harness adds the header every spec shares),
+and its calls grouped in
 [`Phase`][fbi.runs.Phase] logs, each call a [`Call`][fbi.runs.Call] that says how its reply
 becomes a record. [`run_stage`][fbi.runs.run_stage] does the rest, the same for all: refuses
 what cannot be kept (a budget with batches, a pool with batches), checks the folder before
@@ -13,19 +16,32 @@ API — and writes the spec again with the totals. [`price_stage`][fbi.runs.pric
 the same walk for ``--dry-run``: it calls and writes nothing.
 
 A new stage subclasses [`Stage`][fbi.runs.Stage] (docs/contributing.md has a whole example).
+
+**The one registry of stages.** A subclass that names a ``kind`` registers itself;
+[`stage_kinds`][fbi.runs.stage_kinds] is what every list of run kinds reads (the viewer's,
+the run-folders reference, the tests). fbi's own stages live in stage packages above the
+harness, so the registry imports them by name when first read (`BUILT_IN_STAGES`, as
+Inspect loads its providers), and a package installed beside fbi adds its stages through
+the ``fbi.stages`` entry-point group (each entry a module to import). Nothing here
+imports a stage package at import time: the harness stays below the stages.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import ClassVar
 
-from fbi.llm import ModelClient, ModelRequest
+from fbi.errors import InputError, UnknownName
+from fbi.llm import ModelClient, ModelRequest, litellm_version
 from fbi.logs import AppendLog, LogState, read_log
 from fbi.records import CallRecord
-from fbi.run_spec import RunSpec
+from fbi.run_spec import RUN_SCHEMA_VERSION, RunIdentity, RunSpec, TotalsRecord
 from fbi.runs._batch import (
     BatchOptions,
     BatchRunner,
@@ -42,8 +58,9 @@ from fbi.runs._execute import (
     execute,
     finished_ids,
 )
-from fbi.runs._folder import RunFolder
+from fbi.runs._folder import RunFolder, now
 from fbi.settings import ModelSettings
+from fbi.taxonomy import unknown_name_message
 
 
 @dataclass
@@ -92,19 +109,57 @@ class StageFolder:
     """The spec's folder is the run's (not a user's folder it sits in, as a queue's)."""
     force: bool = False
     """Write beside files fbi did not write (never over them)."""
-    writes: tuple[str, ...] = ()
-    """The other files the run writes in its folder."""
+    writes: tuple[str, ...] | None = None
+    """The other files the run writes in its folder; None: the stage's ``outputs``."""
 
 
 class Stage(ABC):
-    """A model-calling stage (see the module docstring)."""
+    """A model-calling stage (see the module docstring). A subclass that names a ``kind``
+    registers itself ([`stage_kinds`][fbi.runs.stage_kinds]); every list of run kinds —
+    the viewer's, the docs', the tests' — reads that registry."""
+
+    kind: ClassVar[str]
+    """The run kind its spec carries (``run.json``'s ``kind``), unique among stages."""
+    title: ClassVar[str] = ""
+    """What a run of it does, in one line (the docs' and the viewer's)."""
+    spec_file: ClassVar[str] = "run.json"
+    """Its spec's name in the folder (``QUEUE`` stands for a queue's name)."""
+    outputs: ClassVar[tuple[str, ...]] = ()
+    """The files it writes beside its spec (what the folder guard lets it write)."""
+    listed: ClassVar[bool] = True
+    """`fbi view` lists its runs (an explanation check lives inside a judge run: not)."""
+    judge_run: ClassVar[bool] = False
+    """Its folder is a judge run: instances and judgments the viewer's grid and
+    `fbi report` read."""
+    reported: ClassVar[bool] = False
+    """`fbi report` reads its folder."""
 
     settings: ModelSettings
     folder: StageFolder
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:  # (a subclass of a stage is the same kind unless it says)
+            register_stage(cls)
+
     @abstractmethod
+    def identity(self) -> RunIdentity:
+        """What the run is: model, prompts, dataset, parameters, settings. The harness
+        adds the header ([`spec`][fbi.runs.Stage.spec])."""
+
     def spec(self, totals: RunTotals | None = None) -> RunSpec:
-        """What the run is: its identity, settings and (with ``totals``) what it did."""
+        """The spec the harness writes: the stage's ``identity()`` under the header every
+        stage shares — its kind, fbi's and litellm's versions, the command line, the time
+        and (with ``totals``) what this invocation did."""
+        from fbi import __version__
+
+        stamp = now()
+        return RunSpec(schema_version=RUN_SCHEMA_VERSION, kind=self.kind,
+                       fbi_version=__version__, litellm_version=litellm_version(),
+                       command=list(sys.argv),
+                       created_at=stamp, updated_at=stamp,
+                       totals=TotalsRecord() if totals is None else totals.record(),
+                       **dict(self.identity()))
 
     @abstractmethod
     def phases(self) -> Iterator[Phase]:
@@ -112,6 +167,12 @@ class Stage(ABC):
         recorded (its ``records``, filled in by the harness before the next is asked
         for); the harness asks for no further phase once a run stops (Ctrl-C, budget,
         model unavailable) or leaves calls in provider batches."""
+
+    def calls_model(self) -> bool:
+        """Whether this run calls a model at all; one that does not (a rules-only perturb
+        run) is checked, locked and written like any other, with no client. Default:
+        yes."""
+        return True
 
     def probe_requests(self) -> Iterable[ModelRequest] | None:
         """The run's first requests, to skip the probe when the cache answers them all;
@@ -126,27 +187,90 @@ class Stage(ABC):
         ([`price_stage`][fbi.runs.price_stage])."""
         return price_stage(self, client)
 
-    def run(self, client: ModelClient, progress: Progress | None = None,
+    def run(self, client: ModelClient | None, progress: Progress | None = None,
             batch: BatchOptions | None = None) -> RunTotals:
         """Run (or resume) the stage ([`run_stage`][fbi.runs.run_stage]); returns what this
-        invocation did."""
+        invocation did. ``client`` may be None only for a run that calls no model."""
         return run_stage(self, client, progress, batch)
 
 
-def run_stage(stage: Stage, client: ModelClient, progress: Progress | None = None,
+# ----------------------------------------------------------- the registry of stages
+
+#: The modules that define fbi's own stages, imported when the registry is first read.
+BUILT_IN_STAGES = ("fbi.judge", "fbi.perturb", "fbi.robustness", "fbi.hunt")
+#: The entry-point group through which an installed package adds stages.
+ENTRY_POINT_GROUP = "fbi.stages"
+
+_stages: dict[str, type[Stage]] = {}
+_loaded = False
+
+
+def register_stage(stage: type[Stage]) -> None:
+    """Add ``stage`` under its ``kind`` (done by ``Stage.__init_subclass__``). The same
+    class loaded again (a module re-imported) replaces itself; another class under a kind
+    already taken is refused."""
+    kind = stage.kind
+    known = _stages.get(kind)
+    if known is not None and (known.__module__, known.__qualname__) != (
+            stage.__module__, stage.__qualname__):
+        raise ValueError(f"two stages are named {kind!r}: {known.__module__}."
+                         f"{known.__qualname__} and {stage.__module__}.{stage.__qualname__}")
+    _stages[kind] = stage
+
+
+def stage_kinds() -> dict[str, type[Stage]]:
+    """Every registered stage by kind: fbi's own first (in `BUILT_IN_STAGES` order), then
+    the others by name, whatever order they were imported in."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILT_IN_STAGES:
+            importlib.import_module(module)
+        for entry in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                importlib.import_module(entry.value)
+            except ImportError as error:
+                raise InputError(f"the stage plug-in {entry.name!r} ({entry.value}) does "
+                                 f"not import: {error}. Fix: reinstall the package that "
+                                 "provides it, or uninstall it") from None
+    def place(kind: str) -> tuple[int, str]:
+        package = ".".join(_stages[kind].__module__.split(".")[:2])
+        own = package in BUILT_IN_STAGES
+        return (BUILT_IN_STAGES.index(package) if own else len(BUILT_IN_STAGES), kind)
+
+    return {kind: _stages[kind] for kind in sorted(_stages, key=place)}
+
+
+def stage_kind(kind: str) -> type[Stage]:
+    """The stage registered as ``kind``; an unknown one is an
+    [`UnknownName`][fbi.errors.UnknownName] naming the closest kinds."""
+    kinds = stage_kinds()
+    if kind not in kinds:
+        raise UnknownName(unknown_name_message("run kind", kind, list(kinds)))
+    return kinds[kind]
+
+
+# ------------------------------------------------------------------- running a stage
+
+def run_stage(stage: Stage, client: ModelClient | None, progress: Progress | None = None,
               batch: BatchOptions | None = None) -> RunTotals:
     """Run (or resume) ``stage``; returns what this invocation did. A budget stop, an
     interruption, a model that became unavailable and calls left in batches are in the
     totals, with everything finished saved."""
     settings, folder = stage.settings, stage.folder
-    check_batchable(batch, settings)
-    if batch is not None:  # a provider whose batch API fbi does not drive: said first
-        provider_of(settings.model, settings.api_base)
+    calls_model = stage.calls_model()
+    if calls_model:
+        check_batchable(batch, settings)
+    if batch is not None and calls_model:  # a provider whose batch API fbi does not
+        provider_of(settings.model, settings.api_base)  # drive: said first
     check_folder(stage)
-    client.preflight(settings.model, settings.api_base, stage.probe_requests())
+    if calls_model:
+        if client is None:
+            raise ValueError(f"a {stage.kind} run that calls a model needs a model client")
+        client.preflight(settings.model, settings.api_base, stage.probe_requests())
     with RunFolder.open(stage.spec(None), folder.spec_path, folder.lock_path,
                         own_folder=folder.own_folder, force=folder.force,
-                        writes=folder.writes) as run_folder:
+                        writes=writes_of(stage)) as run_folder:
         totals = RunTotals(budget=settings.max_cost)
         spent: dict[Path, float] = {}  # each log's USD so far: --max-cost is the stage's
         for phase in stage.phases():
@@ -167,7 +291,13 @@ def check_folder(stage: Stage) -> None:
     identity than the stage's; reads only (a dry run, or before the probe call)."""
     folder = stage.folder
     RunFolder.check(stage.spec(None), folder.spec_path, own_folder=folder.own_folder,
-                    force=folder.force, writes=folder.writes)
+                    force=folder.force, writes=writes_of(stage))
+
+
+def writes_of(stage: Stage) -> tuple[str, ...]:
+    """The files besides its spec a stage may write in its folder."""
+    writes = stage.folder.writes
+    return stage.outputs if writes is None else writes
 
 
 def stopped(totals: RunTotals) -> bool:

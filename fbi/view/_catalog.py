@@ -1,9 +1,10 @@
 """Which run folders `fbi view` serves, and what its runs page says of each.
 
 A run folder is found by its spec: ``run.json`` (evaluate, robustness, hunt) or
-``QUEUE.run.json`` beside a perturb queue the LLM engine made. The rules engine's
-queues have no spec: a ``.jsonl`` file whose first record is a perturbation candidate
-(made by ``rules:…`` or ``llm:…``) outside any run folder is listed as one. Only specs
+``QUEUE.run.json`` beside a perturb queue; which kinds are listed is the stage registry's
+(`fbi.runs.stage_kinds`: a stage's ``listed``). Queues made before rules-only runs wrote
+a spec have none: a ``.jsonl`` file whose first record is a perturbation candidate (made
+by ``rules:…`` or ``llm:…``) outside any run folder is listed as one. Only specs
 and first lines are read here — never a log — so listing a tree of many large runs costs
 milliseconds; the figures that need a log (calls made, cost) come from the run's index
 once built (`fbi.view._index`).
@@ -19,10 +20,8 @@ from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.run_spec import RunSpec
-from fbi.runs import read_batches, read_spec
+from fbi.runs import Stage, read_batches, read_spec, stage_kinds
 
-#: Run kinds the runs page lists; an explanation check's spec lives inside a judge run.
-LISTED_KINDS = ("evaluate", "perturb", "robustness", "hunt")
 #: How deep below each given path run folders are looked for.
 MAX_DEPTH = 6
 
@@ -79,9 +78,20 @@ class RunEntry:
         return strategy_order(self.spec.prompts) if self.spec else []
 
     @property
+    def stage(self) -> type[Stage] | None:
+        """The registered stage that wrote it (None: unreadable, or a stage not installed
+        here)."""
+        return stage_kinds().get(self.kind)
+
+    @property
     def judgeable(self) -> bool:
         """Whether it has a grid and instances: a judge run."""
-        return self.kind == "evaluate"
+        return self.stage is not None and self.stage.judge_run
+
+    @property
+    def reported(self) -> bool:
+        """Whether `fbi report` shows more of it than this page (not a judge run's)."""
+        return self.stage is not None and self.stage.reported and not self.stage.judge_run
 
 
 def discover(paths: Sequence[str | Path]) -> list[RunEntry]:
@@ -121,13 +131,14 @@ def _specs(root: Path):
         if root.name.endswith("run.json"):
             yield root
         return
+    unlisted = {stage.spec_file for stage in stage_kinds().values() if not stage.listed}
     for folder, subfolders, files in os.walk(root):
         depth = len(Path(folder).relative_to(root).parts)
         subfolders[:] = [s for s in subfolders if not s.startswith(".")
                          and depth < MAX_DEPTH]
         for name in files:
-            spec = name == "run.json" or (name.endswith(".run.json")
-                                          and name != "explanation_checks.run.json")
+            spec = (name == "run.json" or name.endswith(".run.json")) and \
+                name not in unlisted
             # a rules queue: a candidates file outside any run, with no spec of its own
             queue = not spec and "run.json" not in files and name.endswith(".jsonl") and \
                 f"{name[:-len('.jsonl')]}.run.json" not in files
@@ -196,7 +207,8 @@ def _entry(key: str, spec_path: Path) -> RunEntry | None:
         spec = read_spec(spec_path)
     except InputError as error:
         return RunEntry(key, spec_path.parent, spec_path, None, "unreadable", str(error))
-    if spec is None or spec.kind not in LISTED_KINDS:
+    stage = None if spec is None else stage_kinds().get(spec.kind)
+    if stage is None or not stage.listed:  # (a stage not installed here: not shown)
         return None
     status, note = _status(spec, spec_path)
     queue = spec_path.with_name(spec_path.name[: -len(".run.json")] + ".jsonl") \
