@@ -29,6 +29,8 @@ _EXPORTS = {
     "trust_blocks": "_trust_output", "write_trust": "_trust_output",
     "TrustReport": "_trust_models", "TrustResult": "_trust_models",
     "CorrectedEstimate": "_trust_models", "Certificate": "_trust_models",
+    "Section": "_sections", "Table": "_sections", "register_section": "_sections",
+    "sections": "_sections",
 }
 
 __all__ = [
@@ -39,7 +41,9 @@ __all__ = [
     "Certificate",
     "CorrectedEstimate",
     "Headline",
+    "Section",
     "Summary",
+    "Table",
     "TrustReport",
     "TrustResult",
     "TrustSettings",
@@ -53,11 +57,13 @@ __all__ = [
     "load_robustness",
     "read_human_labels",
     "read_summary",
+    "register_section",
     "render_csv",
     "render_html",
     "render_markdown",
     "report_warnings",
     "robustness_blocks",
+    "sections",
     "terminal_report",
     "trust_blocks",
     "trust_runs",
@@ -76,6 +82,7 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
     from fbi.report._markdown import render_csv, render_markdown
     from fbi.report._robustness import load_robustness
     from fbi.report._schema import SUMMARY_SCHEMA_VERSION, Summary
+    from fbi.report._sections import Section, Table, register_section, sections
     from fbi.report._summary import CONVENTIONS, build_summary
     from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
     from fbi.report._trust import TrustSettings, trust_runs

@@ -9,35 +9,25 @@ from __future__ import annotations
 from importlib import resources
 
 from fbi.diffing import word_diff
-from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
-from fbi.report._certificate import CERTIFICATE_NOTE, certificate_table
-from fbi.report._human import HUMAN_NOTE, human_chart, human_tables
-from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
+from fbi.report._human import human_chart
 from fbi.report._markdown import (
     convention_note,
     coverage_warning,
 )
-from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import robustness_tables
 from fbi.report._schema import Summary
+from fbi.report._sections import present
 from fbi.report._summary import (
     RATE_KEY,
     Run,
 )
 from fbi.report._tables import (
-    TURN_TITLE,
-    WEIGHTED_NOTE,
     ability_columns,
-    bias_tables,
     category_table,
     judge_strategies,
-    leaderboard_table,
     pooled_table,
-    repeatability_table,
     table_3,
     table_4,
-    turn_table,
-    weighted_table,
 )
 from fbi.report._verdict import DIFFERS_MARK, VERDICT_LEGEND, verdict_sentences, verdict_table
 from fbi.taxonomy import category_order, get_category
@@ -160,21 +150,9 @@ def render_html(summary: Summary, runs: list[Run]) -> str:
         table3={judge: table_3(summary, judge) for judge in judges},
         table4=table_4(summary) if len(judge_strategies(summary)) > 1 else None,
         pooled=pooled_table(summary), note=convention_note(summary),
-        leaderboard=leaderboard_table(summary), bias=bias_tables(summary),
-        ranking=ranking_table(summary) if summary.ranking_stability else None,
-        manipulation=manipulation_table(summary) if summary.manipulation else None,
-        manipulation_note=MANIPULATION_NOTE,
-        human=human_tables(summary), human_note=HUMAN_NOTE, human_chart=human_chart(summary),
-        certificate=certificate_table(summary.certificates) if summary.certificates else None,
-        certificate_note=CERTIFICATE_NOTE,
-        certificate_sentences=[c.sentence for c in summary.certificates],
-        best_of_n=best_of_n_tables(summary), best_of_n_note=BEST_OF_N_NOTE,
-        turns=turn_table(summary), turn_title=TURN_TITLE,
-        ranking_note=RANKING_NOTE,
-        weighted=weighted_table(summary) if summary.weighted_scores else None,
-        weighted_note=WEIGHTED_NOTE,
-        repeatability=repeatability_table(summary) if summary.repeatability
-        else None,
+        sections=[(section, tables, section.sentences(summary))
+                  for section, tables in present(summary)],
+        human_chart=human_chart(summary),
         warnings=summary.problems + [coverage_warning(r) for r in summary.coverage],
         heatmap=heatmap(summary), bars=ability_bars(summary), pairwise=pairwise,
         per_category=[(judge, summary.display_names.get(s, s),

@@ -8,34 +8,23 @@ import io
 
 from fbi.escaping import csv_cell
 from fbi.escaping import markdown_text as md
-from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
 from fbi.report._cells import markdown_table, percent
-from fbi.report._certificate import CERTIFICATE_NOTE, certificate_table
-from fbi.report._human import HUMAN_NOTE, human_tables
-from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
-from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._robustness import robustness_markdown
 from fbi.report._schema import (
     CoverageRow,
     RateRow,
     Summary,
 )
+from fbi.report._sections import present
 from fbi.report._tables import (
     PREFERENCE,
     PREFERENCE_NOTE,
-    TURN_TITLE,
-    WEIGHTED_NOTE,
     ability_columns,
-    bias_tables,
     category_table,
     judge_strategies,
-    leaderboard_table,
     pooled_table,
-    repeatability_table,
     table_3,
     table_4,
-    turn_table,
-    weighted_table,
 )
 from fbi.report._verdict import (
     DIFFERS_MARK,
@@ -91,7 +80,7 @@ def render_markdown(summary: Summary) -> str:
     """`report.md`: every table of the summary, every cell escaped."""
     parts = ["# FBI blind-spot report", "", convention_note(summary), "",
              *_markdown_sources(summary), *_markdown_verdict(summary),
-             *_markdown_paper_tables(summary), *_markdown_diagnostics(summary),
+             *_markdown_paper_tables(summary), *_markdown_sections(summary),
              *_markdown_pairwise(summary), *robustness_markdown(summary)]
     names = summary.display_names
     for judge, strategy in judge_strategies(summary):
@@ -148,46 +137,22 @@ def _markdown_paper_tables(summary: Summary) -> list[str]:
     return parts
 
 
-def _markdown_diagnostics(summary: Summary) -> list[str]:
-    """Repeatability, weighted scores, bias, manipulation, human labels, ranking
-    stability and the leaderboard: each where the summary holds it."""
+def _markdown_sections(summary: Summary) -> list[str]:
+    """fbi's diagnostics, each section as declared (`fbi.report._sections`): a heading
+    (one per titled table), its note once, its tables, its sentences."""
     parts = []
-    if summary.repeatability:
-        parts += ["", "## Repeatability (the same calls asked several times)", "",
-                  "How often an instance's outcome changes between samples, Fleiss' κ of "
-                  "the samples as raters, and the undetected rate's spread over samples "
-                  "(the tables above read the first sample).", "",
-                  markdown_table(*repeatability_table(summary))]
-    if summary.weighted_scores:
-        parts += ["", "## Probability-weighted scores", "", WEIGHTED_NOTE, "",
-                  markdown_table(*weighted_table(summary))]
-    for title, header, rows in bias_tables(summary):
-        parts += ["", f"## Bias: {md(title)}", "", markdown_table(header, rows)]
-    if summary.manipulation:
-        parts += ["", "## Judges under manipulation", "", md(MANIPULATION_NOTE), "",
-                  markdown_table(*manipulation_table(summary))]
-    for title, header, rows in human_tables(summary):
-        parts += ["", f"## {title}", "", md(HUMAN_NOTE), "", markdown_table(header, rows)]
-    if summary.certificates:
-        parts += ["", "## Certificate: what the figures allow", "", md(CERTIFICATE_NOTE), "",
-                  markdown_table(*certificate_table(summary.certificates)), "",
-                  *(f"- {md(c.sentence)}" for c in summary.certificates)]
-    turns = turn_table(summary)
-    if turns:
-        parts += ["", f"## {md(TURN_TITLE)}", "", markdown_table(*turns)]
-    for number, (title, header, rows) in enumerate(best_of_n_tables(summary)):
-        note = ["", md(BEST_OF_N_NOTE)] if number == 0 else []
-        parts += ["", f"## {md(title)}", *note, "", markdown_table(header, rows)]
-    if summary.ranking_stability:
-        parts += ["", "## Ranking stability: which errors are hardest", "",
-                  md(RANKING_NOTE), "", markdown_table(*ranking_table(summary))]
-    if summary.leaderboard:
-        parts += ["", "## Leaderboard", "", "Judge × strategy pairs by overall undetected "
-                  "rate (lower is better), with what they cost: % unparseable of the "
-                  "judged instances, % flips (pairwise verdicts that change with the "
-                  "slot order), cost and model time per 1,000 judgments from the stored "
-                  "usage (replies from the cache count as free).", "",
-                  markdown_table(*leaderboard_table(summary))]
+    for section, tables in present(summary):
+        for number, table in enumerate(tables):
+            if number == 0 or table.title:
+                heading = section.table_prefix + table.title if table.title else \
+                    section.title
+                parts += ["", f"## {md(heading)}"]
+            if number == 0 and section.note:
+                parts += ["", md(section.note)]
+            parts += ["", markdown_table(table.header, table.rows)]
+        sentences = section.sentences(summary)
+        if sentences:
+            parts += ["", *(f"- {md(sentence)}" for sentence in sentences)]
     return parts
 
 

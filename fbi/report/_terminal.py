@@ -7,21 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fbi.metrics import RobustnessResults
-from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
-from fbi.report._certificate import certificate_table
-from fbi.report._human import human_tables
-from fbi.report._manipulation import manipulation_table
 from fbi.report._markdown import coverage_warning
 from fbi.report._robustness import robustness_tables, suite_tables
 from fbi.report._schema import RobustnessEntry, Summary
-from fbi.report._tables import (
-    PREFERENCE_NOTE,
-    TURN_TITLE,
-    ability_columns,
-    table_3,
-    turn_table,
-    weighted_table,
-)
+from fbi.report._sections import present
+from fbi.report._tables import PREFERENCE_NOTE, ability_columns, table_3
 from fbi.report._verdict import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
 
 
@@ -47,8 +37,8 @@ def report_warnings(summary: Summary) -> list[str]:
 
 
 def terminal_report(summary: Summary) -> list[Block]:
-    """The comparison's verdict first, then paper Table 3 per judge, the weighted scores,
-    robustness, manipulation and human agreement: what fits a terminal."""
+    """The comparison's verdict first, then paper Table 3 per judge, robustness, and the
+    sections the terminal prints (`fbi.report._contents`): what fits a terminal."""
     blocks: list[Block] = []
     if summary.comparisons:
         blocks += [Block(text=sentence) for sentence in verdict_sentences(summary)]
@@ -65,27 +55,13 @@ def terminal_report(summary: Summary) -> list[Block]:
         blocks.append(Block(title=f"{judge}: {what}", header=header, rows=rows))
     if "Pref" in columns:
         blocks.append(Block(text=PREFERENCE_NOTE))
-    if summary.weighted_scores:
-        blocks.append(Block("", "% undetected under the sampled and the probability-"
-                            "weighted score (--logprobs) [95% interval]",
-                            *weighted_table(summary)))
     blocks += [Block(title=t, header=h, rows=r) for t, h, r in robustness_tables(summary)]
-    if summary.manipulation:
-        blocks.append(Block("", "Under manipulation: errors caught in the twins, then missed",
-                            *manipulation_table(summary, terminal=True)))
-    blocks += [Block(title=t, header=h, rows=r)
-               for t, h, r in human_tables(summary, terminal=True)]
-    if summary.certificates:
-        blocks.append(Block("", "Certificate: what the figures allow",
-                            *certificate_table(summary.certificates)))
-        blocks += [Block(text=c.sentence) for c in summary.certificates]
-    turns = turn_table(summary)
-    if turns:
-        blocks.append(Block("", TURN_TITLE, *turns))
-    bon = best_of_n_tables(summary, terminal=True)
-    blocks += [Block(title=t, header=h, rows=r) for t, h, r in bon]
-    if bon:
-        blocks.append(Block(text=BEST_OF_N_NOTE))
+    for section, tables in present(summary, terminal=True):  # (as declared: _contents)
+        blocks += [Block(title=table.title or section.terminal_title or section.title,
+                         header=table.header, rows=table.rows) for table in tables]
+        if section.terminal_note:
+            blocks.append(Block(text=section.note))
+        blocks += [Block(text=sentence) for sentence in section.sentences(summary)]
     return blocks
 
 
