@@ -40,10 +40,10 @@ from fbi._readers import (
     HubSpec,
     Reader,
     looks_like_hub_id,
-    read_file_rows,
     read_rows,
 )
 from fbi._readers import QUICK as QUICK  # the name the CLI knows it by
+from fbi._readers import read_file_rows as read_file_rows  # (rows with their lines)
 from fbi._rows import (
     RawRow,
     RowProblem,

@@ -56,6 +56,42 @@ def test_stages_never_import_each_other_and_the_core_imports_no_stage():
     assert not problems, "\n".join(sorted(problems))
 
 
+#: The layers, lowest first: a module imports from its own layer and those below only.
+#: The core is fbi's top-level modules and the embedded model (local/, a provider that
+#: imports nothing but the core) and its data files (data/).
+LAYERS = ({"", "local", "data"}, {"runs", "metrics"}, set(STAGES), set(ABOVE_STAGES),
+          {"cli", "__main__"})
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    package = parts[1] if len(parts) > 1 and (FBI / parts[1]).is_dir() else ""
+    if parts[1:2] == ["__main__"]:
+        package = "__main__"
+    return next(n for n, names in enumerate(LAYERS) if package in names)
+
+
+def test_every_module_imports_only_its_layer_and_those_below():
+    """The layers of docs/concepts/architecture.md: core < harness and statistics <
+    stages < hunt, view, interop < cli; a private top-level module (``fbi/_rows.py``) is
+    the core's own, imported by core modules only."""
+    problems = []
+    for path in FBI.rglob("*.py"):
+        module = ".".join(("fbi", *path.relative_to(FBI).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        here = layer_of(module)
+        for imported in imports_of(path) - {"fbi"}:
+            if imported.split(".")[1] not in {p.stem for p in FBI.iterdir()}:
+                continue  # (`from fbi import __version__`-style names, not modules)
+            if layer_of(imported) > here:
+                problems.append(f"{module} (layer {here}) imports {imported} "
+                                f"(layer {layer_of(imported)})")
+            parts = imported.split(".")
+            if len(parts) == 2 and parts[1].startswith("_") and here != 0:
+                problems.append(f"{module} imports the core's private {imported}")
+    assert not problems, "\n".join(sorted(problems))
+
+
 def test_no_one_reaches_into_another_package_s_private_modules():
     problems = []
     for path in FBI.rglob("*.py"):

@@ -182,3 +182,15 @@ def test_refusals_are_one_message(tmp_path, args, message):
     result = CliRunner().invoke(main, ["perturb", *args, "--output", str(tmp_path / "q.jsonl")])
     assert result.exit_code == 2 and message in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "q.jsonl").exists()
+
+
+def test_the_python_api_refuses_what_the_cli_refuses():
+    """The rules live in the library's config (issue 52), not in the CLI."""
+    from fbi.errors import InputError
+    from fbi.perturb import PerturbConfig
+
+    with pytest.raises(InputError, match="a queue of their own"):
+        PerturbConfig(categories=("manipulation/padding", "entity"))
+    with pytest.raises(InputError, match="made by rules"):
+        PerturbConfig(categories=("manipulation/padding",), engine="llm")
+    assert PerturbConfig(categories=("manipulation/padding",)).manipulations

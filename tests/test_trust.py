@@ -456,3 +456,16 @@ def test_a_judge_given_no_weight_is_said_to_add_nothing():
     assert flat.ppi.value == pytest.approx(1.0)  # the people's mean, nothing of the judge
     if flat.effective_labels is not None:
         assert labels_worth(flat).endswith("(no gain)")
+
+
+def test_the_python_api_refuses_the_judges_the_cli_refuses(tmp_path):
+    """One judge, a jury or a cascade of two or more — checked in the library (issue 52),
+    before any label is read."""
+    from fbi.errors import InputError
+    from fbi.report import TrustSettings, trust_runs
+
+    missing = tmp_path / "no-labels.csv"
+    for runs, cascade, message in (([], [], "which runs"), ([object()], [object()] * 2,
+                                   "not both"), ([], [object()], "at least two")):
+        with pytest.raises(InputError, match=message):
+            trust_runs(runs, missing, TrustSettings(), cascade)

@@ -76,16 +76,11 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         model_settings,
         print_dry_run,
     )
-    from fbi.perturb import PerturbConfig, Perturber, is_manipulation
+    from fbi.perturb import PerturbConfig, Perturber
     from fbi.sources import load_gold_items, source_name
 
-    if any(is_manipulation(name) for name in categories):
-        if not all(is_manipulation(name) for name in categories):
-            raise click.UsageError("manipulations are added to answers that already hold a "
-                                   "planted error; make them in a queue of their own")
-        if engine == "llm":
-            raise click.UsageError("manipulations are made by rules (their texts are in "
-                                   "perturbations/manipulations.yaml); use --engine rules")
+    asked = PerturbConfig(categories=categories, engine=engine)  # (its rules, checked first)
+    if asked.manipulations:
         write_manipulations(input_spec, output, categories, seed, limit, replace)
         return
     items, rows = load_gold_items(input_spec)

@@ -49,18 +49,10 @@ def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
     it then judges alone, cascades of judges, the judge's estimates corrected by the
     labels (PPI++, plug-in), and how many more labels would settle it. Reads stored runs
     only: no model call."""
-    from fbi.errors import InputError
-    from fbi.report import TrustSettings, trust_blocks, trust_runs, write_trust
+    from fbi.report import TrustSettings, check_judges, trust_blocks, trust_runs, write_trust
     from fbi.runs import load_run
 
-    if not run_dirs and not cascade:
-        raise InputError("which runs? Give RUN (one judge), RUN1 RUN2 … (a jury) or "
-                         "--judge RUN repeated (a cascade, cheapest first)")
-    if run_dirs and cascade:
-        raise InputError("give either runs (one judge or a jury) or --judge runs (a "
-                         "cascade), not both")
-    if len(cascade) == 1:
-        raise InputError("a cascade needs at least two --judge runs, cheapest first")
+    check_judges(run_dirs, cascade)  # (before any folder is read)
     settings = TrustSettings(target, delta, confidence, test_share, seed, min_items, width)
     runs = [load_run(folder, full=False) for folder in run_dirs]
     stages = [load_run(folder, full=False) for folder in cascade]

@@ -1,7 +1,7 @@
 """Pure functions of stored records: per-instance outcomes, rates with intervals,
 the QA robustness metrics and inter-annotator agreement. No I/O, no model.
 
-The face is lazy (`fbi._faces`): a name's module is imported when the name is
+The face is lazy (`fbi.faces`): a name's module is imported when the name is
 first used, so reading one table's counts does not load numpy and scipy.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fbi._faces import lazy_face
+from fbi.faces import lazy_face
 
 #: Each public name and the private module that defines it.
 _EXPORTS = {

@@ -25,6 +25,7 @@ from fbi.llm import (
     json_object_in,
 )
 from fbi.logs import read_log
+from fbi.perturb._manipulate import is_manipulation
 from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
 from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
 from fbi.records import CallRecord, Instance, Provenance
@@ -105,6 +106,19 @@ class PerturbConfig:
         if not math.isfinite(self.length_threshold) or self.length_threshold < 0:
             raise InputError(f"length_threshold {self.length_threshold}: give a finite "
                              "number of at least 0")
+        manipulations = [is_manipulation(name) for name in self.categories]
+        if any(manipulations) and not all(manipulations):
+            raise InputError("manipulations are added to answers that already hold a "
+                             "planted error; make them in a queue of their own")
+        if any(manipulations) and self.engine == "llm":
+            raise InputError("manipulations are made by rules (their texts are in "
+                             "perturbations/manipulations.yaml); use --engine rules")
+
+    @property
+    def manipulations(self) -> bool:
+        """Whether it asks for manipulations (`fbi.perturb.write_manipulations`'s, not the
+        Perturber's)."""
+        return any(is_manipulation(name) for name in self.categories)
 
     @property
     def temperature(self) -> float:

@@ -4,14 +4,14 @@ json, csv). Never calls a model.
 Its public face holds what a Python user calls — write or build a report, read one back,
 render it, the headline of a run — and is loaded lazily: a name's module is imported when
 the name is first used, so ``fbi evaluate`` (which prints only the headline) does not pay
-for the HTML renderer and the statistics (`fbi._faces`).
+for the HTML renderer and the statistics (`fbi.faces`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fbi._faces import lazy_face
+from fbi.faces import lazy_face
 
 #: Each public name and the private module that defines it.
 _EXPORTS = {
@@ -25,7 +25,7 @@ _EXPORTS = {
     "load_robustness": "_robustness", "read_human_labels": "_human",
     "hunt_blocks": "_hunt", "hunt_markdown": "_hunt", "hunt_summary": "_hunt",
     "load_hunt": "_hunt", "comparison_sentence": "_verdict",
-    "TrustSettings": "_trust", "trust_runs": "_trust",
+    "TrustSettings": "_trust", "trust_runs": "_trust", "check_judges": "_trust",
     "trust_blocks": "_trust_output", "write_trust": "_trust_output",
     "TrustReport": "_trust_models", "TrustResult": "_trust_models",
     "CorrectedEstimate": "_trust_models", "Certificate": "_trust_models",
@@ -48,6 +48,7 @@ __all__ = [
     "TrustResult",
     "TrustSettings",
     "build_summary",
+    "check_judges",
     "comparison_sentence",
     "headline_table",
     "hunt_blocks",
@@ -85,7 +86,7 @@ if TYPE_CHECKING:  # the same names, for readers, type checkers and the API refe
     from fbi.report._sections import Section, Table, register_section, sections
     from fbi.report._summary import CONVENTIONS, build_summary
     from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
-    from fbi.report._trust import TrustSettings, trust_runs
+    from fbi.report._trust import TrustSettings, check_judges, trust_runs
     from fbi.report._trust_models import Certificate, CorrectedEstimate, TrustReport, TrustResult
     from fbi.report._trust_output import trust_blocks, write_trust
     from fbi.report._verdict import comparison_sentence

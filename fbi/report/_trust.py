@@ -519,6 +519,20 @@ def _check_enough(results: list[TrustResult], kind: str, settings: TrustSettings
             "more instances, or lower --min-items or --test-share")
 
 
+def check_judges(runs: Sequence[object], cascade_runs: Sequence[object]) -> None:
+    """One judge, a jury (several ``runs``) or a cascade (two or more ``cascade_runs``,
+    cheapest first) — never both, never none: what `fbi trust` and its Python callers are
+    refused alike."""
+    if not runs and not cascade_runs:
+        raise InputError("which runs? Give RUN (one judge), RUN1 RUN2 … (a jury) or "
+                         "--judge RUN repeated (a cascade, cheapest first)")
+    if runs and cascade_runs:
+        raise InputError("give either runs (one judge or a jury) or --judge runs (a "
+                         "cascade), not both")
+    if len(cascade_runs) == 1:
+        raise InputError("a cascade needs at least two --judge runs, cheapest first")
+
+
 def trust_runs(runs: Sequence[Run], human: str | Path, settings: TrustSettings,
                cascade_runs: Sequence[Run] = ()) -> TrustReport:
     """`fbi trust`: selective judging, corrected estimates and the planner (see the
@@ -528,6 +542,7 @@ def trust_runs(runs: Sequence[Run], human: str | Path, settings: TrustSettings,
     from fbi.report._human import read_human_labels
     from fbi.report._labels import label_runs
 
+    check_judges(runs, cascade_runs)
     named = label_runs([*runs, *cascade_runs])  # distinct labels for the same model
     runs, cascade_runs = named[:len(runs)], named[len(runs):]
     every = [*runs, *cascade_runs]
