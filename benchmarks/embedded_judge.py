@@ -43,8 +43,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def main_job_calls(work: Path, concurrency: int = 8):
+    from fbi.datasets import QUICK, load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.sources import QUICK, load_dataset
 
     settings = ModelSettings(model="local/smollm2-135m", concurrency=concurrency)
     return Evaluation(load_dataset(QUICK), EvaluationConfig(model=settings),

@@ -68,10 +68,10 @@ def hunt(job: tuple[str, str, int, int]) -> dict:
     from peak_rss import peak_rss_mb
     from planted_judges import PlantedJudge
 
+    from fbi.datasets import load_gold_items
     from fbi.hunt import Hunt, HuntConfig
     from fbi.llm import ModelClient
     from fbi.settings import ModelSettings
-    from fbi.sources import load_gold_items
 
     items, _ = load_gold_items(str(FBI_ORIGINAL))
     spots = judge_named(name)

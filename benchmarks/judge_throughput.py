@@ -41,8 +41,8 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 def plan(dataset_spec: str, strategies: tuple[str, ...], url: str, out: Path, limit=None,
          concurrency: int = 64, judge: str = "openai/bench"):
+    from fbi.datasets import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.sources import load_dataset
 
     dataset = load_dataset(dataset_spec).select(limit=limit)
     config = EvaluationConfig(model=ModelSettings(model=judge, api_base=url,

@@ -24,8 +24,8 @@ FBI_ORIGINAL = ROOT.parent / "shared" / "data" / "fbi-original"
 
 
 def main() -> None:
+    from fbi.datasets import load_dataset
     from fbi.perturb import EXPECTED_KIND, change_kinds, prescreen
-    from fbi.sources import load_dataset
 
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

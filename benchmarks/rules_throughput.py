@@ -13,9 +13,9 @@ import json
 import time
 from pathlib import Path
 
+from fbi.datasets import load_gold_items
 from fbi.perturb import PerturbConfig, plan_jobs, prescreen
 from fbi.perturb.rules import NEEDS_LLM, RULES, Declined, _load_families, apply_rule
-from fbi.sources import load_gold_items
 
 FBI_ORIGINAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "fbi-original"
 

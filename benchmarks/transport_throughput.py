@@ -120,10 +120,10 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 def planned(spec: str, limit: int, url: str) -> tuple[list[dict], list[dict]]:
     """What fbi sends for the run: the direct transport's bodies, and the arguments its
     litellm transport hands to ``litellm.acompletion`` (without server and key)."""
+    from fbi.datasets import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
     from fbi.llm import ModelClient
     from fbi.settings import ModelSettings
-    from fbi.sources import load_dataset
     from fbi.transports import HTTPTransport
 
     dataset = load_dataset(spec).select(limit=limit)

@@ -3,6 +3,7 @@
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path as _Path
 
+from fbi.datasets import Dataset, Validation, load_dataset, validate_dataset, write_dataset
 from fbi.errors import (
     ConfigError,
     DatasetError,
@@ -15,7 +16,6 @@ from fbi.errors import (
     UnknownName,
 )
 from fbi.records import Instance, Provenance, VettingLabel
-from fbi.sources import Dataset, Validation, load_dataset, validate_dataset, write_dataset
 from fbi.taxonomy import (
     CATEGORIES,
     PERTURBATION_CATEGORIES,

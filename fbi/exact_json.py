@@ -1,7 +1,7 @@
 """JSON read exactly, or refused with a reason: what no file fbi writes could hold
 exactly — NaN and infinities, integers past 64 bits, lone surrogates, nesting past
 `MAX_JSON_DEPTH`, a key given twice in one object — never reaches a column. Every JSON
-row fbi reads from outside (`fbi._readers`) goes through `exact_json`."""
+row fbi reads from outside (`fbi.datasets._containers`) goes through `exact_json`."""
 
 from __future__ import annotations
 

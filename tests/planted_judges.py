@@ -478,7 +478,7 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from openai_server import ChatServer
 
-    from fbi.sources import load_gold_items
+    from fbi.datasets import load_gold_items
 
     parser = argparse.ArgumentParser(description=main.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -46,7 +46,7 @@ def test_show_sample_counts_every_category():
 
 def test_quick_is_the_first_instance_of_each_category_of_the_sample():
     """The main job's dataset: hand-checked against sample.yaml's order."""
-    from fbi.sources import load_dataset
+    from fbi.datasets import load_dataset
     from fbi.taxonomy import PERTURBATION_CATEGORIES
 
     sample = load_dataset("sample")

@@ -14,7 +14,7 @@ from openai_server import ChatServer
 from fbi import load_dataset, write_dataset
 from fbi.cli import main
 from fbi.conversations import CONVERSATION_NOTE
-from fbi.sources import load_gold_items
+from fbi.datasets import load_gold_items
 
 
 def turns(*texts):

@@ -20,9 +20,9 @@ from fbi.cli import main
 from fbi.taxonomy import CATEGORIES
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC_PACKAGES = ("fbi", "fbi.runs", "fbi.judge", "fbi.metrics", "fbi.report", "fbi.perturb",
-                   "fbi.vet", "fbi.robustness", "fbi.local", "fbi.hunt", "fbi.view",
-                   "fbi.interop")
+PUBLIC_PACKAGES = ("fbi", "fbi.datasets", "fbi.runs", "fbi.judge", "fbi.metrics",
+                   "fbi.report", "fbi.perturb", "fbi.vet", "fbi.robustness", "fbi.local",
+                   "fbi.hunt", "fbi.view", "fbi.interop")
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +95,8 @@ API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.run_spec": "records",
              "fbi.llm": "models", "fbi.retries": "models", "fbi.transports": "models",
              "fbi.wire": "models", "fbi.logprobs": "models", "fbi.provider_errors": "models",
              "fbi.reward": "models",
-             **{f"fbi.{name}": name for name in ("runs", "judge", "metrics", "report", "perturb",
-                                                  "vet", "robustness", "local",
+             **{f"fbi.{name}": name for name in ("datasets", "runs", "judge", "metrics",
+                                                  "report", "perturb", "vet", "robustness", "local",
                                                   "hunt", "view", "interop")}}
 #: Core classes the Records page leaves to the Core section (the top-level face has them).
 ON_CORE_PAGE = {"Instance", "Provenance", "VettingLabel"}

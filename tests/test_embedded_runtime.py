@@ -176,8 +176,8 @@ def test_blas_rows_do_not_depend_on_the_rows_beside_them(engine):
 def test_replies_are_the_same_alone_and_in_company(engine):
     """A call decoded alone, beside five others, and after its prompt opening was kept
     from an earlier call gives the same reply, token for token."""
+    from fbi.datasets import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.sources import load_dataset
 
     calls = list(Evaluation(load_dataset("sample").select(limit=3), EvaluationConfig(),
                             "unused").calls())[:6]

@@ -27,10 +27,10 @@ from planted_judges import (
     synthetic_gold,
 )
 
+from fbi.datasets import load_dataset, load_gold_items
 from fbi.hunt import Hunt, HuntConfig
 from fbi.llm import ModelClient
 from fbi.settings import ModelSettings
-from fbi.sources import load_dataset, load_gold_items
 
 JUDGE = "openai/planted"
 BUDGET = "1200"

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 from openai_server import ChatServer
 
-import fbi._instance_store as store_module
+import fbi.datasets._store as store_module
 from fbi import load_dataset, write_dataset
-from fbi._instance_store import InstanceStore, canonical_row
 from fbi.cli import main
-from fbi.sources import Dataset
+from fbi.datasets import Dataset
+from fbi.datasets._store import InstanceStore, canonical_row
 
 
 @pytest.fixture

@@ -57,10 +57,10 @@ def test_stages_never_import_each_other_and_the_core_imports_no_stage():
 
 
 #: The layers, lowest first: a module imports from its own layer and those below only.
-#: The core is fbi's top-level modules and the embedded model (local/, a provider that
-#: imports nothing but the core) and its data files (data/).
-LAYERS = ({"", "local", "data"}, {"runs", "metrics"}, set(STAGES), set(ABOVE_STAGES),
-          {"cli", "__main__"})
+#: The core is fbi's top-level modules, the datasets (datasets/), the embedded model
+#: (local/, a provider that imports nothing but the core) and its data files (data/).
+LAYERS = ({"", "local", "data", "datasets"}, {"runs", "metrics"}, set(STAGES),
+          set(ABOVE_STAGES), {"cli", "__main__"})
 
 
 def layer_of(module: str) -> int:

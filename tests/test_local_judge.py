@@ -59,10 +59,10 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies(llama_cpp_runtime):
     """The embedded engine (grammar asked about the chosen token only, the shared prompt
     opening kept between calls) replies exactly as llama-cpp-python's own chat completion
     with a fresh context per call, for greedy decoding."""
+    from fbi.datasets import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
     from fbi.local import CONTEXT_TOKENS, generate, gguf_path
     from fbi.local._engine import load_llama
-    from fbi.sources import load_dataset
 
     calls = Evaluation(load_dataset("sample").select(categories=("entity",), limit=2),
                        EvaluationConfig(), "unused").calls()
@@ -156,11 +156,11 @@ def test_a_missing_low_level_name_falls_back_to_the_chat_completion(monkeypatch,
 
     import llama_cpp
 
+    from fbi.datasets import load_dataset
     from fbi.errors import FbiWarning
     from fbi.judge import Evaluation, EvaluationConfig
     from fbi.local import _provider
     from fbi.local._fallback import ChatCompletionEngine
-    from fbi.sources import load_dataset
 
     (call,) = list(Evaluation(load_dataset("sample").select(categories=("entity",), limit=1),
                               EvaluationConfig(strategies=("vanilla_star",)), "unused").calls()

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from fbi.datasets import load_gold_items
 from fbi.perturb import (
     CHANGE_ELSEWHERE,
     ENTITIES_CHANGED,
@@ -25,7 +26,6 @@ from fbi.perturb import (
 )
 from fbi.perturb.rules import NEEDS_LLM, RULES, Declined, GoldItem, _load_families, apply_rule
 from fbi.settings import ModelSettings
-from fbi.sources import load_gold_items
 
 _load_families()
 RULE_CATEGORIES = sorted(RULES)

@@ -12,8 +12,8 @@ from openai_server import ChatServer
 
 from fbi import load_dataset
 from fbi.cli import main
+from fbi.datasets import parse_columns
 from fbi.errors import DatasetError
-from fbi.sources import parse_columns
 from fbi.taxonomy import Ability
 
 

@@ -337,8 +337,8 @@ def test_robustness_reports_a_failed_suite_and_score_agrees_with_the_run(tmp_pat
 
 
 def test_the_rule_engine_never_raises_on_the_release(fbi_original):
+    from fbi.datasets import load_gold_items
     from fbi.perturb import PerturbConfig, Perturber
-    from fbi.sources import load_gold_items
 
     items, _ = load_gold_items(str(fbi_original))
     for seed in (0, 1):
@@ -371,7 +371,7 @@ def test_every_command_runs_from_a_source_checkout():
 
 
 def test_the_dataset_card_names_sources_without_local_paths(tmp_path):
-    from fbi.sources import load_dataset, source_name
+    from fbi.datasets import load_dataset, source_name
     from fbi.vet import dataset_card
 
     assert source_name("/home/someone/data/fbi-original/") == "fbi-original"

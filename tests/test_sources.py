@@ -253,3 +253,47 @@ def test_a_header_only_csv_or_an_empty_parquet_is_refused(tmp_path):
     for path in (header, empty):
         with pytest.raises(DatasetError, match="holds no rows"):
             load_dataset(str(path))
+
+
+@pytest.fixture
+def judgebench():
+    """The contributing page's layout example, registered for one test and taken out."""
+    import importlib.util
+
+    from fbi.datasets import _layouts
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "examples" / "judgebench_layout.py"
+    spec = importlib.util.spec_from_file_location("judgebench_layout", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    _layouts._layouts[:] = [k for k in _layouts._layouts
+                            if not isinstance(k, module.JudgeBench)]
+    _layouts._asked = None
+
+
+def test_a_new_dataset_layout_is_one_file(tmp_path, judgebench):
+    """Issue 52: JudgeBench's rows read through the example layout — the correct response
+    plays gold whichever slot it was in, the source is the subset — and a bad label is
+    refused with its file and line, like any of fbi's own layouts."""
+    from fbi.datasets import layout_of
+
+    rows = [{"pair_id": "p1", "source": "mmlu-pro-math", "question": "2+2?",
+             "response_model": "gpt-4o", "response_A": "4", "response_B": "5",
+             "label": "A>B"},
+            {"pair_id": "p2", "source": "livebench-reasoning", "question": "Is 7 prime?",
+             "response_model": "gpt-4o", "response_A": "No.", "response_B": "Yes.",
+             "label": "B>A"}]
+    path = tmp_path / "judgebench.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert isinstance(layout_of(rows[0]), judgebench.JudgeBench)
+    dataset = load_dataset(str(path))
+    by_id = {i.id: i for i in dataset}
+    assert (by_id["p1"].gold_answer, by_id["p1"].perturbed_answer) == ("4", "5")
+    assert (by_id["p2"].gold_answer, by_id["p2"].perturbed_answer) == ("Yes.", "No.")
+    assert by_id["p2"].category == "preference/livebench-reasoning"
+    assert by_id["p1"].provenance.gold_model == "gpt-4o"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, {**rows[0], "pair_id":
+                                                                   "p3", "label": "A=B"}]))
+    with pytest.raises(DatasetError, match=r"judgebench.jsonl, line 3: label 'A=B'"):
+        load_dataset(str(path))

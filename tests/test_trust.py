@@ -324,7 +324,7 @@ def test_a_hunts_confirmed_findings_are_blind_spots_of_the_same_judge(tmp_path):
     spots with their miss rates."""
     from planted_judges import PlantedJudge, misses_long_additions, synthetic_gold
 
-    from fbi.sources import load_gold_items
+    from fbi.datasets import load_gold_items
 
     gold = tmp_path / "gold.jsonl"
     gold.write_text("".join(json.dumps(row) + "\n" for row in synthetic_gold()),

@@ -553,7 +553,7 @@ def test_a_hunts_page_lists_its_findings_with_their_examples(tmp_path):
     gold = tmp_path / "gold.jsonl"
     gold.write_text("".join(json.dumps(row) + "\n" for row in synthetic_gold()),
                     encoding="utf-8")
-    from fbi.sources import load_gold_items
+    from fbi.datasets import load_gold_items
 
     judge = PlantedJudge(load_gold_items(str(gold))[0], misses_long_additions)
     with ChatServer(judge) as server:

@@ -154,7 +154,7 @@ def adjudicate(queue, adjudicator, include_not_sure) -> None:
               help="The vetted dataset (.jsonl or .parquet).")
 def export(queue, output) -> None:
     """Write the vetted dataset: final labels, edits applied, rejected items counted."""
-    from fbi.sources import write_dataset
+    from fbi.datasets import write_dataset
     from fbi.vet import resolve, vetted_instances
 
     resolutions = resolve(queue)

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from fbi.cli._console import console
 from fbi.cli._run import replace_option
-from fbi.sources import SAMPLE, load_dataset, validate_dataset, write_dataset
+from fbi.datasets import SAMPLE, load_dataset, validate_dataset, write_dataset
 from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability, get_category
 
 

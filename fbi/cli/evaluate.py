@@ -36,10 +36,10 @@ from fbi.cli._run import (
     timeout_option,
     with_reasoning,
 )
+from fbi.datasets import QUICK
 from fbi.errors import UnknownName
 from fbi.llm import LOCAL_JUDGE
 from fbi.redaction import SECRET_PLACEHOLDER
-from fbi.sources import QUICK
 from fbi.taxonomy import PAPER_STRATEGIES
 
 
@@ -68,7 +68,7 @@ def hub_choice(spec: str, config: str | None, split: str | None) -> str:
     so run.json records them and --resume finds them."""
     import dataclasses
 
-    from fbi.sources import HubSpec
+    from fbi.datasets import HubSpec
 
     if config is None and split is None:
         return spec
@@ -202,8 +202,8 @@ def evaluate(judge, dataset_spec, strategies, abilities, categories, include_ext
              sample_seed, sample_by, reasoning_effort, thinking_budget, batch, wait, poll,
              batch_fallback, api_key, rpm, no_probe, resume) -> None:
     """Run a judge over the dataset with the FBI strategies and record every judgment."""
+    from fbi.datasets import load_dataset, parse_columns
     from fbi.judge import Evaluation, EvaluationConfig, default_strategies
-    from fbi.sources import load_dataset, parse_columns
 
     if show_prompts and not dry_run:
         raise click.UsageError("--show-prompts goes with --dry-run")

@@ -174,9 +174,9 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
         with_reasoning,
     )
     from fbi.cli.report import show_hunt
+    from fbi.datasets import load_gold_items
     from fbi.hunt import Hunt, HuntConfig
     from fbi.judge import default_strategies
-    from fbi.sources import load_gold_items
 
     config_settings = model_settings(judge, api_bases, concurrency=concurrency,
                                      timeout=timeout, retries=retries, max_cost=max_cost,

@@ -23,8 +23,8 @@ from fbi.cli._run import (
     retries_option,
     timeout_option,
 )
+from fbi.datasets import SAMPLE
 from fbi.llm import LOCAL_JUDGE
-from fbi.sources import SAMPLE
 
 
 def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -76,8 +76,8 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         model_settings,
         print_dry_run,
     )
+    from fbi.datasets import load_gold_items, source_name
     from fbi.perturb import PerturbConfig, Perturber
-    from fbi.sources import load_gold_items, source_name
 
     asked = PerturbConfig(categories=categories, engine=engine)  # (its rules, checked first)
     if asked.manipulations:
@@ -134,9 +134,9 @@ def write_manipulations(input_spec: str, output: Path, categories: tuple[str, ..
                         limit: int | None, replace: bool) -> None:
     """The queue of a manipulation run: the input's instances (the twins) and each kind of
     manipulation of each (`fbi.perturb._manipulate`)."""
+    from fbi.datasets import load_dataset, write_dataset
     from fbi.outputs import claim_file
     from fbi.perturb import manipulated_queue, manipulation_kinds, manipulations
-    from fbi.sources import load_dataset, write_dataset
 
     kinds = manipulation_kinds(categories)
     twins = list(load_dataset(input_spec).instances)[:limit]

@@ -31,7 +31,7 @@ DRY_RUN_LICENSE = "cc-by-4.0"
 def publish(dataset, repo_id, private, create_pr, dry_run, output, force, queue,
             license_id) -> None:
     """Publish DATASET (a vetted set, any SPEC) to the Hub as ORG/NAME."""
-    from fbi.sources import load_dataset
+    from fbi.datasets import load_dataset
     from fbi.vet import upload, write_hub_folder
 
     if license_id is None:

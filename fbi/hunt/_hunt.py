@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fbi.datasets import write_dataset
 from fbi.errors import InputError
 from fbi.findings import HuntExample, HuntResult
 from fbi.hunt._config import HuntConfig
@@ -68,7 +69,6 @@ from fbi.run_spec import (
 )
 from fbi.runs import Call, DryRun, RunTotals, Stage, StageFolder, check_folder, dry_run
 from fbi.runs import Phase as LogPhase
-from fbi.sources import write_dataset
 from fbi.taxonomy import get_category
 
 #: The search's version: a folder hunted by another version is refused on resume.

@@ -34,6 +34,7 @@ from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import JSONSchema
 
+from fbi.datasets import load_dataset
 from fbi.errors import InputError
 from fbi.judge import EvaluationConfig, StrategyRegistry, judge_kind, plan_calls
 from fbi.llm import ModelResponse
@@ -41,7 +42,6 @@ from fbi.metrics import aggregate, instance_outcomes
 from fbi.records import Judgment
 from fbi.runs import Call, record_of
 from fbi.settings import ModelSettings
-from fbi.sources import load_dataset
 
 #: The judge name the records carry (the model is Inspect's to choose).
 INSPECT_JUDGE = "inspect"

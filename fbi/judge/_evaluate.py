@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+from fbi.datasets import Dataset, write_dataset
 from fbi.judge._config import PROTOCOL_VERSIONS, EvaluationConfig
 from fbi.judge._kinds import judge_kind
 from fbi.judge._parsing import PARSER_VERSION
@@ -54,7 +55,6 @@ from fbi.runs import (
     run_stage,
     sampled_dry_run,
 )
-from fbi.sources import Dataset, write_dataset
 
 #: Planned calls the preflight looks at: when the first this many calls still to make are
 #: all in the response cache, the run is taken as a cached re-run and the probe call is

@@ -1,7 +1,7 @@
 """Best-of-N sets (RewardBench 2: Malik et al. 2025, "RewardBench 2: Advancing Reward
 Model Evaluation", arXiv 2506.01937): a prompt with several chosen (correct) and rejected
-answers. fbi reads such a row as its chosen × rejected pairs (`fbi._rows`), judged like
-any preference pair; this module ranks the row from the pairs' outcomes.
+answers. fbi reads such a row as its chosen × rejected pairs (`fbi.datasets._best_of_n`),
+judged like any preference pair; this module ranks the row from the pairs' outcomes.
 
 * **Accuracy** (§3 of the paper, its headline): a row is right when every chosen answer
   outranks every rejected one. Single-answer: every chosen score above every rejected

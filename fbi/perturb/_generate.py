@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from fbi.datasets import write_dataset
 from fbi.errors import InputError
 from fbi.estimates import count_tokens
 from fbi.llm import (
@@ -46,7 +47,6 @@ from fbi.runs import (
     StageFolder,
 )
 from fbi.settings import ModelSettings
-from fbi.sources import write_dataset
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 from fbi.templates import TemplateFolder
 

@@ -53,7 +53,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     """The labels of ``path`` and the warnings about them (labels of instances no run
     holds). ``instances``: id → instance of the runs reported. A bad row is an InputError
     naming its file and line or row."""
-    from fbi.sources import read_rows, readable_rows
+    from fbi.datasets import read_rows, readable_rows
 
     by_text: dict[tuple, str] = {}
     for i in instances.values():

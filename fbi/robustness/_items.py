@@ -27,7 +27,7 @@ from fbi.errors import DatasetError, InputError, Problem
 from fbi.records import content_id
 
 if TYPE_CHECKING:
-    from fbi.sources import Reader
+    from fbi.datasets import Reader
 
 Kind = Literal["extractive", "multiple-choice", "abstractive", "multi-answer"]
 LETTERS = "ABCDEFGHIJ"
@@ -64,7 +64,7 @@ class QAItem(BaseModel):
 
 def load_qa_items(spec: str = "sample") -> tuple[list[QAItem], int]:
     """QA items from the built-in sample or any file/folder SPEC; rows read are returned."""
-    from fbi.sources import with_line_numbers
+    from fbi.datasets import with_line_numbers
 
     if spec == "sample":
         import yaml
@@ -77,7 +77,7 @@ def load_qa_items(spec: str = "sample") -> tuple[list[QAItem], int]:
 
 
 def _read(spec: str, reader: Reader) -> list[tuple[str, str, dict]]:
-    from fbi.sources import read_rows
+    from fbi.datasets import read_rows
 
     problems: list[Problem] = []
     raw = list(read_rows(spec, [], problems, reader))

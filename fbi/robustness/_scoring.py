@@ -361,8 +361,8 @@ def _as_correct(value: Any, where: str, spec: str) -> bool | None:
 def _exact_jsonl(path: Path) -> pd.DataFrame:
     """A JSON Lines answers table read exactly (fbi's reader: no NaN, no huge integers,
     no coerced columns), each row with its line."""
+    from fbi.datasets import read_file_rows
     from fbi.errors import DatasetError
-    from fbi.sources import read_file_rows
 
     rows = []
     try:

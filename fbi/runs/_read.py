@@ -43,7 +43,7 @@ _INSTANCES_READ: dict[str, dict[str, Instance]] = {}
 
 
 def _instances(path: Path) -> dict[str, Instance]:
-    from fbi.sources import load_dataset
+    from fbi.datasets import load_dataset
 
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -206,7 +206,7 @@ class AnnotatorLog:
 
 def load_queue(queue: str | Path) -> list[Instance]:
     """The instances of a vetting queue (a `.jsonl` file)."""
-    from fbi.sources import load_dataset
+    from fbi.datasets import load_dataset
 
     path = Path(queue)
     if path.suffix.lower() != ".jsonl":

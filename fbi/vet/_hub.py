@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fbi.datasets import source_name, write_dataset
 from fbi.errors import ConfigError, InputError, ModelError
 from fbi.outputs import claim_folder, files_written, mark_written, write_atomically
 from fbi.records import Instance
-from fbi.sources import source_name, write_dataset
 from fbi.taxonomy import CATEGORIES, SCORE_INVARIANT, Ability
 
 if TYPE_CHECKING:

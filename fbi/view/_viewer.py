@@ -290,7 +290,7 @@ class Viewer:
         if entry.queue is not None and entry.queue.exists():
             from collections import Counter
 
-            from fbi.sources import load_dataset
+            from fbi.datasets import load_dataset
 
             candidates = load_dataset(str(entry.queue)).instances
             queue = {"file": entry.queue.name, "total": len(candidates),

@@ -11,9 +11,9 @@ Two choices keep what fbi reads equal to what the file says:
 * CSV and TSV columns are read as text, with pandas' missing-value guessing off: an
   answer "NA" or "null" stays that text, and "007" is not the number 7.
 * Whatever ``datasets`` cannot read is a `CannotRead`; for the formats fbi has a
-  reader of its own, `fbi.sources` re-reads the file with it to name the line.
+  reader of its own, `fbi.datasets` re-reads the file with it to name the line.
 
-This module yields ``(file, location, row)`` triples; `fbi.sources` turns them into
+This module yields ``(file, location, row)`` triples; `fbi.datasets` turns them into
 records.
 """
 

@@ -11,7 +11,7 @@ A SPEC is one of:
   local path): a Hub dataset, downloaded with huggingface_hub's ``snapshot_download``.
 
 Files, Hugging Face folders and Hub datasets are read by ``datasets.load_dataset``
-(streaming; see `fbi._hf_datasets`), the FBI TSV layout and the sample by fbi's own
+(streaming; see `fbi.datasets._hf`), the FBI TSV layout and the sample by fbi's own
 readers. When a file holds a bad row, fbi's own reader re-reads it so the message names
 the line (``reader="fbi"`` reads with it from the start).
 
@@ -32,28 +32,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fbi._instance_store import InstanceKey, InstanceStore
-from fbi._readers import (
+from fbi.conversations import question_text
+from fbi.datasets._containers import (
     BUILT_IN,
     OWN_READER_SUFFIXES,
     SAMPLE,
     HubSpec,
     Reader,
     looks_like_hub_id,
+    read_file_rows,
     read_rows,
 )
-from fbi._readers import QUICK as QUICK  # the name the CLI knows it by
-from fbi._readers import read_file_rows as read_file_rows  # (rows with their lines)
-from fbi._rows import (
-    RawRow,
-    RowProblem,
-    ability_of,
-    build_instances,
-    conversation_row,
-)
-from fbi._rows import parse_columns as parse_columns  # the CLI's and tests' names for them
-from fbi._rows import readable_rows as readable_rows
-from fbi.conversations import question_text
+from fbi.datasets._instances import ability_of, build_instances, conversation_row
+from fbi.datasets._layouts import RawRow, RowProblem, readable_rows
+from fbi.datasets._store import InstanceKey, InstanceStore
 from fbi.errors import DatasetError, FbiWarning, InputError, Problem
 from fbi.escaping import has_control_characters
 from fbi.outputs import write_atomically

@@ -1,10 +1,10 @@
 """Every dataset source fbi reads, as raw rows with their location.
 
-The readers behind [`fbi.sources.load_dataset`][fbi.load_dataset]: the built-in sample, files, the
+The readers behind [`fbi.datasets.load_dataset`][fbi.load_dataset]: the built-in sample, files, the
 original FBI TSV layout, Hugging Face folders and Hub datasets. They yield
-`RawRow` values; `fbi._rows` turns them into instances. Files,
+`RawRow` values; `fbi.datasets._instances` turns them into instances. Files,
 Hugging Face folders and Hub datasets go through ``datasets.load_dataset``
-(`fbi._hf_datasets`); the sample, the FBI TSV layout and, to name a bad row's line,
+(`fbi.datasets._hf`); the sample, the FBI TSV layout and, to name a bad row's line,
 fbi's own readers read the rest.
 """
 
@@ -19,8 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from fbi._hf_datasets import CannotRead, read_file, read_folder
-from fbi._rows import LLMBAR_FILE, RawRow, llmbar_subset
+from fbi.datasets._hf import CannotRead, read_file, read_folder
+from fbi.datasets._layouts import RawRow
+from fbi.datasets._llmbar import LLMBAR_FILE, llmbar_subset
 from fbi.errors import DatasetError, Problem
 from fbi.exact_json import JSONRefused, exact_json
 from fbi.taxonomy import SCORE_INVARIANT, get_category
@@ -81,6 +82,8 @@ FBI_FILE_CATEGORIES = {
 def read_rows(
     spec: str, files: list[str], problems: list[Problem], reader: Reader = "datasets"
 ) -> Iterator[RawRow]:
+    """The rows of a dataset SPEC (the module docstring of `fbi.datasets._dataset` lists
+    them), each with its file and location; the files read are added to ``files``."""
     if spec in BUILT_IN:
         yield from _read_sample(files, first_of_each_category=spec == QUICK)
         return
@@ -304,6 +307,9 @@ def _read_fbi_tsv(
 def read_file_rows(
     path: Path, files: list[str], defaults: dict[str, Any], reader: Reader
 ) -> Iterator[RawRow]:
+    """The rows of one file (.jsonl, .json, .csv, .tsv, .parquet), each with its line or
+    row; ``files`` gains the path, ``defaults`` go on every row, ``reader`` says whose
+    reader reads it (fbi's names every line; JSON is always fbi's exact reader)."""
     suffix = path.suffix.lower()
     if suffix not in TABULAR_SUFFIXES:
         raise DatasetError([Problem(str(path), "", f"unsupported file type '{suffix}'",
@@ -456,12 +462,17 @@ class HubSpec:
     """A Hub dataset: ``hf:ORG/NAME[@REVISION][?config=CONFIG&split=SPLIT]``."""
 
     repo_id: str
+    """``ORG/NAME``."""
     revision: str | None = None
+    """A branch, tag or commit (``@REVISION``); None: the default branch."""
     config: str | None = None
+    """Only this config (``?config=``)."""
     split: str | None = None
+    """Only this split (``?split=``)."""
 
     @classmethod
     def parse(cls, spec: str) -> HubSpec:
+        """A Hub spec as written (``hf:`` optional)."""
         from urllib.parse import parse_qs
 
         name, _, query = spec.removeprefix("hf:").partition("?")

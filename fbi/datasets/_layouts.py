@@ -1,0 +1,121 @@
+"""Row layouts: the shapes of row fbi reads, each one object behind one registry.
+
+A container (a file, a folder, a Hub dataset: `fbi.datasets._containers`) yields
+[`RawRow`][fbi.datasets.RawRow]s with their file and line; the first
+[`RowLayout`][fbi.datasets.RowLayout] that recognises a row's columns turns it into fbi's
+fields, one dict an instance (a best-of-N row is many), or refuses it with a
+[`RowProblem`][fbi.datasets.RowProblem] (a message and what to do: the file and line are
+added where it is reported); `fbi.datasets._instances` checks those fields and makes the
+instances. Reading goes one way down: container → layout → instance.
+
+fbi's own layouts — an MT-Bench question (refused: it holds no answer), LLMBar, RewardBench
+2's best-of-N rows, a preference pair (RewardBench, HH-RLHF, UltraFeedback), and fbi's own
+columns (the FBI release's names, conversations in ``messages``), asked last — are imported
+when the registry is first read (`BUILT_IN_LAYOUTS`). A new layout is one class registered
+with [`register_layout`][fbi.datasets.register_layout] (docs/examples/ has one, tested):
+the layouts registered last are asked first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from fbi.errors import Problem
+
+#: The modules that define fbi's own layouts, in the order they are asked (last first).
+BUILT_IN_LAYOUTS = ("fbi.datasets._instances", "fbi.datasets._preference",
+                    "fbi.datasets._best_of_n", "fbi.datasets._llmbar",
+                    "fbi.datasets._mt_bench")
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One row as read from a source, before validation."""
+
+    file: str
+    """Where it was read (a path, ``sample``, ``hf:ORG/NAME split``)."""
+    location: str
+    """Where in it: ``line 12``, ``row 3``, ``item 4``."""
+    data: dict[str, Any]
+    """Its columns, as read."""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """Values the container implies (an FBI TSV file's category, an LLMBar file's subset)."""
+
+
+class RowProblem(Exception):
+    """A row a layout cannot read: what is wrong and what to do (``whole_file``: said once
+    for a file with a header, as a missing column is)."""
+
+    def __init__(self, message: str, fix: str = "", whole_file: bool = False):
+        super().__init__(message)
+        self.message, self.fix, self.whole_file = message, fix, whole_file
+
+
+class RowLayout(ABC):
+    """One shape of row (see the module docstring)."""
+
+    name: ClassVar[str]
+    """The layout's name, as ``fbi datasets check`` says it."""
+
+    @abstractmethod
+    def detect(self, data: dict[str, Any]) -> bool:
+        """Whether a row's columns are of this layout."""
+
+    @abstractmethod
+    def rows(self, row: RawRow) -> list[dict[str, Any]]:
+        """The row in fbi's fields (`fbi.records.Instance`'s, or the FBI release's
+        names), one dict an instance; a RowProblem when it cannot be read."""
+
+
+_layouts: list[RowLayout] = []
+_asked: list[RowLayout] | None = None  # the order rows are offered in, once worked out
+
+
+def register_layout(layout: type[RowLayout]) -> type[RowLayout]:
+    """Register a row layout (a class decorator); the one registered last is asked first
+    (fbi's own always after any other). The same class registered again replaces
+    itself."""
+    global _asked
+    _layouts[:] = [known for known in _layouts if (type(known).__module__,
+                   type(known).__qualname__) != (layout.__module__, layout.__qualname__)]
+    _layouts.append(layout())
+    _asked = None
+    return layout
+
+
+def layouts() -> list[RowLayout]:
+    """Every registered layout, in the order rows are offered to them: the others last
+    registered first, then fbi's own (`BUILT_IN_LAYOUTS` from the end)."""
+    global _asked
+    if _asked is None:
+        for module in BUILT_IN_LAYOUTS:  # (each registers its layout once imported)
+            importlib.import_module(module)
+
+        def place(entry: tuple[int, RowLayout]) -> tuple[int, int]:
+            module = type(entry[1]).__module__
+            own = BUILT_IN_LAYOUTS.index(module) if module in BUILT_IN_LAYOUTS \
+                else len(BUILT_IN_LAYOUTS)
+            return own, entry[0]
+
+        _asked = [layout for _, layout in sorted(enumerate(_layouts), key=place)][::-1]
+    return list(_asked)
+
+
+def layout_of(data: dict[str, Any]) -> RowLayout:
+    """The layout that reads a row of these columns (fbi's own columns if no other)."""
+    return next(layout for layout in (_asked or layouts()) if layout.detect(data))
+
+
+def readable_rows(rows: Iterable[RawRow], problems: list[Problem]) -> Iterator[RawRow]:
+    """The rows a container could parse; each it could not (a bad JSON line) is added to
+    ``problems`` with its file and line instead."""
+    for row in rows:
+        if "__error__" in row.data:
+            message, fix = row.data["__error__"]
+            problems.append(Problem(row.file, row.location, message, fix))
+        else:
+            yield row
