@@ -154,8 +154,6 @@ def face_names(path: Path) -> tuple[list[str], set[str], set[str] | None]:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             if node.targets[0].id == "__all__":
                 listed = [elt.value for elt in node.value.elts]
-            elif node.targets[0].id == "_EXPORTS":
-                exports = {key.value for key in node.value.keys}
         elif isinstance(node, ast.ImportFrom) and node.module and \
                 node.module.startswith(f"fbi.{path.parent.name}._"):
             imported.update(alias.asname or alias.name for alias in node.names)
@@ -164,9 +162,9 @@ def face_names(path: Path) -> tuple[list[str], set[str], set[str] | None]:
 
 def test_every_face_lists_what_it_imports_and_each_name_resolves():
     """A package's face (``__init__``) is its whole public API: ``__all__`` names exactly
-    the names it takes from its private modules (for a lazy face, exactly ``_EXPORTS``, the
-    names it loads, and its ``TYPE_CHECKING`` imports, the names readers see); each
-    resolves to the object its private module defines."""
+    the names it takes from its private modules (a lazy face's ``TYPE_CHECKING`` imports,
+    which are also what it loads: `fbi.faces`); each resolves to the object its private
+    module defines."""
     import importlib
 
     problems = []

@@ -13,26 +13,6 @@ from typing import TYPE_CHECKING
 
 from fbi.faces import lazy_face
 
-#: Each public name and the private module that defines it.
-_EXPORTS = {
-    "CONVENTIONS": "_summary", "build_summary": "_summary",
-    "FORMATS": "_write", "read_summary": "_write", "write_report": "_write",
-    "Summary": "_schema", "SUMMARY_SCHEMA_VERSION": "_schema",
-    "render_markdown": "_markdown", "render_csv": "_markdown", "render_html": "_html",
-    "Headline": "_headline", "headline_table": "_headline",
-    "Block": "_terminal", "terminal_report": "_terminal", "report_warnings": "_terminal",
-    "robustness_blocks": "_terminal",
-    "load_robustness": "_robustness", "read_human_labels": "_human",
-    "hunt_blocks": "_hunt", "hunt_markdown": "_hunt", "hunt_summary": "_hunt",
-    "load_hunt": "_hunt", "comparison_sentence": "_verdict",
-    "TrustSettings": "_trust", "trust_runs": "_trust", "check_judges": "_trust",
-    "trust_blocks": "_trust_output", "write_trust": "_trust_output",
-    "TrustReport": "_trust_models", "TrustResult": "_trust_models",
-    "CorrectedEstimate": "_trust_models", "Certificate": "_trust_models",
-    "Section": "_sections", "Table": "_sections", "register_section": "_sections",
-    "sections": "_sections",
-}
-
 __all__ = [
     "CONVENTIONS",
     "FORMATS",
@@ -73,9 +53,9 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_face("fbi.report", _EXPORTS)
+__getattr__ = lazy_face("fbi.report")
 
-if TYPE_CHECKING:  # the same names, for readers, type checkers and the API reference
+if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads them
     from fbi.report._headline import Headline, headline_table
     from fbi.report._html import render_html
     from fbi.report._human import read_human_labels
