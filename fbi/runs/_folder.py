@@ -140,10 +140,12 @@ class RunFolder:
             return None
         differences = identity_differences(previous, spec)
         if differences:
+            # (named by its spec: a perturb queue's sits in a folder of the user's)
+            where = Path(spec_path).parent if Path(spec_path).name == "run.json" \
+                else Path(spec_path)
             raise InputError(
-                f"{Path(spec_path).parent} holds another run ({'; '.join(differences)}). "
-                "Fix: pass a new --output folder for this run, or the same options as "
-                "before to resume it")
+                f"{where} holds another run ({'; '.join(differences)}). Fix: pass a new "
+                "--output for this run, or the same options as before to resume it")
         return previous.created_at
 
     def write(self, spec: RunSpec) -> None:
