@@ -159,6 +159,31 @@ def test_a_judge_that_misses_most_edits_is_told_so_first(tmp_path, gold):
     assert result["overall"]["interval"][0] > 0.5
 
 
+def test_the_same_seed_makes_the_same_hunt_whatever_order_replies_arrive_in(tmp_path, gold):
+    """A describer's edits arrive in the order its replies do (one at a time, or sixteen
+    at once, under another hash seed); the hunt draws from them in call order, so the
+    same seed plans the same edits and names the same findings."""
+    items, _ = load_gold_items(str(gold))
+    judge = PlantedJudge(items, lambda g, edited: "Zanzibar" in edited and
+                         "Zanzibar" not in g, noise=10)
+    runs = []
+    for concurrency, hash_seed in (("1", "1"), ("16", "2")):
+        out = tmp_path / f"hunt-{concurrency}"
+        with ChatServer(planted_describer("Zanzibar")) as describer:
+            os.environ["PYTHONHASHSEED"], before = hash_seed, os.environ.get("PYTHONHASHSEED")
+            try:
+                _, result, _ = hunt_with(judge, gold, out, tmp_path, "--describer",
+                                         "openai/describer", "--describer-api-base",
+                                         describer.url, "--describer-edits", "30",
+                                         "--concurrency", concurrency, budget="600")
+            finally:
+                os.environ.pop("PYTHONHASHSEED") if before is None else \
+                    os.environ.__setitem__("PYTHONHASHSEED", before)
+        runs.append(((out / "edits.jsonl").read_text(),
+                     [(f["description"], f["confirmed"]) for f in result["findings"]]))
+    assert runs[0] == runs[1]
+
+
 def test_the_describer_s_proposal_is_tested_like_any_suspicion(tmp_path, gold):
     """A judge that misses edits mentioning a word nothing in fbi edits in: only the
     describer can propose it, and its proposal is confirmed on held-out edits the

@@ -344,9 +344,11 @@ class Hunt(Stage):
 
     def _pool(self, records: dict, name_of: Callable[[str], str] = lambda c: LLM + c
               ) -> dict[str, list[Edit]]:
-        """A model's edits (its `PerturbationCall` records) by pool operator."""
+        """A model's edits (its `PerturbationCall` records) by pool operator, in call-id
+        order: the log's is the order replies arrived in, which concurrency varies, and
+        the search draws from these lists by position (the same seed, the same hunt)."""
         pool: dict[str, list[Edit]] = {}
-        for record in records.values():
+        for _, record in sorted(records.items()):
             if record.status != "ok" or not record.perturbed_answer or \
                     record.item_id not in self.by_id:
                 continue
