@@ -37,3 +37,15 @@ def fbi_original() -> Path:
                     "(set FBI_ORIGINAL to the folder of its TSV files)")
     return FBI_ORIGINAL
 
+
+
+def load_example(name: str):
+    """A file of docs/examples/ (the contributing page's runnable examples) as a module:
+    importing it registers what it adds (a stage, a judge kind, a section, a layout)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

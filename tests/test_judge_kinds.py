@@ -5,12 +5,11 @@ cannot be asked, and reports like fbi's own."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import load_example
 from openai_server import ChatServer
 
 from fbi import load_dataset
@@ -18,18 +17,13 @@ from fbi.cli import main
 from fbi.judge import ChatJudge, RewardJudge, judge_kind, reparse
 from fbi.records import Judgment
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture
 def yes_no():
     """The example kind, registered for one test and taken out after."""
     from fbi.judge import _kinds
 
-    spec = importlib.util.spec_from_file_location(
-        "yes_no_judge", ROOT / "docs" / "examples" / "yes_no_judge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("yes_no_judge")
     yield module
     _kinds._kinds[:] = [k for k in _kinds._kinds if not isinstance(k, module.YesNoJudge)]
 

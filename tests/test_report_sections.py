@@ -5,17 +5,14 @@ appear in all three."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import load_example
 from openai_server import ChatServer, hashed_verdict_script
 
 from fbi.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -23,10 +20,7 @@ def unreadable():
     """The example section, registered for one test and taken out after."""
     from fbi.report import _sections
 
-    spec = importlib.util.spec_from_file_location(
-        "unreadable_section", ROOT / "docs" / "examples" / "unreadable_section.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("unreadable_section")
     yield module
     _sections._sections[:] = [s for s in _sections._sections if s.key != "unreadable"]
 

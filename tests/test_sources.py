@@ -258,14 +258,11 @@ def test_a_header_only_csv_or_an_empty_parquet_is_refused(tmp_path):
 @pytest.fixture
 def judgebench():
     """The contributing page's layout example, registered for one test and taken out."""
-    import importlib.util
+    from conftest import load_example
 
     from fbi.datasets import _layouts
 
-    path = Path(__file__).resolve().parents[1] / "docs" / "examples" / "judgebench_layout.py"
-    spec = importlib.util.spec_from_file_location("judgebench_layout", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("judgebench_layout")
     yield module
     _layouts._layouts[:] = [k for k in _layouts._layouts
                             if not isinstance(k, module.JudgeBench)]

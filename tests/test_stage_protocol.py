@@ -5,11 +5,11 @@ fbi's own; every model-calling stage of fbi implements the same protocol."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from conftest import load_example
 from openai_server import ChatServer
 
 from fbi import load_dataset
@@ -22,11 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def example():
-    spec = importlib.util.spec_from_file_location(
-        "gold_audit", ROOT / "docs" / "examples" / "gold_audit.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("gold_audit")
 
 
 def audits(request: dict) -> str:
@@ -126,10 +122,7 @@ def test_the_example_provider_is_registered_and_judges(tmp_path):
     from fbi.cli import main
     from fbi.transports import PROVIDERS, provider_for
 
-    spec = importlib.util.spec_from_file_location(
-        "keyed_gateway", ROOT / "docs" / "examples" / "keyed_gateway.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_example("keyed_gateway")
     try:
         assert provider_for("gateway/judge", "http://x/v1").transport is module.KeyedGateway
         assert provider_for("gateway/judge", None) is None  # without a server: litellm's
