@@ -6,7 +6,7 @@
    JSON schema as grammar, greedy; raw llama-cpp-python gets a fresh context per call,
    as its chat completion does), three ways, one after another
    in this process: raw llama-cpp-python's `create_chat_completion`; fbi's provider
-   alone (`fbi.local.generate`); fbi's whole runner (litellm, runner, parser, log).
+   alone (`fbi.providers.local.generate`); fbi's whole runner (litellm, runner, parser, log).
 2. What the hardware allows: raw llama.cpp prompt throughput, decoding speed at 1, 4 and
    8 sequences in one batch (does decoding several calls at once pay here?), and from
    them the least time the main job's prompts alone need (the tokens fed after the
@@ -55,7 +55,7 @@ def raw_llama_cpp(calls, threads: int) -> float:
     """Seconds for the calls through llama-cpp-python's own chat completion."""
     from llama_cpp import Llama
 
-    from fbi.local import CONTEXT_TOKENS, gguf_path
+    from fbi.providers.local import CONTEXT_TOKENS, gguf_path
 
     llama = Llama(model_path=gguf_path("smollm2-135m"), n_ctx=CONTEXT_TOKENS, verbose=False,
                   seed=0, n_threads=threads, n_threads_batch=threads)
@@ -71,7 +71,7 @@ def raw_llama_cpp(calls, threads: int) -> float:
 
 def fbi_provider(calls) -> float:
     """Seconds for the calls through fbi's provider function (no litellm, no runner)."""
-    from fbi.local import generate
+    from fbi.providers.local import generate
 
     generate("smollm2-135m", [{"role": "user", "content": "Hi"}], {"max_tokens": 1})  # load
     started = time.perf_counter()
@@ -88,8 +88,7 @@ def fbi_runner(evaluation, n: int) -> tuple[float, float]:
     litellm imported beforehand (a one-off ~3 s, not a per-call cost); and the seconds
     the calls themselves took, from the records' latencies."""
     from fbi.judge import read_judgments
-    from fbi.llm import ModelClient
-    from fbi.transports import import_litellm
+    from fbi.providers import ModelClient, import_litellm
 
     import_litellm()
     evaluation = first_calls(evaluation, n)
@@ -105,7 +104,7 @@ def hardware(evaluation, threads: int) -> dict:
     import llama_cpp
     from llama_cpp import Llama
 
-    from fbi.local import gguf_path
+    from fbi.providers.local import gguf_path
 
     llama = Llama(model_path=gguf_path("smollm2-135m"), n_ctx=512, verbose=False,
                   n_threads=threads)
@@ -138,7 +137,7 @@ def hardware(evaluation, threads: int) -> dict:
         results[f"raw_decode_tokens_per_s_{sequences}_sequences"] = round(sequences / step)
     # The tokens the engine must feed: each prompt less the opening it shares with the
     # call before (kept in the context), calls in the plan's order.
-    from fbi.local import load_engine
+    from fbi.providers.local import load_engine
 
     engine, before, fed, total = load_engine("smollm2-135m"), [], 0, 0
     for call in evaluation.calls():
@@ -191,9 +190,9 @@ def profile(calls) -> dict:
     from collections import Counter
     from concurrent.futures import ThreadPoolExecutor
 
-    import fbi.local._numpy_model as model
-    from fbi.local import CONTEXT_TOKENS, gguf_path
-    from fbi.local._numpy_engine import NumpyEngine
+    import fbi.providers.local._numpy_model as model
+    from fbi.providers.local import CONTEXT_TOKENS, gguf_path
+    from fbi.providers.local._numpy_engine import NumpyEngine
 
     spent: Counter = Counter()
 
@@ -237,7 +236,7 @@ def runtimes(calls) -> dict:
     replies and verdicts both runtimes give alike."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from fbi.local import load_engine
+    from fbi.providers.local import load_engine
 
     replies: dict[str, list[str]] = {}
     results: dict = {}

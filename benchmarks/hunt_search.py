@@ -70,7 +70,7 @@ def hunt(job: tuple[str, str, int, int]) -> dict:
 
     from fbi.datasets import load_gold_items
     from fbi.hunt import Hunt, HuntConfig
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
     from fbi.settings import ModelSettings
 
     items, _ = load_gold_items(str(FBI_ORIGINAL))

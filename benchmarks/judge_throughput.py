@@ -53,7 +53,7 @@ def plan(dataset_spec: str, strategies: tuple[str, ...], url: str, out: Path, li
 
 def fbi_run(evaluation, cache_path: Path | None) -> tuple[float, int]:
     from fbi.cache import ResponseCache
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
 
     client = ModelClient(cache=ResponseCache(cache_path) if cache_path else None)
     started = time.perf_counter()
@@ -63,7 +63,7 @@ def fbi_run(evaluation, cache_path: Path | None) -> tuple[float, int]:
 
 def bare_litellm(evaluation, concurrency: int) -> tuple[float, int]:
     """The same calls through litellm.acompletion with a semaphore: the baseline."""
-    from fbi.transports import import_litellm
+    from fbi.providers import import_litellm
 
     litellm = import_litellm()
     requests = [call.request for call in evaluation.calls()]

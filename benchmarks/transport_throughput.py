@@ -122,9 +122,8 @@ def planned(spec: str, limit: int, url: str) -> tuple[list[dict], list[dict]]:
     litellm transport hands to ``litellm.acompletion`` (without server and key)."""
     from fbi.datasets import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.llm import ModelClient
+    from fbi.providers import HTTPTransport, ModelClient
     from fbi.settings import ModelSettings
-    from fbi.transports import HTTPTransport
 
     dataset = load_dataset(spec).select(limit=limit)
     config = EvaluationConfig(model=ModelSettings(model="openai/bench", api_base=url),

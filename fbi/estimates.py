@@ -4,13 +4,13 @@ tokenizer for the model, and its cost by litellm's price table (`fbi evaluate
 
 from __future__ import annotations
 
-from fbi.transports import import_litellm
+from fbi.providers import import_litellm
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     """USD for a call of this size from litellm's cost data; 0 for a model that runs on
     this machine; None for unknown models."""
-    from fbi.prices import ON_THIS_MACHINE
+    from fbi.providers import ON_THIS_MACHINE
 
     if model.startswith(ON_THIS_MACHINE):
         return 0.0

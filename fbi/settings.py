@@ -127,7 +127,7 @@ class ModelSettings(BaseModel):
         """The server the calls go to: the api_base, or without one the server the
         environment names for the provider (``OPENAI_BASE_URL``), or None for the
         provider's own; ``run.json`` records it as its ``api_base``."""
-        from fbi.transports import environment_endpoint
+        from fbi.providers import environment_endpoint
 
         return self.api_base or environment_endpoint(self.model)
 
@@ -142,9 +142,8 @@ class ModelSettings(BaseModel):
                 else without_nested_secrets(value) for name, value in self.model_args}
 
     def client(self, cache=None, api_key: str | None = None, **options: Any):
-        """The [`ModelClient`][fbi.llm.ModelClient] these settings describe."""
-        from fbi.llm import ModelClient
-        from fbi.retries import RetryPolicy
+        """The [`ModelClient`][fbi.providers.ModelClient] these settings describe."""
+        from fbi.providers import ModelClient, RetryPolicy
 
         return ModelClient(cache=cache, timeout_s=self.timeout_s,
                            retry=RetryPolicy(max_retries=self.retries), api_key=api_key,

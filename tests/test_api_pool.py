@@ -119,7 +119,7 @@ def test_a_server_without_choices_is_routed_around_and_never_recorded(tmp_path):
     import asyncio
     import random
 
-    from fbi.llm import ModelClient, ModelRequest
+    from fbi.providers import ModelClient, ModelRequest
 
     with ChatServer(empty_choices=True) as liar, ChatServer() as honest:
         client = ModelClient(api_pool=(liar.url, honest.url), probe_first=False)

@@ -154,7 +154,7 @@ def test_batch_files_are_split_at_the_provider_limit(tmp_path, monkeypatch):
     from fbi import load_dataset
     from fbi.cache import ResponseCache
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
     from fbi.runs import BatchOptions, _batch
 
     monkeypatch.setattr(_batch, "MAX_REQUESTS_PER_FILE", 5)
@@ -184,8 +184,8 @@ def test_batch_mode_refuses_what_it_cannot_keep(tmp_path):
 
 
 def test_batch_cost_uses_the_providers_batch_prices():
+    from fbi.providers import import_litellm
     from fbi.runs._batch import batch_cost
-    from fbi.transports import import_litellm
 
     prices = import_litellm().model_cost["gpt-4o"]
     expected = 1000 * prices["input_cost_per_token_batches"] + \

@@ -21,8 +21,8 @@ from fbi.taxonomy import CATEGORIES
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_PACKAGES = ("fbi", "fbi.datasets", "fbi.runs", "fbi.judge", "fbi.metrics",
-                   "fbi.report", "fbi.perturb", "fbi.vet", "fbi.robustness", "fbi.local",
-                   "fbi.hunt", "fbi.view", "fbi.interop")
+                   "fbi.report", "fbi.perturb", "fbi.vet", "fbi.robustness", "fbi.providers",
+                   "fbi.providers.local", "fbi.hunt", "fbi.view", "fbi.interop")
 
 
 @pytest.fixture(scope="module")
@@ -92,11 +92,9 @@ def test_the_concepts_list_every_category_of_the_paper():
 API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.run_spec": "records",
              "fbi.settings": "records",
              "fbi.findings": "records",
-             "fbi.llm": "models", "fbi.retries": "models", "fbi.transports": "models",
-             "fbi.wire": "models", "fbi.logprobs": "models", "fbi.provider_errors": "models",
-             "fbi.reward": "models",
+             "fbi.providers": "models", "fbi.providers.local": "local",
              **{f"fbi.{name}": name for name in ("datasets", "runs", "judge", "metrics",
-                                                  "report", "perturb", "vet", "robustness", "local",
+                                                  "report", "perturb", "vet", "robustness",
                                                   "hunt", "view", "interop")}}
 #: Core classes the Records page leaves to the Core section (the top-level face has them).
 ON_CORE_PAGE = {"Instance", "Provenance", "VettingLabel"}

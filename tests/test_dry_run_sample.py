@@ -40,7 +40,7 @@ def test_the_estimate_is_the_stratified_formula_worked_by_hand():
 def test_a_sampled_dry_run_keeps_the_call_count_and_bounds_the_tokens(tmp_path, monkeypatch):
     from fbi import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-dry-run")
     config = EvaluationConfig(model=ModelSettings(model="openai/judge",

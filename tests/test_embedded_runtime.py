@@ -20,8 +20,8 @@ import pytest
 pytest.importorskip("gguf", reason="the embedded judge needs: pip install 'fbi[local]'")
 
 from fbi.errors import ConfigError
-from fbi.local import _json_grammar as grammar
-from fbi.local._weights import Weights, fetch_weights
+from fbi.providers.local import _json_grammar as grammar
+from fbi.providers.local._weights import Weights, fetch_weights
 
 JUDGE_SCHEMA = {"type": "object", "properties": {
     "explanation": {"type": "string", "maxLength": 12},
@@ -31,8 +31,8 @@ JUDGE_SCHEMA = {"type": "object", "properties": {
 
 @pytest.fixture(scope="module")
 def engine():
-    from fbi.local import CONTEXT_TOKENS, gguf_path
-    from fbi.local._numpy_engine import NumpyEngine
+    from fbi.providers.local import CONTEXT_TOKENS, gguf_path
+    from fbi.providers.local._numpy_engine import NumpyEngine
 
     return NumpyEngine(gguf_path("smollm2-135m"), CONTEXT_TOKENS, 2)
 
@@ -101,8 +101,8 @@ def test_a_character_split_across_tokens_is_allowed_only_inside_a_string():
 def reference():
     """llama.cpp over the same file, as fbi loads it (plain CPU buffers)."""
     pytest.importorskip("llama_cpp", reason="llama.cpp's runtime: pip install 'fbi[llama-cpp]'")
-    from fbi.local import gguf_path
-    from fbi.local._engine import load_llama
+    from fbi.providers.local import gguf_path
+    from fbi.providers.local._engine import load_llama
 
     return load_llama(gguf_path("smollm2-135m"), 2048, 2)
 
@@ -136,7 +136,7 @@ def test_the_forward_pass_gives_llama_cpps_logits(engine):
     to 8 bits in its Q4_1 products, NumPy keeps float32, so logits differ a little."""
     import llama_cpp as cpp
 
-    from fbi.local._numpy_model import Step
+    from fbi.providers.local._numpy_model import Step
 
     llama = reference()
     prompt = engine.prompt_tokens([{"role": "user", "content": (
@@ -162,7 +162,7 @@ def test_blas_rows_do_not_depend_on_the_rows_beside_them(engine):
     """What lets calls share a matrix product: from `MIN_ROWS` rows on, a row's product
     is the same bit for bit whatever else is in the call (checked on this machine's
     BLAS, for the model's own weight shapes)."""
-    from fbi.local._numpy_model import _matmul
+    from fbi.providers.local._numpy_model import _matmul
 
     rng = np.random.default_rng(7)
     layer = engine.model.layers[0]

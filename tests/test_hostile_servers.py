@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from json_http import JSONHandler, LoopbackServer
 
-from fbi.llm import ModelClient, ModelRequest
+from fbi.providers import ModelClient, ModelRequest
 
 REPLY = {"id": "x", "object": "chat.completion", "model": "judge",
          "choices": [{"index": 0, "finish_reason": "stop",
@@ -157,14 +157,14 @@ def test_a_body_that_never_ends_is_cut_off_at_the_time_out():
 
 
 def test_an_absurd_usage_count_is_no_reply_and_no_cost():
-    from fbi.transports import BadReply
+    from fbi.providers import BadReply
 
     with Hostile("usage") as server, pytest.raises(BadReply, match="more tokens than"):
         ask(server.url)
 
 
 def test_no_request_and_no_secret_follow_a_redirect_to_another_origin():
-    from fbi.transports import BadReply
+    from fbi.providers import BadReply
 
     with Hostile("plain") as elsewhere, Hostile("redirect-away", elsewhere) as server, \
             pytest.raises(BadReply, match="another origin"):
@@ -182,7 +182,7 @@ def test_a_redirect_within_the_server_is_followed():
 
 
 def test_a_pooling_reply_with_two_results_for_one_input_is_no_reward():
-    from fbi.transports import BadReply
+    from fbi.providers import BadReply
 
     with Hostile("two-rewards") as server, pytest.raises(BadReply, match="2 results"):
         ask(server.url, model="reward/rm")
@@ -190,7 +190,7 @@ def test_a_pooling_reply_with_two_results_for_one_input_is_no_reward():
 
 def test_the_probe_call_is_bounded_the_same_way():
     """The synchronous probe (httpx) reads within the same bounds."""
-    from fbi.transports import BadReply, HTTPTransport
+    from fbi.providers import BadReply, HTTPTransport
 
     with Hostile("bomb") as server, pytest.raises(BadReply, match="over 16 MB"):
         HTTPTransport(30).send_now({"model": "openai/judge", "messages": []}, server.url,

@@ -29,7 +29,7 @@ from planted_judges import (
 
 from fbi.datasets import load_dataset, load_gold_items
 from fbi.hunt import Hunt, HuntConfig
-from fbi.llm import ModelClient
+from fbi.providers import ModelClient
 from fbi.settings import ModelSettings
 
 JUDGE = "openai/planted"

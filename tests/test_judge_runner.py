@@ -17,8 +17,7 @@ from openai_server import ChatServer
 
 from fbi.cache import ResponseCache
 from fbi.judge import PARSER_VERSION
-from fbi.llm import ModelClient, ModelRequest
-from fbi.retries import RetryPolicy
+from fbi.providers import ModelClient, ModelRequest, RetryPolicy
 
 SECRET = "sk-fbi-test-DO-NOT-STORE-4b1d"
 JUDGE = "openai/judge-under-test"

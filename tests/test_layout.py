@@ -57,9 +57,9 @@ def test_stages_never_import_each_other_and_the_core_imports_no_stage():
 
 
 #: The layers, lowest first: a module imports from its own layer and those below only.
-#: The core is fbi's top-level modules, the datasets (datasets/), the embedded model
-#: (local/, a provider that imports nothing but the core) and its data files (data/).
-LAYERS = ({"", "local", "data", "datasets"}, {"runs", "metrics"}, set(STAGES),
+#: The core is fbi's top-level modules, the datasets (datasets/), model access with the
+#: embedded model (providers/, providers/local/) and its data files (data/).
+LAYERS = ({"", "providers", "data", "datasets"}, {"runs", "metrics"}, set(STAGES),
           set(ABOVE_STAGES), {"cli", "__main__"})
 
 
@@ -98,7 +98,7 @@ def test_no_one_reaches_into_another_package_s_private_modules():
         here = path.relative_to(FBI).parts[0]
         for module in imports_of(path):
             parts = module.split(".")
-            # any package's, the harness (runs) and the embedded judge (local) included
+            # any package's, the harness (runs) and model access (providers) included
             if len(parts) > 2 and parts[2].startswith("_") and parts[1] != here:
                 problems.append(f"{path.relative_to(FBI)} imports {module}")
     assert not problems, "\n".join(sorted(problems))
@@ -155,7 +155,8 @@ def face_names(path: Path) -> tuple[list[str], set[str]]:
             if node.targets[0].id == "__all__":
                 listed = [elt.value for elt in node.value.elts]
         elif isinstance(node, ast.ImportFrom) and node.module and \
-                node.module.startswith(f"fbi.{path.parent.name}._"):
+                node.module.startswith(f"fbi.{path.parent.name}.") and \
+                node.module.count(".") == 2:  # its private modules and its subpackages
             imported.update(alias.asname or alias.name for alias in node.names)
     return listed, imported
 

@@ -61,8 +61,8 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies(llama_cpp_runtime):
     with a fresh context per call, for greedy decoding."""
     from fbi.datasets import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.local import CONTEXT_TOKENS, generate, gguf_path
-    from fbi.local._engine import load_llama
+    from fbi.providers.local import CONTEXT_TOKENS, generate, gguf_path
+    from fbi.providers.local._engine import load_llama
 
     calls = Evaluation(load_dataset("sample").select(categories=("entity",), limit=2),
                        EvaluationConfig(), "unused").calls()
@@ -95,8 +95,8 @@ def test_the_model_loads_without_the_cpus_extra_buffer_types(llama_cpp_runtime):
     own defaults as they were."""
     import llama_cpp.llama_cpp as low_level
 
-    from fbi.local import CONTEXT_TOKENS, gguf_path
-    from fbi.local._engine import load_llama
+    from fbi.providers.local import CONTEXT_TOKENS, gguf_path
+    from fbi.providers.local._engine import load_llama
 
     defaults = low_level.llama_model_default_params
     model = load_llama(gguf_path("smollm2-135m"), CONTEXT_TOKENS, 1)
@@ -113,7 +113,7 @@ def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch, tmp_path):
     for one the scheduler had given away (3.2× the idle CPU time at load 2). fbi now
     gives it the cores other work leaves free, read from /proc/loadavg's running tasks."""
     from fbi.errors import ConfigError
-    from fbi.local._provider import THREADS_VARIABLE, busy_cores, llama_threads
+    from fbi.providers.local._provider import THREADS_VARIABLE, busy_cores, llama_threads
 
     assert busy_cores("0.50 0.40 0.30 3/120 555") == 2.0  # three running, this one of them
     assert busy_cores("0.00 0.00 0.00 1/50 1") == 0.0
@@ -159,8 +159,8 @@ def test_a_missing_low_level_name_falls_back_to_the_chat_completion(monkeypatch,
     from fbi.datasets import load_dataset
     from fbi.errors import FbiWarning
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.local import _provider
-    from fbi.local._fallback import ChatCompletionEngine
+    from fbi.providers.local import _provider
+    from fbi.providers.local._fallback import ChatCompletionEngine
 
     (call,) = list(Evaluation(load_dataset("sample").select(categories=("entity",), limit=1),
                               EvaluationConfig(strategies=("vanilla_star",)), "unused").calls()

@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
-from fbi.retries import RequestRateLimiter
+from fbi.providers import RequestRateLimiter
 from fbi.settings import ModelSettings
 
 KEY = "sk-fbi-access-test-7f3a9c"
@@ -187,7 +187,7 @@ def _cache_first_calls(tmp_path: Path, judge: str, strategies: tuple[str, ...], 
     from fbi import load_dataset
     from fbi.cache import ResponseCache
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.llm import ModelResponse
+    from fbi.providers import ModelResponse
 
     evaluation = Evaluation(load_dataset("sample"),
                             EvaluationConfig(model=ModelSettings(model=judge, api_base=api_base),
@@ -317,7 +317,7 @@ def test_an_unpriced_model_s_cost_is_unknown_not_zero(tmp_path):
     said = " ".join(priced.stdout.split())
     assert re.search(r"tokens, \$0\.0\d{3}\.", said) and "unknown" not in said
     from fbi.estimates import estimate_cost
-    from fbi.prices import cost_of
+    from fbi.providers import cost_of
 
     assert cost_of("local/smollm2-135m", 1000, 100) == 0.0
     assert estimate_cost("local/smollm2-135m", 1000, 100) == 0.0

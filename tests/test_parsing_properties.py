@@ -166,16 +166,13 @@ def test_no_thinking_marker_an_answer_writes_forges_the_verdict(case):
     planted after a closing marker in an answer is never read, and the judge's own,
     given after its thinking closes, stands."""
     from fbi.judge import judge_parser
-    from fbi.llm import ModelResponse
-    from fbi.transports import Reply
+    from fbi.providers import ModelResponse
 
     field, score_range, own, _planted, answer, reply, closed, field_reasoning = case
     parse = judge_parser("pairwise" if field == "verdict" else "single",
                          "gold-first" if field == "verdict" else "perturbed",
                          score_range, (answer, "Which city is the capital?"))
-    sent = Reply(text=reply, reasoning=field_reasoning)
-    parsed = parse([ModelResponse(text=sent.text, reasoning=sent.reasoning,
-                                  content=sent.content)])
+    parsed = parse([ModelResponse.received(text=reply, reasoning=field_reasoning)])
     got = None if parsed.status != "ok" else (
         parsed.fields["score"] if field == "score" else parsed.fields["slot_verdict"])
     expected = slot(field, own)

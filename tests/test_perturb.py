@@ -148,7 +148,7 @@ def test_llm_engine_through_the_loopback_server(tmp_path):
     from openai_server import ChatServer
 
     from fbi.cache import ResponseCache
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
 
     def scripted(request: dict) -> str:
         prompt = request["messages"][-1]["content"]

@@ -158,7 +158,7 @@ def test_explain_check_through_the_runner(tmp_path):
 
     from fbi.cache import ResponseCache
     from fbi.judge import ExplanationChecks
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
 
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)

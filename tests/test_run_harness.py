@@ -510,7 +510,7 @@ class FreezeCounts:
 def _judge_sample(tmp_path: Path, server: ChatServer, name: str) -> tuple[int, FreezeCounts]:
     from fbi import load_dataset
     from fbi.judge import Evaluation, EvaluationConfig
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
 
     dataset = load_dataset("sample").select((), ("entity",), False, None)
     config = EvaluationConfig(model=ModelSettings(model=JUDGE, api_base=server.url),

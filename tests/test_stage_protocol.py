@@ -14,7 +14,7 @@ from openai_server import ChatServer
 
 from fbi import load_dataset
 from fbi.errors import InputError
-from fbi.llm import ModelClient
+from fbi.providers import ModelClient
 from fbi.runs import Stage
 from fbi.settings import ModelSettings
 
@@ -120,7 +120,7 @@ def test_the_example_provider_is_registered_and_judges(tmp_path):
     from click.testing import CliRunner
 
     from fbi.cli import main
-    from fbi.transports import PROVIDERS, provider_for
+    from fbi.providers import PROVIDERS, provider_for
 
     module = load_example("keyed_gateway")
     try:

@@ -22,8 +22,8 @@ from fbi.cli import main
 from fbi.judge._evaluate import reparse
 from fbi.judge._parsing import parse_reply
 from fbi.judge._weighting import weighted_score
-from fbi.llm import ModelResponse
 from fbi.metrics import weighted_rates
+from fbi.providers import ModelResponse
 from fbi.records import Judgment
 
 
@@ -213,7 +213,7 @@ def test_providers_without_log_probabilities(tmp_path):
     """Asked explicitly (--logprobs), a provider litellm sends none to is refused up
     front; asked by a suite where they are optional (MAQA), the parameter is left out,
     since litellm refuses the whole call otherwise."""
-    from fbi.llm import ModelClient, ModelRequest
+    from fbi.providers import ModelClient, ModelRequest
 
     result = CliRunner().invoke(main, [
         "evaluate", "--judge", "anthropic/claude-3-5-sonnet-20241022", "--logprobs",

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fbi import Dataset
-from fbi.llm import ModelRequest, ModelResponse
+from fbi.providers import ModelRequest, ModelResponse
 from fbi.records import CallRecord
 from fbi.run_spec import DatasetRecord, RunIdentity
 from fbi.runs import Call, Parsed, Phase, Stage, StageFolder

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fbi.transports import HTTPTransport, Provider, register_provider
+from fbi.providers import HTTPTransport, Provider, register_provider
 
 
 class KeyedGateway(HTTPTransport):

@@ -18,7 +18,7 @@ from fbi.judge import (
     StrategyRegistry,
     register_judge_kind,
 )
-from fbi.llm import ModelRequest, ModelResponse
+from fbi.providers import ModelRequest, ModelResponse
 from fbi.records import Instance
 from fbi.runs import Parsed
 

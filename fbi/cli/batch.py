@@ -28,7 +28,7 @@ def _models(run_dir: Path) -> dict[str, str]:
 def _batches(run_dir: Path, api_key: str | None):
     """(runner, batch record) for every batch recorded in the folder's *.batches.jsonl."""
     from fbi.errors import InputError
-    from fbi.llm import ModelClient
+    from fbi.providers import ModelClient
     from fbi.runs import BatchOptions, BatchRunner, read_batches
 
     found = []

@@ -38,7 +38,7 @@ from fbi.cli._run import (
 )
 from fbi.datasets import QUICK
 from fbi.errors import UnknownName
-from fbi.llm import LOCAL_JUDGE
+from fbi.providers import LOCAL_JUDGE
 from fbi.redaction import SECRET_PLACEHOLDER
 from fbi.taxonomy import PAPER_STRATEGIES
 

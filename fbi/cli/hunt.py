@@ -24,7 +24,7 @@ from fbi.cli._run import (
     timeout_option,
 )
 from fbi.hunt import DEFAULT_BUDGET
-from fbi.llm import LOCAL_JUDGE
+from fbi.providers import LOCAL_JUDGE
 
 
 class HuntProgress:

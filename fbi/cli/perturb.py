@@ -24,7 +24,7 @@ from fbi.cli._run import (
     timeout_option,
 )
 from fbi.datasets import SAMPLE
-from fbi.llm import LOCAL_JUDGE
+from fbi.providers import LOCAL_JUDGE
 
 
 def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from fbi.cli._run import (
     retries_option,
     timeout_option,
 )
-from fbi.llm import LOCAL_JUDGE
+from fbi.providers import LOCAL_JUDGE
 
 if TYPE_CHECKING:
     from fbi.metrics import RobustnessResults

@@ -27,7 +27,7 @@ import random
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fbi.hunt._predicates import EditView
-from fbi.llm import ModelRequest, ModelResponse
+from fbi.providers import ModelRequest, ModelResponse
 from fbi.records import CallRecord, GoldItem
 from fbi.runs import Call, Parsed
 from fbi.settings import ModelSettings
@@ -119,7 +119,7 @@ def describe_call(settings: ModelSettings, missed: list[str], caught: list[str],
 def parse_hypotheses(text: str, known: set[str]) -> list[Hypothesis] | None:
     """The hypotheses of a reply (at most ``PROPOSALS``), each cut to size, its unknown
     predicate names dropped; None when the reply holds no such object."""
-    from fbi.llm import json_object_in
+    from fbi.providers import json_object_in
 
     candidate = json_object_in(text)
     hypotheses = candidate.get("hypotheses") if candidate is not None else None

@@ -54,10 +54,10 @@ from fbi.judge import (
     judge_kind,
     prompt_records,
 )
-from fbi.llm import ModelClient
 from fbi.logs import read_log
 from fbi.outputs import write_atomically
 from fbi.perturb import PerturbationCall, PerturbConfig, Perturber
+from fbi.providers import ModelClient
 from fbi.records import GoldItem, Judgment
 from fbi.redaction import public_url
 from fbi.run_spec import (

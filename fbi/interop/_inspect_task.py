@@ -37,8 +37,8 @@ from inspect_ai.util import JSONSchema
 from fbi.datasets import load_dataset
 from fbi.errors import InputError
 from fbi.judge import EvaluationConfig, StrategyRegistry, judge_kind, plan_calls
-from fbi.llm import ModelResponse
 from fbi.metrics import aggregate, instance_outcomes
+from fbi.providers import ModelResponse
 from fbi.records import Judgment
 from fbi.runs import Call, record_of
 from fbi.settings import ModelSettings

@@ -12,7 +12,7 @@ from fbi.judge._config import DEFAULT_STRATEGIES
 from fbi.judge._kinds import JudgeKind, Parser, Repair, register_judge_kind
 from fbi.judge._parsing import ParsedReply, parse_reply
 from fbi.judge._weighting import weighted_score
-from fbi.llm import ModelRequest, ModelResponse
+from fbi.providers import ModelRequest, ModelResponse
 from fbi.runs import Parsed
 from fbi.thinking import copied_from, split_thinking
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from fbi.errors import InputError
 from fbi.judge._strategies import EXPLANATION_MAX_CHARS
-from fbi.llm import LOCAL_JUDGE, supports_logprobs
+from fbi.providers import LOCAL_JUDGE, supports_logprobs
 from fbi.settings import ModelSettings
 
 #: What a chat judge runs unless told.

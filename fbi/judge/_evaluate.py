@@ -23,12 +23,12 @@ from fbi.judge._config import PROTOCOL_VERSIONS, EvaluationConfig
 from fbi.judge._kinds import judge_kind
 from fbi.judge._parsing import PARSER_VERSION
 from fbi.judge._strategies import EXPLANATION_MAX_CHARS, Strategy, StrategyRegistry
-from fbi.llm import (
+from fbi.logs import AppendLog, read_log
+from fbi.providers import (
     ModelClient,
     ModelRequest,
     ModelResponse,
 )
-from fbi.logs import AppendLog, read_log
 from fbi.records import INSTANCE_SCHEMA_VERSION, JUDGMENT_SCHEMA_VERSION, Instance, Judgment
 from fbi.redaction import public_url
 from fbi.run_spec import (

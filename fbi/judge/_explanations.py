@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.judge._strategies import StrategyRegistry
-from fbi.llm import ModelRequest, ModelResponse, json_object_in
+from fbi.providers import ModelRequest, ModelResponse, json_object_in
 from fbi.records import ExplanationCheck, Judgment
 from fbi.run_spec import (
     DatasetRecord,

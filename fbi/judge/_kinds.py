@@ -24,7 +24,7 @@ from fbi.errors import InputError
 if TYPE_CHECKING:
     from fbi.judge._config import EvaluationConfig
     from fbi.judge._strategies import Strategy, StrategyRegistry
-    from fbi.llm import ModelRequest, ModelResponse
+    from fbi.providers import ModelRequest, ModelResponse
     from fbi.records import Instance
     from fbi.runs import Parsed
 

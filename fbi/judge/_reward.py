@@ -1,4 +1,4 @@
-"""Reward models as judges (`fbi.reward`): a reward model is sent the conversation, the
+"""Reward models as judges (`fbi.providers`): a reward model is sent the conversation, the
 answer its last turn, and answers one number, which the single-answer tables compare as
 scores (RewardBench's protocol, Lambert et al. 2024)."""
 
@@ -8,14 +8,13 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from fbi.judge._kinds import JudgeKind, Parser, register_judge_kind
-from fbi.llm import ModelRequest
-from fbi.reward import is_reward_model
+from fbi.providers import ModelRequest, is_reward_model
 from fbi.runs import Parsed
 
 if TYPE_CHECKING:
     from fbi.judge._config import EvaluationConfig
     from fbi.judge._strategies import Strategy, StrategyRegistry
-    from fbi.llm import ModelResponse
+    from fbi.providers import ModelResponse
     from fbi.records import Instance
 
 @register_judge_kind
@@ -64,7 +63,7 @@ class RewardJudge(JudgeKind):
 
 
 def reward_parser():
-    """A reward model's reply (`fbi.reward`): its text is the reward, one finite number
+    """A reward model's reply (`fbi.providers`): its text is the reward, one finite number
     (what the single-answer tables compare as scores)."""
     def parse(responses: list[ModelResponse]) -> Parsed:
         text = responses[0].text.strip()

@@ -71,7 +71,7 @@ class StrategyMeta(BaseModel):
     reward: bool = False
     """A reward model's strategy: the request is the conversation with the answer as the
     assistant's last turn (no template text is sent) and the reply one scalar reward
-    (`fbi.reward`); single-answer, with no score range."""
+    (`fbi.providers`); single-answer, with no score range."""
 
     def range_for(self, axis: str, protocol: str = "fbi") -> tuple[int, int] | None:
         """The score range asked for on this axis under ``protocol`` (None for pairwise

@@ -19,16 +19,16 @@ from typing import Literal
 from fbi.datasets import write_dataset
 from fbi.errors import InputError
 from fbi.estimates import count_tokens
-from fbi.llm import (
+from fbi.logs import read_log
+from fbi.perturb._manipulate import is_manipulation
+from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
+from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
+from fbi.providers import (
     LOCAL_JUDGE,
     ModelRequest,
     ModelResponse,
     json_object_in,
 )
-from fbi.logs import read_log
-from fbi.perturb._manipulate import is_manipulation
-from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
-from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
 from fbi.records import CallRecord, Instance, Provenance
 from fbi.run_spec import (
     DatasetRecord,

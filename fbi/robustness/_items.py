@@ -202,7 +202,7 @@ def split_answers(text: str) -> list[str]:
 
 def parse_reply(text: str) -> tuple[str, float | None]:
     """(answer, verbalised confidence 0–1) from a reply asked to be JSON."""
-    from fbi.llm import json_object_in
+    from fbi.providers import json_object_in
 
     data = json_object_in(text)
     if isinstance(data, dict) and "answer" in data:

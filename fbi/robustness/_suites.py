@@ -28,18 +28,18 @@ from typing import Literal
 from pydantic import Field
 
 from fbi.errors import InputError
-from fbi.llm import (
+from fbi.logs import read_log
+from fbi.metrics import (
+    token_confidence,
+)
+from fbi.outputs import write_atomically
+from fbi.providers import (
     LOCAL_JUDGE,
     ModelClient,
     ModelRequest,
     ModelResponse,
     json_object_in,
 )
-from fbi.logs import read_log
-from fbi.metrics import (
-    token_confidence,
-)
-from fbi.outputs import write_atomically
 from fbi.records import CallRecord
 from fbi.robustness._items import (
     LETTERS,

@@ -25,7 +25,7 @@ half the price, and are not bound by per-minute rate limits. This engine does wh
 A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an error
 (tried again by the next run), or made live with ``fallback="live"``.
 
-Providers (`BATCH_PROTOCOLS`; each a `fbi.runs._batch_services.BatchService`):
+Providers (`BATCH_PROTOCOLS`; each a `fbi.providers.BatchService`):
 ``openai`` and ``azure`` (OpenAI's chat-completions JSONL) and ``mistral`` (Mistral's Batch
 API: lines of ``custom_id`` and ``body``, the model set on the job; litellm cannot cancel
 its jobs, nor list them: an orphaned Mistral job is not adopted), through litellm's files
@@ -35,6 +35,7 @@ Others are refused with a message naming these.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -48,22 +49,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from fbi.errors import ConfigError, FbiWarning, InputError, ModelError
-from fbi.llm import (
-    ModelClient,
-    ModelResponse,
-    import_litellm,
-    reasoning_cost,
-)
 from fbi.logs import AppendLog, append_durably, read_log
-from fbi.redaction import public_url, redact_known_secrets
-from fbi.runs._batch_services import (
+from fbi.providers import (
     ENDPOINT,
     AnthropicBatches,
     BatchService,
     BatchState,
     GeminiBatches,
     LitellmBatches,
+    ModelClient,
+    ModelResponse,
+    import_litellm,
+    reasoning_cost,
 )
+from fbi.redaction import public_url, redact_known_secrets
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 from fbi.settings import ModelSettings
 
@@ -474,9 +473,9 @@ DEPLOYMENT_PROVIDERS = ("azure",)
 def _response_of(line: dict, model: str, check_model: bool = True) -> ModelResponse | None:
     """A batch output line as a reply, or None when the request failed or the line is
     not the shape a reply has (the provider's file is input like any other: its body is
-    read as a live reply is, [`fbi.transports.reply_of`][fbi.transports.reply_of]) — or
+    read as a live reply is, [`fbi.providers.reply_of`][fbi.providers.reply_of]) — or
     it names another model than the one asked for, as a live reply may not."""
-    from fbi.transports import BadReply, WrongModel, reply_of
+    from fbi.providers import BadReply, WrongModel, reply_of
 
     response = line.get("response")
     if not isinstance(response, dict) or response.get("status_code") != 200:
@@ -485,13 +484,11 @@ def _response_of(line: dict, model: str, check_model: bool = True) -> ModelRespo
         reply = reply_of(response.get("body"), asked=model if check_model else None)
     except (BadReply, WrongModel):
         return None
-    return ModelResponse(
-        text=redact_known_secrets(reply.text), prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
+    return dataclasses.replace(
+        reply, text=redact_known_secrets(reply.text),
         cost=batch_cost(model, reply.prompt_tokens, reply.completion_tokens),
-        finish_reason=reply.finish_reason, token_logprobs=reply.token_logprobs,
         reasoning=None if reply.reasoning is None else redact_known_secrets(reply.reasoning),
-        reasoning_tokens=reply.reasoning_tokens,
+        content=None if reply.content is None else redact_known_secrets(reply.content),
         reasoning_cost=reasoning_cost(model, reply.reasoning_tokens, batch=True))
 
 
@@ -511,6 +508,6 @@ def _is_malformed(line: dict) -> bool:
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     """USD at the provider's batch prices from litellm's price table; the live price (an
     upper bound) where it has no batch price; None for a model it does not know."""
-    from fbi.prices import cost_of
+    from fbi.providers import cost_of
 
     return cost_of(model, prompt_tokens, completion_tokens, batch=True)

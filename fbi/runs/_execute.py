@@ -32,7 +32,8 @@ from typing import Any, Literal, Protocol
 from fbi.errors import MissingKey, ModelError, ModelUnavailable
 from fbi.escaping import writable
 from fbi.estimates import count_tokens, estimate_cost
-from fbi.llm import (
+from fbi.logs import AppendLog, read_log
+from fbi.providers import (
     ModelClient,
     ModelRequest,
     ModelResponse,
@@ -40,7 +41,6 @@ from fbi.llm import (
     allow_local_calls,
     check_model,
 )
-from fbi.logs import AppendLog, read_log
 from fbi.records import CallRecord
 from fbi.run_spec import TotalsRecord
 

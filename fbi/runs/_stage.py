@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from fbi.errors import InputError, UnknownName
-from fbi.llm import ModelClient, ModelRequest, litellm_version
 from fbi.logs import AppendLog, LogState, read_log
+from fbi.providers import ModelClient, ModelRequest, litellm_version
 from fbi.records import CallRecord
 from fbi.run_spec import RUN_SCHEMA_VERSION, RunIdentity, RunSpec, TotalsRecord
 from fbi.runs._batch import (

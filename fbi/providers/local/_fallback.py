@@ -1,12 +1,12 @@
 """The embedded judge without fbi's decoding loop: llama-cpp-python's own
 ``create_chat_completion``, with the same JSON grammar (issue 25).
 
-The loop in `fbi.local._engine` calls llama.cpp's low-level functions and two
+The loop in `fbi.providers.local._engine` calls llama.cpp's low-level functions and two
 private fields of llama-cpp-python, which a new version may rename. When one is missing,
 the judge still works through the public API — the same replies for greedy decoding, at
 the speed the loop was written to beat, and without token log-probabilities (asking the
 public API for them means a logits buffer of the whole context, ~400 MB) — and says so
-once ([`fbi.local._provider.load_engine`][fbi.local.load_engine]).
+once ([`fbi.providers.local._provider.load_engine`][fbi.providers.local.load_engine]).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable
 
 from fbi.errors import ConfigError
-from fbi.local._engine import load_llama
-from fbi.local._generation import Generation
+from fbi.providers.local._engine import load_llama
+from fbi.providers.local._generation import Generation
 
 
 class ChatCompletionEngine:

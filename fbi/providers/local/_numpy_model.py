@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from fbi.local._tokenizer import Tokenizer
+from fbi.providers.local._tokenizer import Tokenizer
 
 MIN_ROWS = 4  # fewest rows a matrix product is given (see the module docstring)
 CHUNK = 32  # prompt tokens attended together; prompt openings are kept in whole chunks
@@ -79,7 +79,7 @@ class Step:
 
 def load(path: str) -> tuple[NumpyLlama, Tokenizer]:
     """The model and tokenizer of a llama-architecture GGUF file."""
-    from fbi.local._gguf import GgufFile
+    from fbi.providers.local._gguf import GgufFile
 
     reader = GgufFile(path)
 

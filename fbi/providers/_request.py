@@ -1,4 +1,5 @@
-"""The canonical JSON texts of a model request, made fast: its cache key's and its prompt
+"""A model request ([`ModelRequest`][fbi.providers.ModelRequest]: everything that decides
+a reply) and its canonical JSON texts, made fast: its cache key's and its prompt
 hash's. Their bytes are fixed forever (every cache fbi ever filled is keyed by them), so
 they are built to equal ``json.dumps`` exactly, as ``tests/test_judge_runner.py`` checks
 on random requests; only the work is saved: the part of a key that is the same for every
@@ -7,10 +8,12 @@ call of a strategy is dumped once, and messages are escaped string by string.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from fbi.transports import environment_endpoint
+from fbi.providers._registry import environment_endpoint
 
 _MESSAGES_MARK = "\x00messages\x00"
 
@@ -34,7 +37,7 @@ _KEY_FRAMES: dict[tuple, tuple[object, str, str]] = {}
 
 def key_frame(request: Any) -> tuple[str, str]:
     """The cache key's canonical JSON before and after the messages of ``request`` (a
-    [`fbi.llm.ModelRequest`][fbi.llm.ModelRequest])."""
+    [`ModelRequest`][fbi.providers.ModelRequest])."""
     # without an api_base, the server the environment names (OPENAI_BASE_URL): a reply
     # a test server made is never the provider's
     api_base = request.api_base or environment_endpoint(request.model)
@@ -58,3 +61,51 @@ def key_frame(request: Any) -> tuple[str, str]:
             _KEY_FRAMES.clear()
         kept = _KEY_FRAMES[shape] = (request.response_schema, head, tail)
     return kept[1], kept[2]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Everything that decides a model's reply. API keys are never part of it."""
+
+    model: str
+    """The model string (``openai/gpt-4o``, ``local/smollm2-135m``)."""
+    messages: tuple[tuple[str, str], ...]
+    """(role, content) pairs."""
+    temperature: float = 0.0
+    """Sampling temperature (0: greedy, the paper's setting)."""
+    max_tokens: int | None = None
+    """The reply's token cap (None: the provider's default)."""
+    response_schema: dict[str, Any] | None = None
+    """JSON schema for structured output."""
+    api_base: str | None = None
+    """The server's URL, for self-hosted servers (a pool's first server)."""
+    top_logprobs: int = 0
+    """Ask for the top-k token log-probabilities (0: none)."""
+    seed: int | None = None
+    """The provider's sampling seed, when given."""
+    model_args: tuple[tuple[str, Any], ...] = ()
+    """Further provider parameters (--model-arg top_p=0.9), sorted by name."""
+    sample: int = 0
+    """The k-th asking of the same request (--samples): its own reply."""
+
+    def cache_key(self) -> str:
+        """sha256 of the canonical JSON of the fields that change the output.
+
+        Time-outs and retry settings are left out: they change whether a reply arrives,
+        not what it says. The api_base stays in: another server may serve another model.
+        The text hashed is ``json.dumps`` of those fields (sorted keys, compact, not
+        ASCII-escaped), built from two parts: everything but the messages, the same for
+        every call of a strategy and so dumped once, and the messages, escaped string by
+        string (a cached re-run makes 50,400 keys: `_messages_json`).
+        """
+        head, tail = key_frame(self)
+        canonical = head + messages_json(self.messages, ascii_only=False) + tail
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def prompt_hash(self) -> str:
+        """sha256 of the rendered messages (as ``json.dumps(messages)`` writes them): the
+        one prompt hash every record carries."""
+        return hashlib.sha256(messages_json(self.messages, ascii_only=True).encode()).hexdigest()
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        return [{"role": role, "content": content} for role, content in self.messages]

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from fbi.local._generation import (
+from fbi.providers.local._generation import (
     Generation,
     TokenLogprobs,
     check_fits,
@@ -41,7 +41,7 @@ BATCH_TOKENS = 512  # prompt tokens fed to llama.cpp at a time
 
 #: What the loop uses of llama-cpp-python beyond its public API: llama.cpp's functions and
 #: types, and two modules' helpers. A version without one of them gets the fallback
-#: (`fbi.local._fallback`).
+#: (`fbi.providers.local._fallback`).
 LOW_LEVEL_NAMES = (
     "llama_batch_init", "llama_decode", "llama_get_logits_ith", "llama_get_memory",
     "llama_memory_seq_rm", "llama_model_get_vocab", "llama_sampler_accept",

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from fbi.errors import ConfigError, FbiWarning, ModelError
-from fbi.llm import import_litellm
-from fbi.provider_errors import describe_error
+from fbi.providers._errors import describe_error
+from fbi.providers._litellm import import_litellm
 
 #: OpenAI's chat-completions endpoint, where batch lines of its format go.
 ENDPOINT = "/v1/chat/completions"

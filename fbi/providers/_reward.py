@@ -3,7 +3,7 @@ last turn is the answer under test (the sequence-classifier reward models Reward
 JudgeBench, RM-Bench and PPE rank beside generative judges).
 
 Two transports, chosen by the model string's prefix like every provider
-([`fbi.transports`][fbi.transports]), so a reward model's calls are cached, retried,
+([`fbi.providers`][fbi.providers]), so a reward model's calls are cached, retried,
 logged and resumed as chat calls are; the reply's text is the reward:
 
 * ``reward/NAME`` with ``--api-base``: a vLLM server running the model as a pooling model
@@ -31,9 +31,10 @@ import time
 from typing import Any
 
 from fbi.errors import ConfigError
-from fbi.provider_errors import BadReply, http_error
-from fbi.transports import Provider, Reply, register_provider, token_count
-from fbi.wire import BoundedHTTP, RawResponse
+from fbi.providers._errors import BadReply, http_error
+from fbi.providers._registry import Provider, register_provider
+from fbi.providers._response import ModelResponse, token_count
+from fbi.providers._wire import BoundedHTTP, RawResponse
 
 #: The prefixes of reward-model strings.
 REWARD_PREFIXES = ("reward", "hf-reward")
@@ -89,7 +90,7 @@ class PoolingTransport:
         return base + "/pooling", body, headers
 
     def _read(self, status: int, content: bytes, reason: str, headers: dict[str, str],
-              latency: float) -> Reply:
+              latency: float) -> ModelResponse:
         if status >= 400:
             response = RawResponse(status, content, reason, headers)
             raise http_error(status, response.text[:300], response)
@@ -105,11 +106,11 @@ class PoolingTransport:
             raise BadReply(f"the reply holds {len(entries)} results (or one for another "
                            "input) for the one conversation sent")
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        return Reply(text=reward_text(reward_of(value)), latency_s=latency,
+        return ModelResponse(text=reward_text(reward_of(value)), latency_s=latency,
                      prompt_tokens=token_count(usage, "prompt_tokens"), finish_reason="stop")
 
     async def send(self, arguments: dict[str, Any], server: str | None,
-                   api_key: str | None) -> Reply:
+                   api_key: str | None) -> ModelResponse:
         url, body, headers = self._request(arguments, server, api_key)
         started = time.perf_counter()
         found = await self.http.post(url, body, headers)
@@ -117,7 +118,7 @@ class PoolingTransport:
                           found.headers, time.perf_counter() - started)
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
-                 api_key: str | None) -> Reply:
+                 api_key: str | None) -> ModelResponse:
         url, body, headers = self._request(arguments, server, api_key)
         started = time.perf_counter()
         found = self.http.post_now(url, body, headers)
@@ -163,7 +164,7 @@ class SequenceClassifierTransport:
         return self._models[path]
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
-                 api_key: str | None) -> Reply:
+                 api_key: str | None) -> ModelResponse:
         import torch
 
         path = arguments["model"].split("/", 1)[1]
@@ -174,12 +175,12 @@ class SequenceClassifierTransport:
             inputs = tokenizer(text, return_tensors="pt", add_special_tokens=False)
             with torch.no_grad():
                 logits = model(**inputs).logits
-        return Reply(text=reward_text(reward_of(logits[0].tolist())),
+        return ModelResponse(text=reward_text(reward_of(logits[0].tolist())),
                      prompt_tokens=int(inputs["input_ids"].shape[-1]), finish_reason="stop",
                      latency_s=time.perf_counter() - started)
 
     async def send(self, arguments: dict[str, Any], server: str | None,
-                   api_key: str | None) -> Reply:
+                   api_key: str | None) -> ModelResponse:
         return await asyncio.to_thread(self.send_now, arguments, server, api_key)
 
     async def aclose(self) -> None:

@@ -23,7 +23,7 @@ RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "dropp
 CONFIGURATION: frozenset[str] = frozenset({"unreachable", "auth", "not_found",
                                            "wrong_model"})
 #: A pool's server that failed is left out for this many seconds; its calls go to the
-#: others meanwhile (`fbi.transports.ServerPool`).
+#: others meanwhile (`fbi.providers.ServerPool`).
 POOL_COOLDOWN_S = 10.0
 
 _UNREACHABLE = {"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
@@ -130,7 +130,7 @@ class WrongModel(Exception):
 class ProviderHTTPError(Exception):
     """An HTTP error status from an OpenAI-protocol server, with its message; raised as
     the subclass the OpenAI SDK names for the status
-    ([`http_error`][fbi.provider_errors.http_error])."""
+    (`http_error`)."""
 
     def __init__(self, status_code: int, message: str, response: Any):
         self.status_code, self.response = status_code, response

@@ -2,8 +2,9 @@
 or llama.cpp when asked) behind a litellm custom provider, so it takes the same path as
 any API judge."""
 
-from fbi.local._provider import (
+from fbi.providers.local._provider import (
     CONTEXT_TOKENS,
+    LOCAL_JUDGE,
     MODELS,
     PROVIDER,
     RUNTIME_ENV,
@@ -22,6 +23,7 @@ from fbi.local._provider import (
 
 __all__ = [
     "CONTEXT_TOKENS",
+    "LOCAL_JUDGE",
     "MODELS",
     "PROVIDER",
     "RUNTIMES",

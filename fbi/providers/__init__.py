@@ -1,0 +1,90 @@
+"""Model access, in one place: the provider registry, fbi's own HTTP client for the
+OpenAI protocol, litellm for every other provider, pools of servers, reward endpoints,
+the embedded model (`fbi.providers.local`) and the providers' batch services, under one
+model interface ([`ModelClient`][fbi.providers.ModelClient]) and one reply record
+([`ModelResponse`][fbi.providers.ModelResponse]).
+
+A new provider is one file that registers itself
+([`register_provider`][fbi.providers.register_provider]; ``docs/examples/keyed_gateway.py``).
+"""
+
+from fbi.providers._batch_services import (
+    ENDPOINT,
+    AnthropicBatches,
+    BatchService,
+    BatchState,
+    GeminiBatches,
+    LitellmBatches,
+)
+from fbi.providers._client import (
+    ModelClient,
+    abort_local_calls,
+    allow_local_calls,
+)
+from fbi.providers._errors import BadReply, ProviderHTTPError, WrongModel
+from fbi.providers._http import HTTPTransport, reply_of, same_model
+from fbi.providers._litellm import (
+    LitellmTransport,
+    check_model,
+    import_litellm,
+    litellm_version,
+    supports_logprobs,
+)
+from fbi.providers._pool import PoolExhausted, ServerPool
+from fbi.providers._prices import ON_THIS_MACHINE, cost_of, reasoning_cost
+from fbi.providers._registry import (
+    PROVIDERS,
+    Provider,
+    Transport,
+    direct,
+    environment_endpoint,
+    provider_for,
+    register_provider,
+)
+from fbi.providers._request import ModelRequest
+from fbi.providers._response import ModelResponse, json_object_in
+from fbi.providers._retries import RequestRateLimiter, RetryPolicy
+from fbi.providers._reward import is_reward_model
+from fbi.providers.local import LOCAL_JUDGE
+
+__all__ = [
+    "ENDPOINT",
+    "LOCAL_JUDGE",
+    "ON_THIS_MACHINE",
+    "PROVIDERS",
+    "AnthropicBatches",
+    "BadReply",
+    "BatchService",
+    "BatchState",
+    "GeminiBatches",
+    "HTTPTransport",
+    "LitellmBatches",
+    "LitellmTransport",
+    "ModelClient",
+    "ModelRequest",
+    "ModelResponse",
+    "PoolExhausted",
+    "Provider",
+    "ProviderHTTPError",
+    "RequestRateLimiter",
+    "RetryPolicy",
+    "ServerPool",
+    "Transport",
+    "WrongModel",
+    "abort_local_calls",
+    "allow_local_calls",
+    "check_model",
+    "cost_of",
+    "direct",
+    "environment_endpoint",
+    "import_litellm",
+    "is_reward_model",
+    "json_object_in",
+    "litellm_version",
+    "provider_for",
+    "reasoning_cost",
+    "register_provider",
+    "reply_of",
+    "same_model",
+    "supports_logprobs",
+]
