@@ -12,9 +12,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
-from fbi.records import judge_name
+from fbi.records import CallRecord, judge_name
 
 RUN_SCHEMA_VERSION = 2
 
@@ -163,44 +170,91 @@ class RunSettings(BaseModel):
     """Perturb: the pre-screen's relative length change."""
 
 
-class TotalsRecord(BaseModel):
-    """What a run's invocations did, written when each ends
-    ([`fbi.runs.RunTotals`][fbi.runs.RunTotals])."""
+class RunTotals(BaseModel):
+    """What a run (or one invocation of it) did: its calls, their outcomes, tokens and
+    cost, and why it stopped, if it did. The one totals record: the harness counts into
+    it, and ``run.json`` keeps it (under its file names: ``calls``, ``done_before``,
+    ``cost_usd``, ``submitted_in_batches``; the budget and the first errors are this
+    invocation's only and are not kept)."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True,
+                              validate_by_name=True, validate_by_alias=True,
+                              serialize_by_alias=True)
 
-    calls: int = 0
-    """Calls planned."""
-    done_before: int = 0
-    """Finished by earlier invocations."""
+    total: int = Field(0, alias="calls")
+    """Calls the run plans."""
+    already_done: int = Field(0, alias="done_before")
+    """Of those, already in the log when this invocation started."""
     completed: int = 0
-    """Finished by this one."""
+    """Calls this invocation finished (cached ones included)."""
     cached: int = 0
-    """Of those, answered from the cache."""
+    """Of those, answered by the response cache."""
     requests: int = 0
     """Requests that reached a model (retries included)."""
     unparseable: int = 0
-    """Replies without a readable verdict."""
+    """Of those, with a reply fbi could not read."""
     failed: int = 0
-    """Calls that failed for good."""
+    """Of those, with no reply (an error)."""
     prompt_tokens: int = 0
-    """Prompt tokens this invocation."""
+    """Prompt tokens of this invocation's calls."""
     completion_tokens: int = 0
-    """Reply tokens this invocation."""
+    """Reply tokens of this invocation's calls."""
     reasoning_tokens: int = 0
     """Of those, the tokens reasoning models spent reasoning."""
-    cost_usd: float = 0.0
-    """USD this invocation."""
+    cost: float = Field(0.0, alias="cost_usd")
+    """USD of this invocation's priced calls."""
+    unpriced: int = 0
+    """Calls made this time whose price is unknown (not in ``cost``)."""
     stopped_by_budget: bool = False
-    """Stopped before passing --max-cost."""
+    """--max-cost stopped the run."""
     interrupted: bool = False
-    """Stopped by Ctrl-C or SIGTERM."""
+    """A signal (Ctrl-C) stopped the run; it resumes."""
+    interrupted_by: int = Field(0, exclude=True)
+    """The signal that interrupted the run (SIGINT or SIGTERM)."""
     stopped_by: str | None = None
     """Why the model became unavailable midway."""
     in_batches: int = 0
-    """Calls at the provider, not yet collected."""
-    submitted_in_batches: int = 0
-    """Requests sent in provider batches this time."""
+    """Calls submitted to a provider batch and not yet collected."""
+    submitted: int = Field(0, alias="submitted_in_batches")
+    """Of ``requests``, those sent in provider batches this time."""
+    budget: float | None = Field(None, exclude=True)
+    """The --max-cost budget, in USD."""
+    errors: list[str] = Field(default_factory=list, exclude=True)
+    """The first five errors' messages."""
+
+    @field_serializer("cost")
+    def _rounded(self, cost: float) -> float:
+        return round(cost, 6)
+
+    def add(self, record: CallRecord) -> None:
+        self.completed += 1
+        self.cached += record.cached
+        self.unparseable += record.status == "unparseable"
+        if record.status == "error":
+            self.failed += 1
+            if len(self.errors) < 5:
+                self.errors.append(str(record.reason or ""))
+        self.prompt_tokens += record.prompt_tokens
+        self.completion_tokens += record.completion_tokens
+        self.reasoning_tokens += record.reasoning_tokens
+        self.cost += record.cost or 0.0
+        self.unpriced += record.cost is None and not record.cached and \
+            record.status != "error"
+
+    def merge(self, other: RunTotals) -> RunTotals:
+        """Both phases of a stage (e.g. robustness rewrites, then answers) as one."""
+        for name in ("total", "already_done", "completed", "cached", "unparseable", "failed",
+                     "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost",
+                     "unpriced", "requests", "in_batches",
+                     "submitted"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.stopped_by_budget |= other.stopped_by_budget
+        self.budget = self.budget if self.budget is not None else other.budget
+        self.interrupted |= other.interrupted
+        self.interrupted_by = self.interrupted_by or other.interrupted_by
+        self.stopped_by = self.stopped_by or other.stopped_by
+        self.errors = (self.errors + other.errors)[:5]
+        return self
 
 
 class RunHeader(BaseModel):
@@ -223,7 +277,7 @@ class RunHeader(BaseModel):
     """When the run was first started (UTC, ISO 8601)."""
     updated_at: str
     """When it was last written."""
-    totals: TotalsRecord = Field(default_factory=TotalsRecord)
+    totals: RunTotals = Field(default_factory=RunTotals)
     """What the last invocation did."""
 
     @field_validator("command")

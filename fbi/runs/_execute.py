@@ -42,7 +42,7 @@ from fbi.providers import (
     check_model,
 )
 from fbi.records import CallRecord
-from fbi.run_spec import TotalsRecord
+from fbi.run_spec import RunTotals
 
 #: Seconds the calls in flight get to finish after the first Ctrl-C.
 GRACE_S = 3.0
@@ -167,95 +167,6 @@ class NoProgress:
 
     def finish(self) -> None:
         pass
-
-
-@dataclass
-class RunTotals:
-    """What a run (or one invocation of it) did: its calls, their outcomes, tokens and cost,
-    and why it stopped, if it did."""
-
-    total: int = 0
-    """Calls the run plans."""
-    already_done: int = 0
-    """Of those, already in the log when this invocation started."""
-    completed: int = 0
-    """Calls this invocation finished (cached ones included)."""
-    cached: int = 0
-    """Of those, answered by the response cache."""
-    unparseable: int = 0
-    """Of those, with a reply fbi could not read."""
-    failed: int = 0
-    """Of those, with no reply (an error)."""
-    prompt_tokens: int = 0
-    """Prompt tokens of this invocation's calls."""
-    completion_tokens: int = 0
-    """Reply tokens of this invocation's calls."""
-    reasoning_tokens: int = 0
-    """Of those, the tokens reasoning models spent reasoning."""
-    cost: float = 0.0
-    """USD of this invocation's priced calls."""
-    unpriced: int = 0
-    """Calls made this time whose price is unknown (not in ``cost``)."""
-    requests: int = 0
-    """Requests that reached a model (retries included)."""
-    stopped_by_budget: bool = False
-    """--max-cost stopped the run."""
-    interrupted: bool = False
-    """A signal (Ctrl-C) stopped the run; it resumes."""
-    interrupted_by: int = 0
-    """The signal that interrupted the run (SIGINT or SIGTERM)."""
-    stopped_by: str | None = None
-    """Why the model became unavailable midway."""
-    in_batches: int = 0
-    """Calls submitted to a provider batch and not yet collected."""
-    submitted: int = 0
-    """Of ``requests``, those sent in provider batches this time."""
-    budget: float | None = None
-    """The --max-cost budget, in USD."""
-    errors: list[str] = field(default_factory=list)
-    """The first five errors' messages."""
-
-    def add(self, record: CallRecord) -> None:
-        self.completed += 1
-        self.cached += record.cached
-        self.unparseable += record.status == "unparseable"
-        if record.status == "error":
-            self.failed += 1
-            if len(self.errors) < 5:
-                self.errors.append(str(record.reason or ""))
-        self.prompt_tokens += record.prompt_tokens
-        self.completion_tokens += record.completion_tokens
-        self.reasoning_tokens += record.reasoning_tokens
-        self.cost += record.cost or 0.0
-        self.unpriced += record.cost is None and not record.cached and \
-            record.status != "error"
-
-    def merge(self, other: RunTotals) -> RunTotals:
-        """Both phases of a stage (e.g. robustness rewrites, then answers) as one."""
-        for name in ("total", "already_done", "completed", "cached", "unparseable", "failed",
-                     "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost",
-                     "unpriced", "requests", "in_batches",
-                     "submitted"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.stopped_by_budget |= other.stopped_by_budget
-        self.budget = self.budget if self.budget is not None else other.budget
-        self.interrupted |= other.interrupted
-        self.interrupted_by = self.interrupted_by or other.interrupted_by
-        self.stopped_by = self.stopped_by or other.stopped_by
-        self.errors = (self.errors + other.errors)[:5]
-        return self
-
-    def record(self) -> TotalsRecord:
-        """The totals kept in run.json."""
-        return TotalsRecord(
-            calls=self.total, done_before=self.already_done, completed=self.completed,
-            cached=self.cached, requests=self.requests, unparseable=self.unparseable,
-            failed=self.failed, prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            reasoning_tokens=self.reasoning_tokens, cost_usd=round(self.cost, 6),
-            stopped_by_budget=self.stopped_by_budget, interrupted=self.interrupted,
-            stopped_by=self.stopped_by, in_batches=self.in_batches,
-            submitted_in_batches=self.submitted)
 
 
 def estimated_cost(request: ModelRequest) -> float | None:

@@ -41,7 +41,7 @@ from fbi.errors import InputError, UnknownName
 from fbi.logs import AppendLog, LogState, read_log
 from fbi.providers import ModelClient, ModelRequest, litellm_version
 from fbi.records import CallRecord
-from fbi.run_spec import RUN_SCHEMA_VERSION, RunIdentity, RunSpec, TotalsRecord
+from fbi.run_spec import RUN_SCHEMA_VERSION, RunIdentity, RunSpec, RunTotals
 from fbi.runs._batch import (
     BatchOptions,
     BatchRunner,
@@ -53,7 +53,6 @@ from fbi.runs._execute import (
     Call,
     DryRun,
     Progress,
-    RunTotals,
     dry_run,
     execute,
     finished_ids,
@@ -158,7 +157,7 @@ class Stage(ABC):
                        fbi_version=__version__, litellm_version=litellm_version(),
                        command=list(sys.argv),
                        created_at=stamp, updated_at=stamp,
-                       totals=TotalsRecord() if totals is None else totals.record(),
+                       totals=RunTotals() if totals is None else totals,
                        **dict(self.identity()))
 
     @abstractmethod
