@@ -22,7 +22,7 @@ from fbi.taxonomy import CATEGORIES
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_PACKAGES = ("fbi", "fbi.datasets", "fbi.runs", "fbi.judge", "fbi.metrics",
                    "fbi.report", "fbi.perturb", "fbi.vet", "fbi.robustness", "fbi.providers",
-                   "fbi.providers.local", "fbi.hunt", "fbi.view", "fbi.interop")
+                   "fbi.providers.local", "fbi.trust", "fbi.hunt", "fbi.view", "fbi.interop")
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def test_the_concepts_list_every_category_of_the_paper():
 API_PAGES = {"fbi": "", "fbi.records": "records", "fbi.run_spec": "records",
              "fbi.settings": "records",
              "fbi.findings": "records",
-             "fbi.providers": "models", "fbi.providers.local": "local",
+             "fbi.providers": "models", "fbi.providers.local": "local", "fbi.trust": "trust",
              **{f"fbi.{name}": name for name in ("datasets", "runs", "judge", "metrics",
                                                   "report", "perturb", "vet", "robustness",
                                                   "hunt", "view", "interop")}}

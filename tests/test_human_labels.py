@@ -175,7 +175,7 @@ def test_hostile_human_labels_are_refused_with_their_line(tmp_path, rows, said):
     not a tie), finite scores only (one NaN turns a correlation), and one label per person,
     instance and kind (a person's duplicated rows would make a 100% human ceiling)."""
     from fbi.errors import InputError
-    from fbi.report._human import read_human_labels
+    from fbi.trust import read_human_labels
 
     path = tmp_path / "labels.csv"
     path.write_text("instance_id,annotator,verdict,score\n" + "\n".join(rows) + "\n")
@@ -185,7 +185,7 @@ def test_hostile_human_labels_are_refused_with_their_line(tmp_path, rows, said):
 
 
 def test_one_persons_verdict_and_score_of_an_instance_are_both_kept(tmp_path):
-    from fbi.report._human import read_human_labels
+    from fbi.trust import read_human_labels
 
     path = tmp_path / "labels.csv"
     path.write_text("instance_id,annotator,verdict,score,scored\ni1,ann,a,,\n"
@@ -206,7 +206,7 @@ def test_a_label_field_that_is_no_text_is_refused_not_coerced(tmp_path, row, sai
     import json
 
     from fbi.errors import InputError
-    from fbi.report._human import read_human_labels
+    from fbi.trust import read_human_labels
 
     path = tmp_path / "labels.jsonl"
     path.write_text(json.dumps(row) + "\n")

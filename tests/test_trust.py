@@ -260,7 +260,7 @@ def test_blind_spots_are_categories_missed_more_often_than_not():
     from types import SimpleNamespace
 
     from fbi.metrics import GroupRate, wilson_interval
-    from fbi.report._certificate import _blind_spots
+    from fbi.trust._certificate import _blind_spots
 
     def row(group, missed, n):
         low, high = wilson_interval(missed, n)
@@ -417,7 +417,7 @@ def test_penalising_harmless_rewrites_is_a_blind_spot_too():
 
     from fbi.metrics import GroupRate
     from fbi.metrics._rates import wilson_interval
-    from fbi.report._certificate import _blind_spots, _sentence
+    from fbi.trust._certificate import _blind_spots, _sentence
 
     def si(retained: int, n: int) -> GroupRate:
         low, high = wilson_interval(retained, n)
@@ -443,8 +443,8 @@ def test_a_judge_given_no_weight_is_said_to_add_nothing():
     """Issue 53: on FBI-layout data nearly every label is "a"; PPI++ then gives the
     judge λ = 0, and "labels worth 177" read as a gain. Worked by hand: the people all
     say 1, so cov(Y, Ŷ) = 0 and λ = 0; the estimate is the people's alone."""
-    from fbi.report._trust import _estimate
     from fbi.report._trust_output import labels_worth
+    from fbi.trust._evaluate import _estimate
 
     row = _estimate("j", "vanilla", "share", [1.0] * 4 + [0.0], [1.0] * 4 + [0.0],
                     [1.0, 0.0, 1.0, 1.0, 0.0])  # the judge tracks the people: λ > 0
@@ -462,7 +462,7 @@ def test_the_python_api_refuses_the_judges_the_cli_refuses(tmp_path):
     """One judge, a jury or a cascade of two or more — checked in the library (issue 52),
     before any label is read."""
     from fbi.errors import InputError
-    from fbi.report import TrustSettings, trust_runs
+    from fbi.trust import TrustSettings, trust_runs
 
     missing = tmp_path / "no-labels.csv"
     for runs, cascade, message in (([], [], "which runs"), ([object()], [object()] * 2,

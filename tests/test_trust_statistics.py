@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from fbi.metrics._ppi import classical_mean, effective_labels, plug_in_correction, ppi_mean
-from fbi.metrics._trust import (
+from fbi.trust._calibration import (
     TrustItem,
     assign,
     binomial_upper,
@@ -22,6 +21,7 @@ from fbi.metrics._trust import (
     majority,
     verdict_probabilities,
 )
+from fbi.trust._ppi import classical_mean, effective_labels, plug_in_correction, ppi_mean
 
 DRAWS = 1000
 
@@ -181,7 +181,7 @@ def test_ppi_equals_ppi_python_and_covers_at_its_rate():
 
 
 def test_effective_labels_by_hand():
-    from fbi.metrics._ppi import Estimate
+    from fbi.trust._ppi import Estimate
 
     assert effective_labels(Estimate(0.5, 0.4, 0.6), Estimate(0.5, 0.45, 0.55), 100) == \
         pytest.approx(400)

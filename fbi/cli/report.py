@@ -63,7 +63,8 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
 
     Several run folders (other judges or strategies) become one comparison report.
     """
-    from fbi.report import TrustSettings, load_hunt, report_warnings, terminal_report, write_report
+    from fbi.report import load_hunt, report_warnings, terminal_report, write_report
+    from fbi.trust import TrustSettings
 
     # checked before anything is read; every labelled instance calibrates (no test split)
     trust = TrustSettings(target=target, delta=delta, test_share=0.0)

@@ -1,4 +1,4 @@
-"""`fbi trust`: when a judge can be trusted without a person (fbi.report._trust)."""
+"""`fbi trust`: when a judge can be trusted without a person (fbi.trust)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,9 @@ def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
     it then judges alone, cascades of judges, the judge's estimates corrected by the
     labels (PPI++, plug-in), and how many more labels would settle it. Reads stored runs
     only: no model call."""
-    from fbi.report import TrustSettings, check_judges, trust_blocks, trust_runs, write_trust
+    from fbi.report import trust_blocks, write_trust
     from fbi.runs import load_run
+    from fbi.trust import TrustSettings, check_judges, trust_runs
 
     check_judges(run_dirs, cascade)  # (before any folder is read)
     settings = TrustSettings(target, delta, confidence, test_share, seed, min_items, width)

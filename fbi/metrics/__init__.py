@@ -12,18 +12,15 @@ from typing import TYPE_CHECKING
 from fbi.faces import lazy_face
 
 __all__ = [
-    "MIN_ITEMS",
     "SIGNIFICANCE",
+    "VERDICTS",
     "Agreement",
     "AnnotatorAgreement",
     "AnnotatorPair",
     "BandRate",
     "BestOfNComparison",
     "BestOfNRow",
-    "Calibration",
-    "CascadeStage",
     "ComparisonRow",
-    "Estimate",
     "GroupRate",
     "HumanAgreement",
     "HumanLabel",
@@ -49,37 +46,29 @@ __all__ = [
     "RobustnessResults",
     "Row",
     "SelfPreferenceRow",
-    "SequenceStep",
     "Share",
     "SuiteResults",
     "TiesScore",
-    "TrustItem",
+    "Verdict",
     "VettingAgreement",
     "WeightedRow",
     "aggregate",
     "agreement_report",
-    "assign",
     "auroc",
     "best_of_n",
     "best_of_n_groups",
-    "binomial_upper",
     "bootstrap_interval",
-    "calibrate",
-    "cascade",
-    "classical_mean",
     "cluster_sizes",
     "cohen_kappa",
     "cohens_h",
     "cost_per_1000",
     "effect_size_label",
-    "effective_labels",
     "fleiss_kappa",
     "fleiss_kappa_over_answers",
     "fleiss_table",
     "headline",
     "holm",
     "human_agreement",
-    "human_majority",
     "instance_outcomes",
     "judge_stability",
     "judge_verdict",
@@ -89,7 +78,6 @@ __all__ = [
     "krippendorff_alpha",
     "leaderboard",
     "length_bias",
-    "majority",
     "manipulation_effects",
     "mcnemar_exact_p",
     "missing_outcomes",
@@ -104,8 +92,6 @@ __all__ = [
     "penalised",
     "percent_agreement",
     "performance_drop_rate",
-    "plug_in_correction",
-    "ppi_mean",
     "ranking_stability",
     "reference_histograms",
     "remap_by_first_appearance",
@@ -116,7 +102,6 @@ __all__ = [
     "set_scores",
     "token_confidence",
     "turn_rates",
-    "verdict_probabilities",
     "weighted_rates",
     "wilson_interval",
 ]
@@ -136,7 +121,13 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
     from fbi.metrics._bias import length_bias, model_family, self_preference
     from fbi.metrics._bootstrap import bootstrap_interval
     from fbi.metrics._compare import SIGNIFICANCE, holm, mcnemar_exact_p, paired_comparisons
-    from fbi.metrics._human import HumanLabel, human_agreement, judge_verdict
+    from fbi.metrics._human import (
+        VERDICTS,
+        HumanLabel,
+        Verdict,
+        human_agreement,
+        judge_verdict,
+    )
     from fbi.metrics._leaderboard import cost_per_1000, leaderboard
     from fbi.metrics._manipulation import manipulation_effects
     from fbi.metrics._outcomes import (
@@ -149,13 +140,6 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
         outcome_of,
         pairwise_class,
         penalised,
-    )
-    from fbi.metrics._ppi import (
-        Estimate,
-        classical_mean,
-        effective_labels,
-        plug_in_correction,
-        ppi_mean,
     )
     from fbi.metrics._qa import (
         auroc,
@@ -221,19 +205,5 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
         TiesScore,
         VettingAgreement,
         WeightedRow,
-    )
-    from fbi.metrics._trust import (
-        MIN_ITEMS,
-        Calibration,
-        CascadeStage,
-        SequenceStep,
-        TrustItem,
-        assign,
-        binomial_upper,
-        calibrate,
-        cascade,
-        human_majority,
-        majority,
-        verdict_probabilities,
     )
     from fbi.metrics._weighted import weighted_rates

@@ -18,17 +18,11 @@ __all__ = [
     "FORMATS",
     "SUMMARY_SCHEMA_VERSION",
     "Block",
-    "Certificate",
-    "CorrectedEstimate",
     "Headline",
     "Section",
     "Summary",
     "Table",
-    "TrustReport",
-    "TrustResult",
-    "TrustSettings",
     "build_summary",
-    "check_judges",
     "comparison_sentence",
     "headline_table",
     "hunt_blocks",
@@ -36,7 +30,6 @@ __all__ = [
     "hunt_summary",
     "load_hunt",
     "load_robustness",
-    "read_human_labels",
     "read_summary",
     "register_section",
     "render_csv",
@@ -47,7 +40,6 @@ __all__ = [
     "sections",
     "terminal_report",
     "trust_blocks",
-    "trust_runs",
     "write_report",
     "write_trust",
 ]
@@ -58,7 +50,6 @@ __getattr__ = lazy_face("fbi.report")
 if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads them
     from fbi.report._headline import Headline, headline_table
     from fbi.report._html import render_html
-    from fbi.report._human import read_human_labels
     from fbi.report._hunt import hunt_blocks, hunt_markdown, hunt_summary, load_hunt
     from fbi.report._markdown import render_csv, render_markdown
     from fbi.report._robustness import load_robustness
@@ -66,8 +57,6 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
     from fbi.report._sections import Section, Table, register_section, sections
     from fbi.report._summary import CONVENTIONS, build_summary
     from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
-    from fbi.report._trust import TrustSettings, check_judges, trust_runs
-    from fbi.report._trust_models import Certificate, CorrectedEstimate, TrustReport, TrustResult
     from fbi.report._trust_output import trust_blocks, write_trust
     from fbi.report._verdict import comparison_sentence
     from fbi.report._write import FORMATS, read_summary, write_report

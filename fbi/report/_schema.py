@@ -35,8 +35,8 @@ from fbi.metrics import (
 from fbi.metrics import GroupRate as RateRow
 from fbi.metrics import PairwiseBreakdown as PairwiseRow
 from fbi.metrics import ReferenceHistogram as ReferenceRow
-from fbi.report._trust_models import Certificate
 from fbi.run_spec import DatasetRecord, PromptRecord
+from fbi.trust import Certificate
 
 #: summary.json's format. 2: comparisons name both sides' strategies (``strategy_b``,
 #: ``named``). The rows have not changed shape since; the models only type them.

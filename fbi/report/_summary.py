@@ -35,9 +35,6 @@ from fbi.metrics import (
     weighted_rates,
 )
 from fbi.records import ExplanationCheck
-from fbi.report._certificate import certificates
-from fbi.report._human import read_human_labels
-from fbi.report._labels import label_runs
 from fbi.report._schema import (
     SUMMARY_SCHEMA_VERSION,
     BestOfN,
@@ -48,15 +45,15 @@ from fbi.report._schema import (
     RunEntry,
     Summary,
 )
-from fbi.report._trust import TrustSettings
 from fbi.report._verdict import (
     named_pairs,
 )
-from fbi.runs import Run
+from fbi.runs import Run, label_runs
 from fbi.taxonomy import (
     Ability,
     get_category,
 )
+from fbi.trust import TrustSettings, certificates, read_human_labels
 
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
                                      Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]

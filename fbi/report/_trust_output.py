@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._terminal import Block
-from fbi.report._trust_models import Interval, TrustReport
+from fbi.trust import Interval, TrustReport
 
 TRUST_FILE = "trust.json"
 

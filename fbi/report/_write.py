@@ -12,7 +12,6 @@ from fbi.findings import HuntResult
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._html import render_html
 from fbi.report._jury import jury_run
-from fbi.report._labels import label_runs
 from fbi.report._markdown import (
     render_csv,
     render_markdown,
@@ -22,8 +21,8 @@ from fbi.report._schema import Summary
 from fbi.report._summary import (
     build_summary,
 )
-from fbi.report._trust import TrustSettings
-from fbi.runs import load_run
+from fbi.runs import label_runs, load_run
+from fbi.trust import TrustSettings
 
 FORMATS = ("md", "html", "json", "csv")
 

@@ -42,6 +42,7 @@ from fbi.runs._execute import (
     sampled_dry_run,
 )
 from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
+from fbi.runs._labels import label_runs
 from fbi.runs._read import Run, load_run
 from fbi.runs._stage import (
     Phase,
@@ -80,6 +81,7 @@ __all__ = [
     "execute",
     "finished_ids",
     "identity_differences",
+    "label_runs",
     "load_run",
     "now",
     "perform",

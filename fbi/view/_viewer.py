@@ -268,7 +268,7 @@ class Viewer:
             return {}, []
         wanted = frozenset(index.entry.key for index in indexes)
         if wanted not in self._human_cache:
-            from fbi.report import read_human_labels
+            from fbi.trust import read_human_labels
 
             instances = {i: inst for index in indexes for i, inst in index.instances.items()}
             labels, warnings = read_human_labels(self.human, instances)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.run_spec import RunSpec, identity_of
-from fbi.runs import Run
+from fbi.runs._read import Run
 
 
 def label_runs(runs: list[Run]) -> list[Run]:

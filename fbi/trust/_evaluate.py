@@ -1,9 +1,9 @@
 """`fbi trust` and the certificate of `fbi report --human`: from judge runs and human
 labels to a decision — when a judge's verdict can be taken without a person, what a
 metric computed with the judge is worth, and how many labels would settle it. The
-statistics are `fbi.metrics._trust` (fixed-sequence testing, cascades) and
-`fbi.metrics._ppi` (PPI++, the plug-in correction); this module turns runs into their
-items and their results into `trust.json` (`fbi.report._trust_models`).
+statistics are `_calibration` (fixed-sequence testing, cascades) and `_ppi` (PPI++, the
+plug-in correction); this module turns runs into their items and their results into
+`trust.json` (`_models`).
 
 An item is an instance under a strategy. Its judge verdict and confidence come from
 ``--confidence``: ``samples`` (a run with ``--samples K``: the majority verdict of the K
@@ -26,26 +26,27 @@ from pathlib import Path
 
 from fbi.errors import InputError
 from fbi.metrics import (
+    HumanLabel,
+    judge_verdict,
+    judgments_by_instance,
+    wilson_interval,
+)
+from fbi.runs import Run, label_runs
+from fbi.taxonomy import strategy_order
+from fbi.trust._calibration import (
     MIN_ITEMS,
     Calibration,
-    HumanLabel,
     TrustItem,
     assign,
     binomial_upper,
     calibrate,
     cascade,
-    classical_mean,
-    effective_labels,
     human_majority,
-    judge_verdict,
-    judgments_by_instance,
     majority,
-    plug_in_correction,
-    ppi_mean,
     verdict_probabilities,
-    wilson_interval,
 )
-from fbi.report._trust_models import (
+from fbi.trust._labels import read_human_labels
+from fbi.trust._models import (
     CorrectedEstimate,
     Interval,
     PlanRow,
@@ -54,8 +55,7 @@ from fbi.report._trust_models import (
     TrustReport,
     TrustResult,
 )
-from fbi.runs import Run
-from fbi.taxonomy import strategy_order
+from fbi.trust._ppi import classical_mean, effective_labels, plug_in_correction, ppi_mean
 
 CONFIDENCES = ("auto", "samples", "logprob", "jury")
 
@@ -247,7 +247,7 @@ def trust_result(judge: str, strategy: str, kind: str, items: Sequence[TrustItem
 def cascade_result(judges: Sequence[tuple[str, Sequence[TrustItem]]], strategy: str,
                    kind: str, settings: TrustSettings, calibration_ids: set[str],
                    test_ids: set[str]) -> TrustResult:
-    """A cascade of judges, cheapest first (`fbi.metrics._trust.cascade`)."""
+    """A cascade of judges, cheapest first (`_calibration.cascade`)."""
     shared = set.intersection(*({i.key for i in items} for _, items in judges))
     judges = [(name, [i for i in items if i.key in shared]) for name, items in judges]
     calibration_judges = [(name, [i for i in items if i.key[0] in calibration_ids])
@@ -539,8 +539,6 @@ def trust_runs(runs: Sequence[Run], human: str | Path, settings: TrustSettings,
     module docstring). ``runs``: one judge, or several as a jury; ``cascade_runs``: the
     judges of a cascade, cheapest first."""
     from fbi import __version__
-    from fbi.report._human import read_human_labels
-    from fbi.report._labels import label_runs
 
     check_judges(runs, cascade_runs)
     named = label_runs([*runs, *cascade_runs])  # distinct labels for the same model

@@ -46,7 +46,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fbi.metrics._human import VERDICTS, Verdict
+from fbi.metrics import VERDICTS, Verdict
 
 #: Thresholds with fewer calibration items at or above them are skipped, not tested (as
 #: the authors' code skips them): the bound is valid at any n, but one disagreement among

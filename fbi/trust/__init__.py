@@ -1,0 +1,77 @@
+"""Trusting a judge: from judge runs and human labels to a decision (`fbi trust`, and the
+certificate of `fbi report --human`). When may a judge's verdict be taken without a person
+(fixed-sequence testing, "Trust or Escalate", Jung et al. 2025), what is a metric computed
+with the judge worth (PPI++, Angelopoulos et al. 2023; the plug-in correction), how many
+labels would settle it, and which blind spots a certificate names. The human labels are
+read here too. The terminal and file renderings of these results are the report's.
+"""
+
+from fbi.trust._calibration import (
+    MIN_ITEMS,
+    Calibration,
+    CascadeStage,
+    SequenceStep,
+    TrustItem,
+    assign,
+    binomial_upper,
+    calibrate,
+    cascade,
+    human_majority,
+    majority,
+    verdict_probabilities,
+)
+from fbi.trust._certificate import certificates
+from fbi.trust._evaluate import TrustSettings, check_judges, trust_runs
+from fbi.trust._labels import read_human_labels
+from fbi.trust._models import (
+    BlindSpot,
+    Certificate,
+    CorrectedEstimate,
+    Interval,
+    PlanRow,
+    Stage,
+    Step,
+    TrustReport,
+    TrustResult,
+)
+from fbi.trust._ppi import (
+    Estimate,
+    classical_mean,
+    effective_labels,
+    plug_in_correction,
+    ppi_mean,
+)
+
+__all__ = [
+    "MIN_ITEMS",
+    "BlindSpot",
+    "Calibration",
+    "CascadeStage",
+    "Certificate",
+    "CorrectedEstimate",
+    "Estimate",
+    "Interval",
+    "PlanRow",
+    "SequenceStep",
+    "Stage",
+    "Step",
+    "TrustItem",
+    "TrustReport",
+    "TrustResult",
+    "TrustSettings",
+    "assign",
+    "binomial_upper",
+    "calibrate",
+    "cascade",
+    "certificates",
+    "check_judges",
+    "classical_mean",
+    "effective_labels",
+    "human_majority",
+    "majority",
+    "plug_in_correction",
+    "ppi_mean",
+    "read_human_labels",
+    "trust_runs",
+    "verdict_probabilities",
+]
