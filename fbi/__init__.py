@@ -37,29 +37,3 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+source"
 
-__all__ = [
-    "CATEGORIES",
-    "PERTURBATION_CATEGORIES",
-    "SCORE_INVARIANT",
-    "Ability",
-    "Category",
-    "ConfigError",
-    "Dataset",
-    "DatasetError",
-    "FbiError",
-    "InputError",
-    "Instance",
-    "MissingExtra",
-    "MissingKey",
-    "ModelError",
-    "Problem",
-    "Provenance",
-    "UnknownName",
-    "Validation",
-    "VettingLabel",
-    "__version__",
-    "get_category",
-    "load_dataset",
-    "validate_dataset",
-    "write_dataset",
-]

@@ -106,11 +106,14 @@ def api_page(site: Path, module: str) -> str:
 
 
 def public_names(module: str) -> list[str]:
-    """A face's ``__all__``; for a core module without one, the classes and functions it
-    defines (what mkdocstrings shows of it)."""
+    """A face's names (`fbi.faces.public_names`); for a core module, the classes and
+    functions it defines (what mkdocstrings shows of it)."""
+    from fbi.faces import public_names as face_names
+
     found = importlib.import_module(module)
-    names = getattr(found, "__all__", None)
-    if names is None:
+    if found.__file__.endswith("__init__.py"):
+        names = face_names(module)
+    else:
         names = [name for name, value in vars(found).items() if not name.startswith("_")
                  and (inspect.isclass(value) or inspect.isfunction(value))
                  and value.__module__ == module]

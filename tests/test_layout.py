@@ -144,43 +144,36 @@ def test_no_module_is_over_600_lines_and_no_renderer_over_60():
     assert not long_renderers, long_renderers
 
 
-def face_names(path: Path) -> tuple[list[str], set[str]]:
-    """A face's ``__all__`` and the names it imports (a lazy face's too, under
-    ``TYPE_CHECKING``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    listed: list[str] = []
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id == "__all__":
-                listed = [elt.value for elt in node.value.elts]
-        elif isinstance(node, ast.ImportFrom) and node.module and \
-                node.module.startswith(f"fbi.{path.parent.name}.") and \
-                node.module.count(".") == 2:  # its private modules and its subpackages
-            imported.update(alias.asname or alias.name for alias in node.names)
-    return listed, imported
+def faces() -> list[Path]:
+    """Every package face: fbi's own and each package's ``__init__``, nested ones too."""
+    return sorted(p for p in FBI.rglob("__init__.py") if p.parent.name not in ("cli", "data"))
 
 
-def test_every_face_lists_what_it_imports_and_each_name_resolves():
-    """A package's face (``__init__``) is its whole public API: ``__all__`` names exactly
-    the names it takes from its private modules (a lazy face's ``TYPE_CHECKING`` imports,
-    which are also what it loads: `fbi.faces`); each resolves to the object its private
-    module defines."""
+def test_every_face_names_each_export_once_and_each_resolves():
+    """A package's face (``__init__``) is its whole public API, each name written once:
+    the names it imports from its own modules (a lazy face's under ``TYPE_CHECKING``,
+    which are also what it loads), with no ``__all__`` repeating them (`fbi.faces`); each
+    resolves to the object its module defines."""
     import importlib
 
+    from fbi.faces import face_imports, public_names
+
     problems = []
-    for path in sorted(FBI.glob("*/__init__.py")):
-        package = f"fbi.{path.parent.name}"
-        listed, imported = face_names(path)
-        if not listed:
-            continue
-        if len(set(listed)) != len(listed):
-            problems.append(f"{package}: __all__ names a name twice")
-        if set(listed) != imported:
-            problems.append(f"{package}: __all__ and its imports differ by "
-                            f"{sorted(set(listed) ^ imported)}")
+    for path in faces():
+        package = ".".join(("fbi", *path.parent.relative_to(FBI).parts))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") ==
+               "__all__" for node in tree.body):
+            problems.append(f"{package}: an __all__ repeats the names its imports give")
+        imported = [alias.asname or alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module and
+                    node.module.startswith(f"{package}.") for alias in node.names]
+        if len(imported) != len(set(imported)):
+            problems.append(f"{package}: a name is imported twice")
         face = importlib.import_module(package)
-        for name in listed:
-            if getattr(face, name, None) is None and name not in vars(face):
-                problems.append(f"{package}.{name} does not resolve")
+        for name in public_names(package):
+            module = face_imports(package).get(name, package)
+            if getattr(face, name, None) is not getattr(importlib.import_module(module),
+                                                         name, object()):
+                problems.append(f"{package}.{name} does not resolve to {module}.{name}")
     assert not problems, "\n".join(problems)

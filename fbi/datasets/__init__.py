@@ -31,27 +31,3 @@ from fbi.datasets._layouts import (
 )
 from fbi.datasets._preference import parse_columns
 
-__all__ = [
-    "QUICK",
-    "SAMPLE",
-    "Dataset",
-    "HubSpec",
-    "RawRow",
-    "Reader",
-    "RowLayout",
-    "RowProblem",
-    "Validation",
-    "layout_of",
-    "layouts",
-    "load_dataset",
-    "load_gold_items",
-    "parse_columns",
-    "read_file_rows",
-    "read_rows",
-    "readable_rows",
-    "register_layout",
-    "source_name",
-    "validate_dataset",
-    "with_line_numbers",
-    "write_dataset",
-]

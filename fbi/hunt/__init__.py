@@ -19,7 +19,3 @@ from fbi.hunt._operators import Edit, Operator, error_operators, hunt_rule
 from fbi.hunt._predicates import PREDICATES, EditView, Predicate, describe, predicate
 from fbi.hunt._structure import PLACES, Place, place
 
-__all__ = ["DEFAULT_BUDGET", "PLACES", "PREDICATES", "Edit", "EditView", "Hunt",
-           "HuntConfig", "HuntStatus", "Operator", "Place", "Predicate", "cover",
-           "describe", "error_operators", "hunt_rule", "margin_test", "place",
-           "predicate", "score_all"]

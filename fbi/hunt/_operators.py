@@ -37,13 +37,13 @@ from fbi.errors import InputError
 from fbi.hunt._predicates import EditView
 from fbi.hunt._structure import PLACES, places_of
 from fbi.perturb import is_manipulation, manipulate, manipulations
-from fbi.perturb.rules import NEEDS_LLM, Change, Declined, GoldItem, RuleResult, apply_rule
+from fbi.perturb.rules import NEEDS_LLM, Change, Declined, RuleResult, apply_rule
 from fbi.perturb.rules import family_of as rule_family
 from fbi.perturb.rules import rules as perturb_rules
 from fbi.perturb.rules.negation import NEGATIONS as _NEGATABLE
 from fbi.perturb.rules.order import swap_list_items, swap_sentences
 from fbi.perturb.rules.spelling import typo
-from fbi.records import Instance, Provenance
+from fbi.records import GoldItem, Instance, Provenance
 from fbi.taxonomy import Ability, get_category, unknown_name_message
 
 LLM = "llm/"  # an LLM perturber's operator: llm/CATEGORY

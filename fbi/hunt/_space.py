@@ -32,7 +32,8 @@ from fbi.hunt._predicates import PREDICATES, Predicate, where_predicates
 from fbi.hunt._structure import PLACES, places_of
 from fbi.hunt._table import Population
 from fbi.perturb import manipulations
-from fbi.perturb.rules import Declined, GoldItem
+from fbi.perturb.rules import Declined
+from fbi.records import GoldItem
 
 #: Tries at drawing an edit that fits a description before giving up on it for now.
 DRAW_ATTEMPTS = 120

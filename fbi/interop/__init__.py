@@ -9,4 +9,3 @@ A layer above the stages: it re-renders calls through the judge stage's face.
 
 from fbi.interop._inspect_log import SCORE_VALUES, export_inspect, run_as_eval_log
 
-__all__ = ["SCORE_VALUES", "export_inspect", "run_as_eval_log"]

@@ -22,14 +22,14 @@ from fbi.estimates import count_tokens
 from fbi.logs import read_log
 from fbi.perturb._manipulate import is_manipulation
 from fbi.perturb._prescreen import DEFAULT_LENGTH_THRESHOLD, prescreen
-from fbi.perturb.rules import RULES_VERSION, Declined, GoldItem, apply_rule
+from fbi.perturb.rules import RULES_VERSION, Declined, apply_rule
 from fbi.providers import (
     LOCAL_JUDGE,
     ModelRequest,
     ModelResponse,
     json_object_in,
 )
-from fbi.records import CallRecord, Instance, Provenance
+from fbi.records import CallRecord, GoldItem, Instance, Provenance
 from fbi.run_spec import (
     DatasetRecord,
     Parameters,

@@ -13,38 +13,6 @@ from typing import TYPE_CHECKING
 
 from fbi.faces import lazy_face
 
-__all__ = [
-    "CONVENTIONS",
-    "FORMATS",
-    "SUMMARY_SCHEMA_VERSION",
-    "Block",
-    "Headline",
-    "Section",
-    "Summary",
-    "Table",
-    "build_summary",
-    "comparison_sentence",
-    "headline_table",
-    "hunt_blocks",
-    "hunt_markdown",
-    "hunt_summary",
-    "load_hunt",
-    "load_robustness",
-    "read_summary",
-    "register_section",
-    "render_csv",
-    "render_html",
-    "render_markdown",
-    "report_warnings",
-    "robustness_blocks",
-    "sections",
-    "terminal_report",
-    "trust_blocks",
-    "write_report",
-    "write_trust",
-]
-
-
 __getattr__ = lazy_face("fbi.report")
 
 if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads them

@@ -13,5 +13,3 @@ from fbi.view._index import Filters, RunIndex, build_index
 from fbi.view._server import ViewServer
 from fbi.view._viewer import Viewer
 
-__all__ = ["Filters", "RunEntry", "RunIndex", "ViewServer", "Viewer", "build_index",
-           "discover"]

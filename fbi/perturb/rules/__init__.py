@@ -23,9 +23,6 @@ from fbi.perturb.rules._base import (
 )
 from fbi.records import GoldItem
 
-__all__ = ["NEEDS_LLM", "RULES", "RULES_VERSION", "Change", "Declined", "GoldItem", "Rule",
-           "RuleResult", "apply_rule", "family_of", "rule", "rules"]
-
 
 def apply_rule(category: str, item: GoldItem, seed: int) -> RuleResult:
     """Run the rule for ``category``; raises Declined when there is none or it cannot."""
@@ -53,7 +50,7 @@ def family_of(category: str) -> str:
 
 
 def _load_families() -> None:
-    from fbi.perturb.rules import (  # noqa: F401  (importing registers the rules)
+    from fbi.perturb.rules import (
         grammar,
         invariant,
         negation,

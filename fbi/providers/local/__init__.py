@@ -21,21 +21,3 @@ from fbi.providers.local._provider import (
     runtime_endpoint,
 )
 
-__all__ = [
-    "CONTEXT_TOKENS",
-    "LOCAL_JUDGE",
-    "MODELS",
-    "PROVIDER",
-    "RUNTIMES",
-    "RUNTIME_ENV",
-    "LocalCallAborted",
-    "abort_all",
-    "allow_all",
-    "check_available",
-    "generate",
-    "gguf_path",
-    "load_engine",
-    "register",
-    "runtime",
-    "runtime_endpoint",
-]
