@@ -444,7 +444,7 @@ def test_a_judge_given_no_weight_is_said_to_add_nothing():
     judge λ = 0, and "labels worth 177" read as a gain. Worked by hand: the people all
     say 1, so cov(Y, Ŷ) = 0 and λ = 0; the estimate is the people's alone."""
     from fbi.report._trust_output import labels_worth
-    from fbi.trust._evaluate import _estimate
+    from fbi.trust._estimates import _estimate
 
     row = _estimate("j", "vanilla", "share", [1.0] * 4 + [0.0], [1.0] * 4 + [0.0],
                     [1.0, 0.0, 1.0, 1.0, 0.0])  # the judge tracks the people: λ > 0

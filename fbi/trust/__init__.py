@@ -21,7 +21,7 @@ from fbi.trust._calibration import (
     verdict_probabilities,
 )
 from fbi.trust._certificate import certificates
-from fbi.trust._evaluate import TrustSettings, check_judges, trust_runs
+from fbi.trust._evaluate import check_judges, trust_runs
 from fbi.trust._labels import read_human_labels
 from fbi.trust._models import (
     BlindSpot,
@@ -41,4 +41,5 @@ from fbi.trust._ppi import (
     plug_in_correction,
     ppi_mean,
 )
+from fbi.trust._settings import TrustSettings
 

@@ -14,14 +14,10 @@ from fbi.findings import HuntResult
 from fbi.metrics import GroupRate, HumanLabel, cost_per_1000
 from fbi.runs import Run
 from fbi.trust._calibration import human_majority
-from fbi.trust._evaluate import (
-    TrustSettings,
-    confidence_kind,
-    run_items,
-    split,
-    trust_result,
-)
+from fbi.trust._evaluate import trust_result
+from fbi.trust._items import confidence_kind, run_items, split
 from fbi.trust._models import BlindSpot, Certificate
+from fbi.trust._settings import TrustSettings
 
 
 def _blind_spots(run: Run, strategy: str, rates: Sequence[GroupRate],

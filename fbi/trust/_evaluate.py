@@ -2,15 +2,10 @@
 labels to a decision — when a judge's verdict can be taken without a person, what a
 metric computed with the judge is worth, and how many labels would settle it. The
 statistics are `_calibration` (fixed-sequence testing, cascades) and `_ppi` (PPI++, the
-plug-in correction); this module turns runs into their items and their results into
-`trust.json` (`_models`).
+plug-in correction); runs become items in `_items`, estimates are corrected in
+`_estimates`, the labels still needed are counted in `_plan`; this module makes each
+judge's (and cascade's) result and `trust.json` (`_models`).
 
-An item is an instance under a strategy. Its judge verdict and confidence come from
-``--confidence``: ``samples`` (a run with ``--samples K``: the majority verdict of the K
-askings and the share giving it), ``logprob`` (``--logprobs``, single-answer strategies:
-the most probable verdict under the two score distributions and its probability) or
-``jury`` (several runs of different judges: their majority verdict and the share giving
-it). Its human verdict is the strict majority of the people's verdicts on the instance.
 Labelled instances are split at random (seeded) into calibration and test: the
 threshold is chosen on the calibration part; the test part checks it.
 """
@@ -18,193 +13,31 @@ threshold is chosen on the calibration part; the test part checks it.
 from __future__ import annotations
 
 import math
-import random
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.metrics import (
-    HumanLabel,
-    judge_verdict,
-    judgments_by_instance,
-    wilson_interval,
-)
 from fbi.runs import Run, label_runs
 from fbi.taxonomy import strategy_order
 from fbi.trust._calibration import (
-    MIN_ITEMS,
     Calibration,
     TrustItem,
     assign,
-    binomial_upper,
     calibrate,
     cascade,
     human_majority,
-    majority,
-    verdict_probabilities,
 )
+from fbi.trust._estimates import corrected_estimates, scores_of
+from fbi.trust._items import confidence_kind, jury_items, run_items, split, votes_of
 from fbi.trust._labels import read_human_labels
 from fbi.trust._models import (
-    CorrectedEstimate,
-    Interval,
-    PlanRow,
     Stage,
     Step,
     TrustReport,
     TrustResult,
 )
-from fbi.trust._ppi import classical_mean, effective_labels, plug_in_correction, ppi_mean
-
-CONFIDENCES = ("auto", "samples", "logprob", "jury")
-
-
-@dataclass(frozen=True)
-class TrustSettings:
-    """What `fbi trust` is asked: one settings object, checked when made."""
-
-    target: float = 0.8
-    """The human agreement to guarantee."""
-    delta: float = 0.1
-    """The guarantee holds with probability at least 1 − delta."""
-    confidence: str = "auto"
-    """``samples``, ``logprob``, ``jury`` or ``auto`` (jury for several runs, else samples
-    when the run has them, else logprob)."""
-    test_share: float = 0.5
-    """Share of the labelled instances held out to check the threshold."""
-    seed: int = 0
-    """Seeds the calibration / test split."""
-    min_items: int = MIN_ITEMS
-    """Thresholds with fewer calibration items at or above them are not tried."""
-    width: float = 0.1
-    """The planner's target interval width."""
-
-    def __post_init__(self) -> None:
-        for name in ("target", "delta"):
-            value = getattr(self, name)
-            if not 0 < value < 1:
-                raise InputError(f"--{name} {value}: must lie strictly between 0 and 1 "
-                                 f"(e.g. --target 0.8 --delta 0.1)")
-        if not 0 <= self.test_share < 1:
-            raise InputError(f"--test-share {self.test_share}: must be in [0, 1)")
-        if self.confidence not in CONFIDENCES:
-            raise InputError(f"--confidence {self.confidence}: one of "
-                             f"{', '.join(CONFIDENCES)}")
-        if self.min_items < 1 or not 0 < self.width < 1:
-            raise InputError("--min-items must be at least 1 and --width in (0, 1)")
-
-
-def votes_of(labels: Sequence[HumanLabel]) -> dict[str, list]:
-    """Instance → the people's verdicts on it."""
-    votes: dict[str, list] = defaultdict(list)
-    for label in labels:
-        if label.verdict is not None:
-            votes[label.instance_id].append(label.verdict)
-    return votes
-
-
-def confidence_kind(runs: Sequence[Run], asked: str) -> str:
-    """The confidence signal to use, or an `InputError` saying how to get one."""
-    has_samples = all(run.repeats for run in runs)
-    if asked == "auto":
-        asked = "jury" if len(runs) > 1 else "samples" if has_samples else "logprob"
-    if asked == "jury" and len(runs) < 2:
-        raise InputError("--confidence jury needs several runs of different judges over "
-                         "the same instances: fbi trust RUN1 RUN2 RUN3 …")
-    if asked == "samples" and not has_samples:
-        raise InputError("no confidence signal: --confidence samples needs runs made with "
-                         "`fbi evaluate --samples K` (K ≥ 2); or use --logprobs runs, or "
-                         "several judges (jury)")
-    if asked == "logprob" and not any(j.score_probabilities for run in runs
-                                      for j in run.judgments):
-        raise InputError("no confidence signal: these runs hold no log-probabilities. Fix: "
-                         "judge with `fbi evaluate --samples K` (K ≥ 2) or `--logprobs` "
-                         "(single-answer strategies), or give several judges' runs (jury)")
-    return asked
-
-
-def _call_costs(run: Run) -> dict[tuple[str, str], float | None]:
-    costs: dict[tuple[str, str], float | None] = defaultdict(float)
-    for judgment in [*run.judgments, *run.repeats]:
-        key = (judgment.instance_id, judgment.strategy)
-        if judgment.cost is None or costs[key] is None:
-            costs[key] = None
-        else:
-            costs[key] += judgment.cost  # type: ignore[operator]
-    return costs
-
-
-def run_items(run: Run, strategy: str, kind: str, votes: dict[str, list]
-              ) -> list[TrustItem]:
-    """One run's items under ``strategy`` with ``kind``'s confidence (see the module
-    docstring); instances without a verdict (unreadable, reference-guided) left out."""
-    costs = _call_costs(run)
-    mine = [j for j in [*run.judgments, *run.repeats] if j.strategy == strategy]
-    items = []
-    if kind == "samples":
-        by_sample: dict[str, dict[int, dict]] = defaultdict(lambda: defaultdict(dict))
-        for judgment in mine:
-            by_sample[judgment.instance_id][judgment.sample][judgment.role] = judgment
-        for instance_id, samples in by_sample.items():
-            verdicts = [v for v in (judge_verdict(roles) for roles in samples.values()) if v]
-            found = majority(verdicts) if len(verdicts) >= 2 else None
-            if found:
-                items.append(_item(instance_id, strategy, *found, votes, costs))
-    else:  # logprob
-        for (_, _, instance_id), roles in judgments_by_instance(
-                [j for j in mine if j.sample == 0]).items():
-            gold, perturbed = roles.get("gold"), roles.get("perturbed")
-            if gold is None or perturbed is None or gold.status != "ok" or \
-                    perturbed.status != "ok" or not gold.score_probabilities or \
-                    not perturbed.score_probabilities:
-                continue
-            probabilities = verdict_probabilities(gold.score_probabilities,
-                                                  perturbed.score_probabilities)
-            verdict = max(probabilities, key=lambda v: probabilities[v])  # type: ignore[arg-type]
-            items.append(_item(instance_id, strategy, verdict, probabilities[verdict],
-                               votes, costs))
-    return items
-
-
-def jury_items(runs: Sequence[Run], strategy: str, votes: dict[str, list]
-               ) -> list[TrustItem]:
-    """Items of several judges together: their majority verdict and the share giving
-    it, over the instances every judge gave a verdict on."""
-    per_run = []
-    for run in runs:
-        verdicts = {}
-        for (_, _, instance_id), roles in judgments_by_instance(
-                [j for j in run.judgments if j.strategy == strategy]).items():
-            verdict = judge_verdict(roles)
-            if verdict:
-                verdicts[instance_id] = verdict
-        per_run.append(verdicts)
-    shared = set.intersection(*(set(v) for v in per_run)) if per_run else set()
-    costs = [_call_costs(run) for run in runs]
-    items = []
-    for instance_id in sorted(shared):
-        verdict, share = majority([v[instance_id] for v in per_run])  # type: ignore[misc]
-        parts = [c.get((instance_id, strategy)) for c in costs]
-        cost = None if any(p is None for p in parts) else sum(parts)  # type: ignore[arg-type]
-        items.append(TrustItem((instance_id, strategy), verdict, share,
-                               human_majority(votes.get(instance_id, [])), cost))
-    return items
-
-
-def _item(instance_id, strategy, verdict, confidence, votes, costs) -> TrustItem:
-    return TrustItem((instance_id, strategy), verdict, float(confidence),
-                     human_majority(votes.get(instance_id, [])),
-                     costs.get((instance_id, strategy)))
-
-
-def split(instance_ids: Sequence[str], test_share: float, seed: int
-          ) -> tuple[set[str], set[str]]:
-    """Labelled instances into calibration and test, at random (seeded)."""
-    ordered = sorted(instance_ids)
-    random.Random(seed).shuffle(ordered)
-    cut = len(ordered) - round(len(ordered) * test_share)
-    return set(ordered[:cut]), set(ordered[cut:])
+from fbi.trust._plan import plan
+from fbi.trust._settings import TrustSettings
 
 
 def _cost_per_item(items: Sequence[TrustItem]) -> float | None:
@@ -325,150 +158,6 @@ def sentence(result: TrustResult) -> str:
             f"(δ = {result.delta:g}); the rest go to people.{saved}")
 
 
-def corrected_estimates(run: Run, strategy: str, votes: dict[str, list],
-                        scores: dict[tuple[str, str], list[float]]) -> list[CorrectedEstimate]:
-    """The preference rate (and the perturbed answer's mean score, where people scored
-    it) over all the run's items, by the judge alone, the people alone, PPI++ and the
-    plug-in correction."""
-    first = [j for j in run.judgments if j.strategy == strategy]
-    roles_by_instance = {i: roles for (_, _, i), roles in judgments_by_instance(first).items()}
-    verdicts = {i: judge_verdict(roles) for i, roles in roles_by_instance.items()}
-    verdicts = {i: v for i, v in verdicts.items() if v}
-    if not verdicts:
-        return []
-    humans = {i: human_majority(votes.get(i, [])) for i in verdicts}
-    labelled = [i for i in verdicts if humans[i] is not None]
-    unlabelled = [i for i in verdicts if humans[i] is None]
-    estimates = [_estimate(run.label, strategy, "preference rate",
-                           [float(humans[i] == "a") for i in labelled],
-                           [float(verdicts[i] == "a") for i in labelled],
-                           [float(verdicts[i] == "a") for i in unlabelled], binary=True)]
-    people = {i: sum(v) / len(v) for (i, answer), v in scores.items()
-              if answer == "perturbed" and v}
-    judged = {i: roles["perturbed"].score for i, roles in roles_by_instance.items()
-              if "perturbed" in roles and roles["perturbed"].status == "ok"
-              and roles["perturbed"].score is not None}
-    scored = [i for i in judged if i in people]
-    if scored:
-        estimates.append(_estimate(run.label, strategy, "mean score of the perturbed answer",
-                                   [people[i] for i in scored], [judged[i] for i in scored],
-                                   [judged[i] for i in judged if i not in people]))
-    return estimates
-
-
-def _interval(estimate) -> Interval:
-    return Interval(value=estimate.value, low=estimate.low, high=estimate.high,
-                    n=estimate.n, note=estimate.note)
-
-
-def _share_interval(values: list[float]) -> Interval:
-    if not values:
-        return Interval(value=None, note="no item")
-    hits = round(sum(values))
-    low, high = wilson_interval(hits, len(values))  # type: ignore[misc]
-    return Interval(value=hits / len(values), low=low, high=high, n=len(values))
-
-
-def _estimate(judge: str, strategy: str, quantity: str, human: list[float],
-              judge_labelled: list[float], judge_unlabelled: list[float],
-              binary: bool = False) -> CorrectedEstimate:
-    human_only = classical_mean(human)
-    corrected, lam = ppi_mean(human, judge_labelled, judge_unlabelled)
-    judge_all = [*judge_labelled, *judge_unlabelled]
-    shown = [_interval(classical_mean(values)) for values in (human, judge_all)]
-    if binary:  # a share: Wilson's interval, honest at 0 and 1 where the normal one is not
-        shown = [_share_interval(values) for values in (human, judge_all)]
-    ppi = _interval(corrected)
-    if corrected.value is not None and lam == 0:  # said, not left to look like a gain
-        ppi.note = ("λ = 0: the judge's labels get no weight, since over the labelled "
-                    "items they do not vary with the people's (e.g. every human label "
-                    "alike); this is the people's estimate alone")
-    row = CorrectedEstimate(
-        judge=judge, strategy=strategy, quantity=quantity, n_labelled=len(human),
-        n_unlabelled=len(judge_unlabelled), judge_only=shown[1],
-        human_only=shown[0], ppi=ppi,
-        ppi_lambda=lam if corrected.value is not None else None,
-        effective_labels=effective_labels(human_only, corrected, len(human)))
-    if binary and human:
-        true = [f for y, f in zip(human, judge_labelled, strict=True) if y == 1]
-        false = [f for y, f in zip(human, judge_labelled, strict=True) if y == 0]
-        test = judge_unlabelled or judge_labelled
-        if true and false:
-            row.sensitivity, row.specificity = sum(true) / len(true), \
-                1 - sum(false) / len(false)
-            row.plug_in = _interval(plug_in_correction(
-                sum(test) / len(test), row.specificity, row.sensitivity, len(test),
-                len(false), len(true)))
-        else:
-            row.plug_in = Interval(value=None, note="needs labelled items of both kinds")
-    return row
-
-
-def plan(result: TrustResult, items: Sequence[TrustItem], settings: TrustSettings,
-         categories: dict[str, str]) -> list[PlanRow]:
-    """How many more labels: per category, for the agreement interval to reach the
-    target width (Wilson, at the category's current agreement); per confidence band
-    (the items at or above each quartile of confidence), to certify the target if the
-    band's disagreement rate holds."""
-    rows = []
-    labelled = [i for i in items if i.human is not None]
-    by_category: dict[str, list[TrustItem]] = defaultdict(list)
-    for item in labelled:
-        by_category[categories.get(item.key[0], "?")].append(item)
-    goal = f"agreement interval ≤ {settings.width:g} wide ({result.judge}, {result.strategy})"
-    for category, members in sorted(by_category.items()):
-        agree = sum(i.verdict == i.human for i in members)
-        needed = _labels_for_width(agree / len(members), settings.width)
-        rows.append(PlanRow(goal=goal, where=f"category {category}", labelled=len(members),
-                            needed=needed, more=max(0, needed - len(members))))
-    confidences = sorted(i.confidence for i in labelled)
-    bands = sorted({confidences[min(len(confidences) - 1, int(q * len(confidences)))]
-                    for q in (0.75, 0.5, 0.25)} if labelled else set(), reverse=True)
-    for threshold in bands:
-        band = [i for i in labelled if i.confidence >= threshold]
-        rate = sum(i.verdict != i.human for i in band) / len(band)
-        needed = _labels_to_certify(rate, settings.target, settings.delta)
-        rows.append(PlanRow(
-            goal=f"certify {100 * settings.target:.0f}% agreement at δ = "
-                 f"{settings.delta:g} ({result.judge}, {result.strategy})",
-            where=f"confidence ≥ {threshold:.2f} ({100 * len(band) / len(labelled):.0f}% "
-                  f"of the labelled items, {100 * rate:.0f}% disagreement)",
-            labelled=len(band), needed=needed,
-            more=None if needed is None else max(0, needed - len(band))))
-    return rows
-
-
-def _labels_for_width(agreement: float, width: float) -> int:
-    """The smallest n whose Wilson interval at this agreement is at most ``width`` wide."""
-    n = 1
-    while n < 1_000_000:
-        low, high = wilson_interval(round(agreement * n), n) or (0.0, 1.0)
-        if high - low <= width:
-            return n
-        n = max(n + 1, int(n * 1.2))
-    return n
-
-
-def _labels_to_certify(rate: float, target: float, delta: float) -> int | None:
-    """The smallest n whose exact bound at this disagreement rate certifies the target;
-    None when the rate itself is above 1 − target."""
-    alpha = 1 - target
-    if rate >= alpha:
-        return None
-    low, high = 1, 1
-    while binomial_upper(math.floor(rate * high), high, delta) > alpha:
-        low, high = high, high * 2
-        if high > 10_000_000:
-            return None
-    while low < high:
-        middle = (low + high) // 2
-        if binomial_upper(math.floor(rate * middle), middle, delta) <= alpha:
-            high = middle
-        else:
-            low = middle + 1
-    return high
-
-
 def _strategy_result(runs: Sequence[Run], cascade_runs: Sequence[Run], strategy: str,
                      kind: str, votes: dict[str, list], settings: TrustSettings,
                      split_ids: tuple[set[str], set[str]]
@@ -491,15 +180,6 @@ def _strategy_result(runs: Sequence[Run], cascade_runs: Sequence[Run], strategy:
         return None, [], (f"{strategy}: no {kind} confidence under it (a pairwise or "
                           "reference-guided strategy has no score distributions); left out")
     return trust_result(name, strategy, kind, items, settings, *split_ids), items, ""
-
-
-def scores_of(labels: Sequence[HumanLabel]) -> dict[tuple[str, str], list[float]]:
-    """(instance, answer) → the people's scores of it."""
-    scores: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for label in labels:
-        if label.score is not None:
-            scores[(label.instance_id, label.answer)].append(label.score)
-    return scores
 
 
 def _check_enough(results: list[TrustResult], kind: str, settings: TrustSettings,
