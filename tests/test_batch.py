@@ -184,8 +184,7 @@ def test_batch_mode_refuses_what_it_cannot_keep(tmp_path):
 
 
 def test_batch_cost_uses_the_providers_batch_prices():
-    from fbi.providers import import_litellm
-    from fbi.runs._batch import batch_cost
+    from fbi.providers import batch_cost, import_litellm
 
     prices = import_litellm().model_cost["gpt-4o"]
     expected = 1000 * prices["input_cost_per_token_batches"] + \
@@ -243,7 +242,7 @@ def test_help_and_docs_name_the_providers_the_code_drives():
     the ones in fbi's table of batch protocols."""
     from pathlib import Path
 
-    from fbi.runs._batch import BATCH_PROTOCOLS
+    from fbi.providers import BATCH_PROTOCOLS
 
     names = [protocol.name for protocol in BATCH_PROTOCOLS.values()]
     shown = CliRunner().invoke(main, ["evaluate", "--help"], terminal_width=200).output

@@ -27,7 +27,8 @@ from rich.progress import (
 from rich.table import Table
 
 from fbi.cli._console import console, err_console
-from fbi.runs import DryRun, RunTotals, batch_providers
+from fbi.providers import batch_providers
+from fbi.runs import DryRun, RunTotals
 
 
 class RichProgress:

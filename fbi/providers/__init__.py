@@ -8,6 +8,15 @@ A new provider is one file that registers itself
 ([`register_provider`][fbi.providers.register_provider]; ``docs/examples/keyed_gateway.py``).
 """
 
+from fbi.providers._batch_protocols import (
+    BATCH_PROTOCOLS,
+    BatchProtocol,
+    batch_cost,
+    batch_providers,
+    batch_reply,
+    provider_of,
+    register_batch_protocol,
+)
 from fbi.providers._batch_services import (
     ENDPOINT,
     AnthropicBatches,

@@ -20,7 +20,6 @@ from fbi.runs._batch import (
     BatchOptions,
     BatchRecord,
     BatchRunner,
-    batch_providers,
     batches_path,
     check_batchable,
     read_batches,

@@ -25,17 +25,12 @@ half the price, and are not bound by per-minute rate limits. This engine does wh
 A call whose request failed in ``MAX_BATCH_TRIES`` batches is recorded as an error
 (tried again by the next run), or made live with ``fallback="live"``.
 
-Providers (`BATCH_PROTOCOLS`; each a `fbi.providers.BatchService`):
-``openai`` and ``azure`` (OpenAI's chat-completions JSONL) and ``mistral`` (Mistral's Batch
-API: lines of ``custom_id`` and ``body``, the model set on the job; litellm cannot cancel
-its jobs, nor list them: an orphaned Mistral job is not adopted), through litellm's files
-and batches API; ``anthropic`` (Message Batches) through the official ``anthropic`` SDK.
-Others are refused with a message naming these.
+The providers whose batch services it drives, and how, are `fbi.providers`'
+(`BATCH_PROTOCOLS`, each giving a `fbi.providers.BatchService`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
@@ -44,25 +39,22 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fbi.errors import ConfigError, FbiWarning, InputError, ModelError
+from fbi.errors import FbiWarning, InputError, ModelError
 from fbi.logs import AppendLog, append_durably, read_log
 from fbi.providers import (
-    ENDPOINT,
-    AnthropicBatches,
+    BATCH_PROTOCOLS,
     BatchService,
     BatchState,
-    GeminiBatches,
-    LitellmBatches,
     ModelClient,
     ModelResponse,
-    import_litellm,
-    reasoning_cost,
+    batch_reply,
+    provider_of,
 )
-from fbi.redaction import public_url, redact_known_secrets
+from fbi.redaction import public_url
 from fbi.runs._execute import Call, NoProgress, Progress, RunTotals, execute, record_of
 from fbi.settings import ModelSettings
 
@@ -116,54 +108,6 @@ class BatchRecord(BaseModel):
     """When its status was last seen (Unix time)."""
 
 
-def _openai_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
-
-
-def _mistral_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Mistral's layout: the model is the job's, and a seed is ``random_seed``."""
-    body = {key: value for key, value in body.items() if key != "model"}
-    if "seed" in body:
-        body["random_seed"] = body.pop("seed")
-    return {"custom_id": custom_id, "body": body}
-
-
-@dataclass(frozen=True)
-class BatchProtocol:
-    """How fbi drives one provider's batch service: through litellm (``line`` given), or
-    through the provider's own SDK (``sdk``)."""
-
-    name: str
-    """The provider as help text and messages name it."""
-    line: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
-    """Through litellm: (call id, body) → input line."""
-    model_on_job: bool = False
-    """Litellm needs the model to create and retrieve its jobs."""
-    can_cancel: bool = True
-    """Its batches can be cancelled."""
-    can_list: bool = True
-    """Its batches can be listed (how orphans are found)."""
-    sdk: Callable[..., BatchService] | None = None
-    """Through the provider's SDK: (model, provider's model name, api_base, key,
-    time-out) → the service."""
-
-
-BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
-    "openai": BatchProtocol("OpenAI", _openai_line),
-    "azure": BatchProtocol("Azure", _openai_line),
-    "mistral": BatchProtocol("Mistral", _mistral_line, model_on_job=True, can_cancel=False,
-                             can_list=False),
-    "anthropic": BatchProtocol("Anthropic", sdk=AnthropicBatches),
-    "gemini": BatchProtocol("Gemini", sdk=GeminiBatches),
-}
-
-
-def batch_providers() -> str:
-    """The providers whose batch API fbi drives, named for help text ("OpenAI, Azure,
-    ..."): the one list the CLI's help and messages read."""
-    return ", ".join(protocol.name for protocol in BATCH_PROTOCOLS.values())
-
-
 @dataclass
 class BatchOptions:
     """How `--batch` runs: wait and poll for the results, and what to do with requests that
@@ -208,23 +152,6 @@ def check_batchable(batch: BatchOptions | None, settings: ModelSettings) -> None
                          "the servers")
 
 
-def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
-    """(provider, the provider's own model name); ConfigError for a provider whose batch
-    API fbi does not drive."""
-    try:
-        model_name, provider = import_litellm().get_llm_provider(model, api_base=api_base)[:2]
-    except Exception:  # litellm knows no provider for it (reward/, local/, a typo)
-        raise ConfigError(f"{model}: batch mode drives the batch APIs of "
-                          f"{batch_providers()}, and litellm knows no provider for this "
-                          "model. Fix: run without --batch") from None
-    if provider not in BATCH_PROTOCOLS:
-        names = batch_providers()
-        why = ""
-        raise ConfigError(f"{model}: batch mode drives the batch APIs of {names}, not "
-                          f"{provider}{why}. Fix: run without --batch")
-    return provider, model_name
-
-
 class BatchRunner:
     """Runs ``calls`` through the provider's batch API into ``log`` (see module doc)."""
 
@@ -235,15 +162,9 @@ class BatchRunner:
         self.model, self.api_base = model, api_base
         self.provider, self.model_name = provider_of(model, api_base)
         self.protocol = BATCH_PROTOCOLS[self.provider]
-        key = client.api_key_for(model, api_base)
-        if self.protocol.sdk is not None:
-            self.service: BatchService = self.protocol.sdk(
-                model, self.model_name, api_base, key, client.timeout_s)
-        else:
-            assert self.protocol.line is not None
-            self.service = LitellmBatches(
-                self.protocol.name, self.provider, model, api_base, key, self.protocol.line,
-                self.protocol.model_on_job, self.protocol.can_cancel, self.protocol.can_list)
+        self.service: BatchService = self.protocol.service(
+            self.provider, model, self.model_name, api_base,
+            client.api_key_for(model, api_base), client.timeout_s)
         self.service.tag = self.tag
         self.options = options
         self._sleep = sleep
@@ -340,8 +261,7 @@ class BatchRunner:
                     if str(line.get("custom_id", "")) in doubled:
                         continue
                     call = by_id.get(str(line.get("custom_id", "")))
-                    response = _response_of(line, self.model,
-                                            self.provider not in DEPLOYMENT_PROVIDERS)
+                    response = batch_reply(line, self.model, not self.protocol.deployment)
                     if call is None or call.call_id in log.finished or \
                             call.call_id not in batch.custom_ids:
                         continue
@@ -465,33 +385,6 @@ class BatchRunner:
             created_at=stamp, updated_at=stamp))
 
 
-#: Batch providers whose model strings name a deployment, not a model (a reply names
-#: the model the deployment serves, which fbi cannot know).
-DEPLOYMENT_PROVIDERS = ("azure",)
-
-
-def _response_of(line: dict, model: str, check_model: bool = True) -> ModelResponse | None:
-    """A batch output line as a reply, or None when the request failed or the line is
-    not the shape a reply has (the provider's file is input like any other: its body is
-    read as a live reply is, [`fbi.providers.reply_of`][fbi.providers.reply_of]) — or
-    it names another model than the one asked for, as a live reply may not."""
-    from fbi.providers import BadReply, WrongModel, reply_of
-
-    response = line.get("response")
-    if not isinstance(response, dict) or response.get("status_code") != 200:
-        return None
-    try:
-        reply = reply_of(response.get("body"), asked=model if check_model else None)
-    except (BadReply, WrongModel):
-        return None
-    return dataclasses.replace(
-        reply, text=redact_known_secrets(reply.text),
-        cost=batch_cost(model, reply.prompt_tokens, reply.completion_tokens),
-        reasoning=None if reply.reasoning is None else redact_known_secrets(reply.reasoning),
-        content=None if reply.content is None else redact_known_secrets(reply.content),
-        reasoning_cost=reasoning_cost(model, reply.reasoning_tokens, batch=True))
-
-
 def _refuse_constant(name: str) -> None:
     raise ValueError(f"the number {name}")
 
@@ -503,11 +396,3 @@ def _is_malformed(line: dict) -> bool:
     if line.get("error"):
         return False
     return not (isinstance(response, dict) and response.get("status_code") not in (200, None))
-
-
-def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """USD at the provider's batch prices from litellm's price table; the live price (an
-    upper bound) where it has no batch price; None for a model it does not know."""
-    from fbi.providers import cost_of
-
-    return cost_of(model, prompt_tokens, completion_tokens, batch=True)

@@ -39,7 +39,7 @@ from typing import ClassVar
 
 from fbi.errors import InputError, UnknownName
 from fbi.logs import AppendLog, LogState, read_log
-from fbi.providers import ModelClient, ModelRequest, litellm_version
+from fbi.providers import ModelClient, ModelRequest, litellm_version, provider_of
 from fbi.records import CallRecord
 from fbi.run_spec import RUN_SCHEMA_VERSION, RunIdentity, RunSpec, RunTotals
 from fbi.runs._batch import (
@@ -47,7 +47,6 @@ from fbi.runs._batch import (
     BatchRunner,
     batches_path,
     check_batchable,
-    provider_of,
 )
 from fbi.runs._execute import (
     Call,
