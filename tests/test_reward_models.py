@@ -119,6 +119,50 @@ def test_a_reward_server_judges_preference_pairs(tmp_path):
     assert shown.exit_code == 0 and "prompt hash matches" in shown.output, shown.output
 
 
+def test_a_reward_model_judges_pairwise_by_the_higher_reward(tmp_path):
+    """reward_pairwise: one call gets both answers' rewards (two Pooling API requests,
+    one conversation each) and its verdict is the slot with the higher reward, in both
+    slot orders. Worked from PAIRS: p0 and p3 prefer gold, p2 the perturbed answer, p1
+    is a tie; a tie and a preference for the perturbed answer are misses: 2 of 4."""
+    data = rewardbench(tmp_path / "rb.jsonl")
+    with PoolingServer() as server:
+        result = evaluate(tmp_path, "reward/rm", server.url, data, "p",
+                          "--strategy", "reward_pairwise")
+        assert result.exit_code == 0, result.output
+    judged = [json.loads(line) for line in (tmp_path / "p" / "judgments.jsonl").open()]
+    assert len(judged) == 2 * len(PAIRS) and len(server.requests) == 2 * len(judged) + 1
+    verdicts = {(j["instance_id"], j["role"]): (j["slot_verdict"], j["verdict"])
+                for j in judged}
+    assert verdicts == {
+        ("p0", "gold-first"): ("A", "gold"), ("p0", "perturbed-first"): ("B", "gold"),
+        ("p1", "gold-first"): ("tie", "tie"), ("p1", "perturbed-first"): ("tie", "tie"),
+        ("p2", "gold-first"): ("B", "perturbed"), ("p2", "perturbed-first"): ("A", "perturbed"),
+        ("p3", "gold-first"): ("A", "gold"), ("p3", "perturbed-first"): ("B", "gold")}
+    first = next(j for j in judged if (j["instance_id"], j["role"]) == ("p2", "perturbed-first"))
+    assert json.loads(first["raw_output"]) == [1.75, -0.25]  # slot A is the perturbed answer
+    asked = [r["messages"] for r in server.requests if r["messages"][0]["content"] ==
+             "Largest planet?"]
+    assert sorted(m[-1]["content"] for m in asked) == ["Jupiter", "Jupiter", "Mars", "Mars"]
+    assert all(len(m) == 2 for m in asked)  # each answer the last turn of its own conversation
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "p"), "--output",
+                                       str(tmp_path / "r")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    (overall,) = [r for r in summary["rates"] if r["level"] == "overall"]
+    assert (overall["strategy"], overall["undetected"], overall["rate"]) == (
+        "reward_pairwise", 2, 0.5)
+
+
+def test_a_pairwise_reward_reply_that_is_no_pair_is_unreadable():
+    from fbi.judge import pairwise_reward_parser
+    from fbi.providers import ModelResponse
+
+    parse = pairwise_reward_parser("gold-first")
+    for text in ("1.5", "[1, 2, 3]", "[1, NaN]", '["a", 1]', "[true, 0]"):
+        assert parse([ModelResponse(text=text)]).status == "unparseable", text
+    assert parse([ModelResponse(text="[0.25, 0.5]")]).fields["verdict"] == "perturbed"
+
+
 def test_a_conversation_is_sent_whole_with_the_answer_last(tmp_path):
     data = tmp_path / "chat.jsonl"
     data.write_text(json.dumps({"id": "c", "category": "entity", "messages": [
@@ -171,6 +215,9 @@ def test_strategies_and_judges_of_the_wrong_kind_are_refused(tmp_path):
     chat_judge = evaluate(tmp_path, "openai/chat", "http://127.0.0.1:9/v1", data, "y",
                           "--strategy", "reward")
     assert chat_judge.exit_code == 2 and "needs a reward model" in chat_judge.output
+    pairwise = evaluate(tmp_path, "openai/chat", "http://127.0.0.1:9/v1", data, "v",
+                        "--strategy", "reward_pairwise")
+    assert pairwise.exit_code == 2 and "needs a reward model" in pairwise.output
     no_server = evaluate(tmp_path, "reward/rm", None, data, "z")
     assert no_server.exit_code == 2 and "--api-base" in no_server.output
     batch = evaluate(tmp_path, "reward/rm", "http://127.0.0.1:9/v1", data, "w", "--batch")
@@ -237,3 +284,35 @@ def test_a_folder_that_is_no_reward_model_is_one_message(tmp_path):
     assert result.exit_code == 2, result.output
     assert "cannot load a sequence classifier" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_local_sequence_classifier_rewards_both_answers_of_a_pair(tmp_path, tiny_classifier):
+    """Asked pairwise, the local classifier's two rewards are transformers' logits of the
+    two conversations, slot A's first."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    data = rewardbench(tmp_path / "rb.jsonl")
+    result = evaluate(tmp_path, f"hf-reward/{tiny_classifier}", None, data, "pair",
+                      "--strategy", "reward_pairwise")
+    assert result.exit_code == 0, result.output
+    judged = [json.loads(line) for line in (tmp_path / "pair" / "judgments.jsonl").open()]
+    tokenizer = AutoTokenizer.from_pretrained(tiny_classifier)
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier).eval()
+
+    def reward(question: str, answer: str) -> float:
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": question}, {"role": "assistant", "content": answer}],
+            tokenize=False)
+        with torch.no_grad():
+            return model(**tokenizer(text, return_tensors="pt",
+                                     add_special_tokens=False)).logits[0, 0].item()
+
+    by_id = {f"p{n}": pair for n, pair in enumerate(PAIRS)}
+    for judgment in judged:
+        question, good, bad, _, _ = by_id[judgment["instance_id"]]
+        a, b = (good, bad) if judgment["role"] == "gold-first" else (bad, good)
+        assert json.loads(judgment["raw_output"]) == pytest.approx(
+            [reward(question, a), reward(question, b)], rel=1e-6)
+        higher = "gold" if reward(question, good) > reward(question, bad) else "perturbed"
+        assert judgment["verdict"] == higher

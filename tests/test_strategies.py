@@ -28,11 +28,13 @@ def registry():
 
 
 def test_the_eleven_strategies_of_the_paper(registry):
-    """The paper's eleven, and the reward models' strategy beside them (issue 41): 'all'
-    is the eleven for a chat judge, and only the reward one for a reward model."""
-    assert sorted(registry.names()) == sorted([*PAPER, "reward"])
+    """The paper's eleven, and the reward models' strategies beside them (issue 41, and
+    pairwise: issue 52): 'all' is the eleven for a chat judge, and only the reward ones
+    for a reward model."""
+    assert sorted(registry.names()) == sorted([*PAPER, "reward", "reward_pairwise"])
     assert sorted(s.name for s in registry.resolve(["all"])) == sorted(PAPER)
-    assert [s.name for s in registry.resolve(["all"], judge_kind("reward/rm"))] == ["reward"]
+    assert [s.name for s in registry.resolve(["all"], judge_kind("reward/rm"))] == [
+        "reward", "reward_pairwise"]
     for name, (display, paradigm, explanation, score_range) in PAPER.items():
         meta = registry.get(name).meta
         assert (meta.display_name, meta.paradigm, meta.explanation, meta.score_range) == (
@@ -91,7 +93,7 @@ def test_user_folder_adds_a_strategy(tmp_path):
     strategy = registry.get("strict")
     assert strategy.version == "2" and strategy.origin == str(tmp_path)
     assert "Be strict." in registry.render(strategy, **{**SINGLE, "score_max": 5})
-    assert len(registry.names()) == 13  # the paper's 11, reward, and the user's
+    assert len(registry.names()) == 14  # the paper's 11, two reward ones, the user's
 
 
 def test_templates_cannot_run_code(tmp_path):

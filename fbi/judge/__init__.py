@@ -38,7 +38,7 @@ from fbi.judge._parsing import (
     parse_reply,
 )
 from fbi.judge._read import read_judgments, read_verdicts
-from fbi.judge._reward import RewardJudge, reward_parser
+from fbi.judge._reward import RewardJudge, pairwise_reward_parser, reward_parser
 from fbi.judge._show import ShownCall, replayed_calls, show_call
 from fbi.judge._strategies import (
     EXPLANATION_MAX_CHARS,

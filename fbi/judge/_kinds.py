@@ -2,7 +2,8 @@
 
 A chat judge ([`ChatJudge`][fbi.judge.ChatJudge]) is sent a strategy's rendered prompt
 and answers in JSON; a reward model ([`RewardJudge`][fbi.judge.RewardJudge]) is sent the
-conversation and answers one number. Each is a [`JudgeKind`][fbi.judge.JudgeKind]: which
+conversation and answers one number (asked pairwise, the rewards of both answers, its
+verdict the higher one's slot). Each is a [`JudgeKind`][fbi.judge.JudgeKind]: which
 strategies it runs, the request of one call, the parser of its replies, the schema and
 score range it is asked for, its calls per instance. The kind is chosen by the model
 string alone ([`judge_kind`][fbi.judge.judge_kind]), so a stored judgment is read again

@@ -1,14 +1,20 @@
 """Reward models as judges (`fbi.providers`): a reward model is sent the conversation, the
 answer its last turn, and answers one number, which the single-answer tables compare as
-scores (RewardBench's protocol, Lambert et al. 2024)."""
+scores (RewardBench's protocol, Lambert et al. 2024). Asked pairwise
+(``reward_pairwise``), one call gets the rewards of both answers, in the slot order of
+its role, and its verdict is the slot with the higher reward, a tie when they are equal
+(RewardBench's comparison: chosen wins when its reward is higher), so a reward model
+sits in the pairwise tables, leaderboards and juries beside chat judges."""
 
 from __future__ import annotations
 
+import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from fbi.judge._chat import SLOTS
 from fbi.judge._kinds import JudgeKind, Parser, register_judge_kind
-from fbi.providers import ModelRequest, is_reward_model
+from fbi.providers import REWARD_PAIR, ModelRequest, is_reward_model
 from fbi.runs import Parsed
 
 if TYPE_CHECKING:
@@ -20,7 +26,7 @@ if TYPE_CHECKING:
 @register_judge_kind
 class RewardJudge(JudgeKind):
     """A reward model (``reward/NAME``, ``hf-reward/PATH``): reward strategies only, one
-    number a reply, nothing to repair."""
+    number a reply (two, asked pairwise), nothing to repair."""
 
     name = "reward"
     default_strategies = ("reward",)
@@ -47,16 +53,23 @@ class RewardJudge(JudgeKind):
                 variables: dict[str, Any], sample: int,
                 score_range: tuple[int, int] | None, schema: dict | None,
                 config: EvaluationConfig) -> ModelRequest:
-        # the conversation itself, the answer its last turn
+        # the conversation itself, the answer its last turn; asked pairwise, both answers
+        # last, each the last turn of its own conversation (`fbi.providers.REWARD_PAIR`)
+        conversation = (*instance.context, ("user", instance.instruction))
+        if strategy.paradigm == "pairwise":
+            return ModelRequest(
+                model=config.judge, api_base=config.model.api_base, sample=sample,
+                messages=(*conversation, ("assistant", variables["answer_a"]),
+                          ("assistant", variables["answer_b"])),
+                model_args=tuple(sorted((*config.model.model_args, (REWARD_PAIR, True)))))
         return ModelRequest(
             model=config.judge, api_base=config.model.api_base, sample=sample,
-            messages=(*instance.context, ("user", instance.instruction),
-                      ("assistant", variables["answer"])),
+            messages=(*conversation, ("assistant", variables["answer"])),
             model_args=config.model.model_args)
 
     def parser(self, paradigm: str, role: str, score_range: tuple[int, int] | None,
                echoes: tuple[str, ...]) -> Parser:
-        return reward_parser()
+        return pairwise_reward_parser(role) if paradigm == "pairwise" else reward_parser()
 
     def expected_reply_tokens(self, strategy: Strategy) -> int:
         return 0
@@ -74,5 +87,29 @@ def reward_parser():
         if not math.isfinite(value):
             return Parsed("unparseable", {"score": None}, f"not a reward: {text[:60]!r}")
         return Parsed("ok", {"score": value}, None)
+
+    return parse
+
+
+def pairwise_reward_parser(role: str):
+    """A pairwise reward reply: the rewards of slots A and B, ``[A, B]``; the verdict is
+    the higher one's slot, mapped to the gold or perturbed answer by the call's role, and
+    ``tie`` when they are equal."""
+    def parse(responses: list[ModelResponse]) -> Parsed:
+        text = responses[0].text.strip()
+        try:
+            rewards = json.loads(text)
+        except ValueError:
+            rewards = None
+        if not (isinstance(rewards, list) and len(rewards) == 2 and
+                all(isinstance(r, int | float) and not isinstance(r, bool) and
+                    math.isfinite(r) for r in rewards)):
+            return Parsed("unparseable", {"verdict": None},
+                          f"not a pair of rewards: {text[:60]!r}")
+        a, b = rewards
+        slot = "A" if a > b else "B" if b > a else "tie"
+        verdict = dict(zip("AB", SLOTS[role], strict=True)).get(slot, "tie")
+        # (the two rewards stay in the reply, raw_output)
+        return Parsed("ok", {"score": None, "slot_verdict": slot, "verdict": verdict}, None)
 
     return parse

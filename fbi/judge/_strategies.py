@@ -71,7 +71,8 @@ class StrategyMeta(BaseModel):
     reward: bool = False
     """A reward model's strategy: the request is the conversation with the answer as the
     assistant's last turn (no template text is sent) and the reply one scalar reward
-    (`fbi.providers`); single-answer, with no score range."""
+    (`fbi.providers`); single-answer with no score range, or pairwise (both answers'
+    rewards in one call, the verdict the higher one's slot)."""
 
     def range_for(self, axis: str, protocol: str = "fbi") -> tuple[int, int] | None:
         """The score range asked for on this axis under ``protocol`` (None for pairwise
@@ -89,10 +90,10 @@ class StrategyMeta(BaseModel):
         if self.paradigm == "pairwise" and self.score_range is not None:
             raise ValueError("pairwise strategies give verdicts, not scores: drop score_range")
         if self.reward:
-            if self.paradigm != "single" or self.score_range is not None or \
+            if self.paradigm == "reference" or self.score_range is not None or \
                     self.explanation:
-                raise ValueError("a reward strategy is single-answer, with no score range "
-                                 "and no explanation")
+                raise ValueError("a reward strategy is single-answer or pairwise, with no "
+                                 "score range and no explanation")
             return self
         if self.paradigm != "pairwise":
             if self.score_range is None:

@@ -17,8 +17,11 @@ logged and resumed as chat calls are; the reply's text is the reward:
   label, run here (``pip install fbi[reward]``): the tokenizer's chat template renders the
   conversation, and the reward is the label's logit.
 
-The judge stage asks a reward model with the ``reward`` strategy only: its request is
-the instance's conversation with the answer as the assistant's last turn.
+The judge stage asks a reward model with the ``reward`` strategy (single-answer: the
+instance's conversation with the answer as the assistant's last turn) or
+``reward_pairwise``: a request marked ``reward_pair`` (`REWARD_PAIR`) whose last two
+turns are the two answers asks for the rewards of both conversations (the shared turns
+and one answer each) in one call, and its reply is the two rewards, ``[A, B]``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ from fbi.providers._errors import BadReply, http_error
 from fbi.providers._registry import Provider, register_provider
 from fbi.providers._response import ModelResponse, token_count
 from fbi.providers._wire import BoundedHTTP, RawResponse
+
+#: The request argument that asks a reward model for a pair of rewards: the last two
+#: messages are the answers A and B, each the last turn of its own conversation.
+REWARD_PAIR = "reward_pair"
 
 #: The prefixes of reward-model strings.
 REWARD_PREFIXES = ("reward", "hf-reward")
@@ -64,8 +71,20 @@ def reward_text(value: float) -> str:
     return json.dumps(value)
 
 
-def _messages(arguments: dict[str, Any]) -> list[dict[str, str]]:
-    return [{"role": m["role"], "content": m["content"]} for m in arguments["messages"]]
+def _conversations(arguments: dict[str, Any]) -> list[list[dict[str, str]]]:
+    """The conversations to reward: the request's, or for a pair (`REWARD_PAIR`) the
+    shared turns with answer A, then with answer B."""
+    messages = [{"role": m["role"], "content": m["content"]} for m in arguments["messages"]]
+    if not arguments.get(REWARD_PAIR):
+        return [messages]
+    return [messages[:-1], [*messages[:-2], messages[-1]]]
+
+
+def _reply(rewards: list[float], prompt_tokens: int, latency: float) -> ModelResponse:
+    """One reward as its text; a pair as ``[A, B]``."""
+    text = reward_text(rewards[0]) if len(rewards) == 1 else json.dumps(rewards)
+    return ModelResponse(text=text, prompt_tokens=prompt_tokens, finish_reason="stop",
+                         latency_s=latency)
 
 
 class PoolingTransport:
@@ -74,8 +93,8 @@ class PoolingTransport:
     def __init__(self, timeout_s: float = 120.0, max_reply_bytes: int | None = None):
         self.http = BoundedHTTP(timeout_s, max_reply_bytes)
 
-    def _request(self, arguments: dict[str, Any], server: str | None, api_key: str | None
-                 ) -> tuple[str, bytes, dict[str, str]]:
+    def _requests(self, arguments: dict[str, Any], server: str | None, api_key: str | None
+                  ) -> list[tuple[str, bytes, dict[str, str]]]:
         if not server:
             raise ConfigError(f"{arguments['model']}: a reward model's server is needed. "
                               "Fix: give --api-base (a vLLM server: vllm serve NAME "
@@ -85,17 +104,17 @@ class PoolingTransport:
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        body = json.dumps({"model": name, "messages": _messages(arguments)},
-                          ensure_ascii=False).encode()
-        return base + "/pooling", body, headers
+        return [(base + "/pooling", json.dumps({"model": name, "messages": messages},
+                                               ensure_ascii=False).encode(), headers)
+                for messages in _conversations(arguments)]
 
-    def _read(self, status: int, content: bytes, reason: str, headers: dict[str, str],
-              latency: float) -> ModelResponse:
-        if status >= 400:
-            response = RawResponse(status, content, reason, headers)
-            raise http_error(status, response.text[:300], response)
+    @staticmethod
+    def _read(found: RawResponse) -> tuple[float, int]:
+        """(the reward, the prompt's tokens) of one Pooling API reply."""
+        if found.status_code >= 400:
+            raise http_error(found.status_code, found.text[:300], found)
         try:
-            body = json.loads(content)
+            body = json.loads(found.content)
             entries = body["data"]
             value = entries[0]["data"]
         except (ValueError, KeyError, IndexError, TypeError):
@@ -106,24 +125,25 @@ class PoolingTransport:
             raise BadReply(f"the reply holds {len(entries)} results (or one for another "
                            "input) for the one conversation sent")
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        return ModelResponse(text=reward_text(reward_of(value)), latency_s=latency,
-                     prompt_tokens=token_count(usage, "prompt_tokens"), finish_reason="stop")
+        return reward_of(value), token_count(usage, "prompt_tokens")
+
+    def _replied(self, found: list[RawResponse], latency: float) -> ModelResponse:
+        read = [self._read(response) for response in found]
+        return _reply([reward for reward, _ in read], sum(n for _, n in read), latency)
 
     async def send(self, arguments: dict[str, Any], server: str | None,
                    api_key: str | None) -> ModelResponse:
-        url, body, headers = self._request(arguments, server, api_key)
         started = time.perf_counter()
-        found = await self.http.post(url, body, headers)
-        return self._read(found.status_code, found.content, found.reason_phrase,
-                          found.headers, time.perf_counter() - started)
+        found = await asyncio.gather(*(self.http.post(url, body, headers) for url, body, headers
+                                       in self._requests(arguments, server, api_key)))
+        return self._replied(list(found), time.perf_counter() - started)
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
                  api_key: str | None) -> ModelResponse:
-        url, body, headers = self._request(arguments, server, api_key)
         started = time.perf_counter()
-        found = self.http.post_now(url, body, headers)
-        return self._read(found.status_code, found.content, found.reason_phrase,
-                          found.headers, time.perf_counter() - started)
+        found = [self.http.post_now(url, body, headers) for url, body, headers
+                 in self._requests(arguments, server, api_key)]
+        return self._replied(found, time.perf_counter() - started)
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -169,15 +189,16 @@ class SequenceClassifierTransport:
 
         path = arguments["model"].split("/", 1)[1]
         started = time.perf_counter()
+        rewards, tokens = [], 0
         with self._lock:
             tokenizer, model = self._load(path)
-            text = tokenizer.apply_chat_template(_messages(arguments), tokenize=False)
-            inputs = tokenizer(text, return_tensors="pt", add_special_tokens=False)
-            with torch.no_grad():
-                logits = model(**inputs).logits
-        return ModelResponse(text=reward_text(reward_of(logits[0].tolist())),
-                     prompt_tokens=int(inputs["input_ids"].shape[-1]), finish_reason="stop",
-                     latency_s=time.perf_counter() - started)
+            for messages in _conversations(arguments):
+                text = tokenizer.apply_chat_template(messages, tokenize=False)
+                inputs = tokenizer(text, return_tensors="pt", add_special_tokens=False)
+                with torch.no_grad():
+                    rewards.append(reward_of(model(**inputs).logits[0].tolist()))
+                tokens += int(inputs["input_ids"].shape[-1])
+        return _reply(rewards, tokens, time.perf_counter() - started)
 
     async def send(self, arguments: dict[str, Any], server: str | None,
                    api_key: str | None) -> ModelResponse:
