@@ -25,12 +25,11 @@ from fbi.trust._evaluate import check_judges, trust_runs
 from fbi.trust._labels import read_human_labels
 from fbi.trust._models import (
     BlindSpot,
+    CascadeJudge,
     Certificate,
     CorrectedEstimate,
     Interval,
     PlanRow,
-    Stage,
-    Step,
     TrustReport,
     TrustResult,
 )

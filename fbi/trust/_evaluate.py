@@ -20,7 +20,6 @@ from fbi.errors import InputError
 from fbi.runs import Run, label_runs
 from fbi.taxonomy import strategy_order
 from fbi.trust._calibration import (
-    Calibration,
     TrustItem,
     assign,
     calibrate,
@@ -31,8 +30,7 @@ from fbi.trust._estimates import corrected_estimates, scores_of
 from fbi.trust._items import confidence_kind, jury_items, run_items, split, votes_of
 from fbi.trust._labels import read_human_labels
 from fbi.trust._models import (
-    Stage,
-    Step,
+    CascadeJudge,
     TrustReport,
     TrustResult,
 )
@@ -44,11 +42,6 @@ def _cost_per_item(items: Sequence[TrustItem]) -> float | None:
     if not items or any(i.cost is None for i in items):
         return None
     return sum(i.cost for i in items) / len(items)  # type: ignore[misc]
-
-
-def _steps(calibration: Calibration) -> list[Step]:
-    return [Step(threshold=s.threshold, n=s.n, errors=s.errors, risk_upper=s.risk_upper,
-                 passed=s.passed) for s in calibration.steps]
 
 
 def trust_result(judge: str, strategy: str, kind: str, items: Sequence[TrustItem],
@@ -64,7 +57,7 @@ def trust_result(judge: str, strategy: str, kind: str, items: Sequence[TrustItem
         threshold=found.threshold, coverage=None,
         agreement_lower_bound=found.agreement_lower_bound,
         n_calibration=found.n_calibration, n_test=len(test), test_agreement=None,
-        test_coverage=None, failure=found.failure, steps=_steps(found),
+        test_coverage=None, failure=found.failure, steps=found.steps,
         cost_per_item=_cost_per_item(items))
     if found.certified and items:
         taken = [i for i in items if i.confidence >= found.threshold]
@@ -93,7 +86,7 @@ def cascade_result(judges: Sequence[tuple[str, Sequence[TrustItem]]], strategy: 
     stage_rows = []
     for index, ((name, items), stage) in enumerate(zip(judges, stages, strict=True)):
         calibration = stage.calibration
-        stage_rows.append(Stage(
+        stage_rows.append(CascadeJudge(
             judge=name, certified=calibration.certified, threshold=calibration.threshold,
             agreement_lower_bound=calibration.agreement_lower_bound,
             share=sum(v == index for v in taken.values()) / total,
@@ -118,7 +111,7 @@ def cascade_result(judges: Sequence[tuple[str, Sequence[TrustItem]]], strategy: 
         failure="" if certified else "no judge of the cascade certified a threshold: " +
         "; ".join(f"{name}: {s.calibration.failure}" for (name, _), s in
                   zip(judges, stages, strict=True)),
-        steps=_steps(stages[0].calibration), stages=stage_rows,
+        steps=stages[0].calibration.steps, stages=stage_rows,
         cost_per_item=consulted_cost, strongest_cost_per_item=strongest,
         cost_saved=(1 - consulted_cost / strongest) if consulted_cost is not None and
         strongest else None)

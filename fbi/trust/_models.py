@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fbi.trust._calibration import SequenceStep
+
 TRUST_SCHEMA_VERSION = 1
 
 Confidence = Literal["samples", "logprob", "jury"]
@@ -29,25 +31,8 @@ class Interval(BaseModel):
     """Why it is missing, or what it assumes."""
 
 
-class Step(BaseModel):
-    """One threshold the fixed-sequence test tried."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    threshold: float
-    """λ."""
-    n: int
-    """Calibration items at or above it."""
-    errors: int
-    """Of those, where the judge disagrees with the people."""
-    risk_upper: float
-    """The exact binomial upper bound on the disagreement rate at 1 − δ."""
-    passed: bool
-    """Whether R⁺(λ) ≤ 1 − target."""
-
-
-class Stage(BaseModel):
-    """One judge of a cascade."""
+class CascadeJudge(BaseModel):
+    """One judge of a cascade, as trust.json shows it."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
@@ -117,9 +102,9 @@ class TrustResult(BaseModel):
     """Share of the held-out items it takes."""
     failure: str = ""
     """What fails when nothing is certified."""
-    steps: list[Step] = Field(default_factory=list)
+    steps: list[SequenceStep] = Field(default_factory=list)
     """The thresholds tried (a cascade: its first judge's)."""
-    stages: list[Stage] = Field(default_factory=list)
+    stages: list[CascadeJudge] = Field(default_factory=list)
     """A cascade's judges, cheapest first."""
     cost_per_item: float | None = None
     """Mean cost per item of judging this way (a cascade: every judge consulted)."""
