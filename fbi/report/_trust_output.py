@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._terminal import Block
-from fbi.trust import Interval, TrustReport
+from fbi.trust import Estimate, TrustReport
 
 TRUST_FILE = "trust.json"
 
@@ -15,7 +15,7 @@ def _share(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
 
-def _interval(interval: Interval | None) -> str:
+def _interval(interval: Estimate | None) -> str:
     if interval is None or interval.value is None:
         return f"– ({interval.note})" if interval is not None and interval.note else "–"
     if interval.low is None:

@@ -28,7 +28,6 @@ from fbi.trust._models import (
     CascadeJudge,
     Certificate,
     CorrectedEstimate,
-    Interval,
     PlanRow,
     TrustReport,
     TrustResult,

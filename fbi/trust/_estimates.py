@@ -3,24 +3,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from fbi.metrics import (
-    HumanLabel,
-    judge_verdict,
-    judgments_by_instance,
-    wilson_interval,
-)
+from fbi.metrics import HumanLabel, judge_verdict, judgments_by_instance, wilson_interval
 from fbi.runs import Run
-from fbi.trust._calibration import (
-    human_majority,
+from fbi.trust._calibration import human_majority
+from fbi.trust._models import CorrectedEstimate
+from fbi.trust._ppi import (
+    Estimate,
+    classical_mean,
+    effective_labels,
+    plug_in_correction,
+    ppi_mean,
 )
-from fbi.trust._models import (
-    CorrectedEstimate,
-    Interval,
-)
-from fbi.trust._ppi import classical_mean, effective_labels, plug_in_correction, ppi_mean
 
 
 def corrected_estimates(run: Run, strategy: str, votes: dict[str, list],
@@ -54,17 +51,12 @@ def corrected_estimates(run: Run, strategy: str, votes: dict[str, list],
     return estimates
 
 
-def _interval(estimate) -> Interval:
-    return Interval(value=estimate.value, low=estimate.low, high=estimate.high,
-                    n=estimate.n, note=estimate.note)
-
-
-def _share_interval(values: list[float]) -> Interval:
+def _share_estimate(values: list[float]) -> Estimate:
     if not values:
-        return Interval(value=None, note="no item")
+        return Estimate(value=None, note="no item")
     hits = round(sum(values))
     low, high = wilson_interval(hits, len(values))  # type: ignore[misc]
-    return Interval(value=hits / len(values), low=low, high=high, n=len(values))
+    return Estimate(value=hits / len(values), low=low, high=high, n=len(values))
 
 
 def _estimate(judge: str, strategy: str, quantity: str, human: list[float],
@@ -73,14 +65,15 @@ def _estimate(judge: str, strategy: str, quantity: str, human: list[float],
     human_only = classical_mean(human)
     corrected, lam = ppi_mean(human, judge_labelled, judge_unlabelled)
     judge_all = [*judge_labelled, *judge_unlabelled]
-    shown = [_interval(classical_mean(values)) for values in (human, judge_all)]
+    shown = [classical_mean(values) for values in (human, judge_all)]
     if binary:  # a share: Wilson's interval, honest at 0 and 1 where the normal one is not
-        shown = [_share_interval(values) for values in (human, judge_all)]
-    ppi = _interval(corrected)
+        shown = [_share_estimate(values) for values in (human, judge_all)]
+    ppi = corrected
     if corrected.value is not None and lam == 0:  # said, not left to look like a gain
-        ppi.note = ("λ = 0: the judge's labels get no weight, since over the labelled "
-                    "items they do not vary with the people's (e.g. every human label "
-                    "alike); this is the people's estimate alone")
+        ppi = dataclasses.replace(corrected, note=(
+            "λ = 0: the judge's labels get no weight, since over the labelled items they "
+            "do not vary with the people's (e.g. every human label alike); this is the "
+            "people's estimate alone"))
     row = CorrectedEstimate(
         judge=judge, strategy=strategy, quantity=quantity, n_labelled=len(human),
         n_unlabelled=len(judge_unlabelled), judge_only=shown[1],
@@ -94,11 +87,11 @@ def _estimate(judge: str, strategy: str, quantity: str, human: list[float],
         if true and false:
             row.sensitivity, row.specificity = sum(true) / len(true), \
                 1 - sum(false) / len(false)
-            row.plug_in = _interval(plug_in_correction(
+            row.plug_in = plug_in_correction(
                 sum(test) / len(test), row.specificity, row.sensitivity, len(test),
-                len(false), len(true)))
+                len(false), len(true))
         else:
-            row.plug_in = Interval(value=None, note="needs labelled items of both kinds")
+            row.plug_in = Estimate(value=None, note="needs labelled items of both kinds")
     return row
 
 

@@ -8,27 +8,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fbi.trust._calibration import SequenceStep
+from fbi.trust._ppi import Estimate
 
 TRUST_SCHEMA_VERSION = 1
 
 Confidence = Literal["samples", "logprob", "jury"]
-
-
-class Interval(BaseModel):
-    """An estimate with its interval (None where it cannot be computed: ``note``)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-    value: float | None
-    """The estimate."""
-    low: float | None = None
-    """The interval's lower end."""
-    high: float | None = None
-    """Its upper end."""
-    n: int = 0
-    """Items it rests on."""
-    note: str = ""
-    """Why it is missing, or what it assumes."""
 
 
 class CascadeJudge(BaseModel):
@@ -133,18 +117,18 @@ class CorrectedEstimate(BaseModel):
     """Items people labelled."""
     n_unlabelled: int
     """Items only the judge labelled."""
-    judge_only: Interval
+    judge_only: Estimate
     """The judge's labels alone (biased by its errors; a share: Wilson's interval)."""
-    human_only: Interval
+    human_only: Estimate
     """The people's labels alone (a share: Wilson's interval)."""
-    ppi: Interval
+    ppi: Estimate
     """Prediction-powered inference (PPI++)."""
     ppi_lambda: float | None
     """PPI++'s power-tuning λ (1: plain PPI, 0: people alone)."""
     effective_labels: float | None
     """How many human labels the people alone would need for the PPI interval's width
     (from the normal intervals of both: n × (their width ratio)²)."""
-    plug_in: Interval | None = None
+    plug_in: Estimate | None = None
     """The preference rate's bias-adjusted plug-in estimate (arXiv 2511.21140)."""
     sensitivity: float | None = None
     """The judge's sensitivity on the labelled items (plug-in)."""

@@ -121,8 +121,8 @@ class Viewer:
             totals = spec.totals if spec else None
             rows.append({
                 "entry": entry, "index": index, "failure": self.failure(entry.key),
-                "calls": index.calls if index else (totals.calls if totals else None),
-                "cost": index.cost_usd if index else (totals.cost_usd if totals else None),
+                "calls": index.calls if index else (totals.total if totals else None),
+                "cost": index.cost_usd if index else (totals.cost if totals else None),
                 "whole_run": index is not None,
                 "dataset": _dataset_name(spec.dataset.spec) if spec else "",
                 "instances": spec.dataset.instances if spec else None,
