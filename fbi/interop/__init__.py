@@ -7,5 +7,5 @@
 A layer above the stages: it re-renders calls through the judge stage's face.
 """
 
-from fbi.interop._inspect_log import SCORE_VALUES, export_inspect, run_as_eval_log
+from fbi.interop._inspect_log import export_inspect, run_as_eval_log
 

@@ -2,29 +2,16 @@
 FBI protocol's calls, reading verdicts from replies, and the explanation check.
 """
 
-from fbi.judge._chat import (
-    EXPECTED_REPLY_TOKENS,
-    SLOTS,
-    ChatJudge,
-    judge_parser,
-)
-from fbi.judge._config import DEFAULT_STRATEGIES, MAX_SCORE_RANGE_WIDTH, EvaluationConfig
+from fbi.judge._chat import ChatJudge, judge_parser
+from fbi.judge._config import MAX_SCORE_RANGE_WIDTH, EvaluationConfig
 from fbi.judge._evaluate import (
     Evaluation,
-    echoes_of,
     plan_calls,
     prompt_records,
     recorded_explanation_chars,
     reparse,
 )
-from fbi.judge._explanations import (
-    LOG_NAME,
-    SCHEMA,
-    SPEC_NAME,
-    ExplanationChecks,
-    explanations_to_check,
-    parse_check,
-)
+from fbi.judge._explanations import ExplanationChecks
 from fbi.judge._kinds import (
     JudgeKind,
     default_strategies,
@@ -41,8 +28,6 @@ from fbi.judge._read import read_judgments, read_verdicts
 from fbi.judge._reward import RewardJudge, pairwise_reward_parser, reward_parser
 from fbi.judge._show import ShownCall, replayed_calls, show_call
 from fbi.judge._strategies import (
-    EXPLANATION_MAX_CHARS,
-    PAIRWISE_VERDICTS,
     Paradigm,
     Strategy,
     StrategyMeta,

@@ -14,7 +14,6 @@ from fbi.perturb._generate import (
     parse_perturbation,
     plan_jobs,
     read_perturbation,
-    uses_rules,
 )
 from fbi.perturb._manipulate import (
     is_manipulation,
@@ -24,17 +23,11 @@ from fbi.perturb._manipulate import (
     manipulations,
 )
 from fbi.perturb._prescreen import (
-    ABOUT_FORMAT,
     CHANGE_ELSEWHERE,
-    CHANGES_LENGTH,
-    DEFAULT_LENGTH_THRESHOLD,
     ENTITIES_CHANGED,
     EXPECTED_KIND,
     FORMATTING_LOST,
     IDENTICAL,
-    KEEP_ENTITIES,
-    KEEP_NUMBERS,
-    LENGTH_CHANGING_THRESHOLD,
     LENGTH_DRIFT,
     META_TEXT,
     NUMBERS_CHANGED,

@@ -17,29 +17,20 @@ from fbi.providers._batch_protocols import (
     provider_of,
     register_batch_protocol,
 )
-from fbi.providers._batch_services import (
-    ENDPOINT,
-    AnthropicBatches,
-    BatchService,
-    BatchState,
-    GeminiBatches,
-    LitellmBatches,
-)
+from fbi.providers._batch_services import BatchService, BatchState
 from fbi.providers._client import (
     ModelClient,
     abort_local_calls,
     allow_local_calls,
 )
 from fbi.providers._errors import BadReply, ProviderHTTPError, WrongModel
-from fbi.providers._http import HTTPTransport, reply_of, same_model
+from fbi.providers._http import HTTPTransport
 from fbi.providers._litellm import (
-    LitellmTransport,
     check_model,
     import_litellm,
     litellm_version,
     supports_logprobs,
 )
-from fbi.providers._pool import PoolExhausted, ServerPool
 from fbi.providers._prices import ON_THIS_MACHINE, cost_of, reasoning_cost
 from fbi.providers._registry import (
     PROVIDERS,

@@ -116,7 +116,7 @@ def provider_of(model: str, api_base: str | None) -> tuple[str, str]:
 def batch_reply(line: dict, model: str, check_model: bool = True) -> ModelResponse | None:
     """A batch output line as a reply, or None when the request failed or the line is
     not the shape a reply has (the provider's file is input like any other: its body is
-    read as a live reply is, [`fbi.providers.reply_of`][fbi.providers.reply_of]) — or
+    read as a live reply is, `_http.reply_of`) — or
     it names another model than the one asked for, as a live reply may not."""
     response = line.get("response")
     if not isinstance(response, dict) or response.get("status_code") != 200:

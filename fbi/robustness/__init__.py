@@ -2,24 +2,17 @@
 run harness, and scoring the answers with fbi.metrics.
 """
 
-from fbi.robustness._embeddings import (
-    cosine_similarities,
-    load_embedder,
-)
+from fbi.robustness._embeddings import load_embedder
 from fbi.robustness._items import (
-    LETTERS,
     Judge,
     Kind,
     QAItem,
     load_qa_items,
-    normalise,
     parse_letter,
     parse_reply,
-    split_answers,
     token_f1,
 )
 from fbi.robustness._scoring import (
-    SCORE_COLUMNS,
     SUITES,
     QAAnswer,
     answers_frame,
@@ -29,8 +22,6 @@ from fbi.robustness._scoring import (
     summarise_frame,
 )
 from fbi.robustness._suites import (
-    ANSWER_SCHEMA,
-    REWRITE_SCHEMA,
     AnswerJob,
     RewriteCall,
     RobustnessConfig,

@@ -21,13 +21,11 @@ from fbi.runs._batch import (
     BatchRecord,
     BatchRunner,
     batches_path,
-    check_batchable,
     read_batches,
 )
 from fbi.runs._execute import (
     Call,
     DryRun,
-    NoProgress,
     Parsed,
     Progress,
     RunTotals,
@@ -36,11 +34,15 @@ from fbi.runs._execute import (
     execute,
     finished_ids,
     perform,
-    price_call,
     record_of,
     sampled_dry_run,
 )
-from fbi.runs._folder import RunBusy, RunFolder, identity_differences, now, read_spec
+from fbi.runs._folder import (
+    RunBusy,
+    RunFolder,
+    now,
+    read_spec,
+)
 from fbi.runs._labels import label_runs
 from fbi.runs._read import Run, load_run
 from fbi.runs._stage import (

@@ -7,7 +7,6 @@ read here too. The terminal and file renderings of these results are the report'
 """
 
 from fbi.trust._calibration import (
-    MIN_ITEMS,
     Calibration,
     CascadeStage,
     SequenceStep,

@@ -13,9 +13,6 @@ from fbi.vet._events import (
     ItemState,
     Resolution,
     adjudications_path,
-    all_annotator_logs,
-    check_annotator,
-    fold,
     labels_table,
     load_queue,
     log_path,
@@ -24,12 +21,7 @@ from fbi.vet._events import (
     vetted_instances,
 )
 from fbi.vet._hub import (
-    COLUMN_DOCS,
-    check_license,
-    check_repo_id,
-    config_of,
     dataset_card,
-    split_name,
     upload,
     write_hub_folder,
 )

@@ -5,10 +5,7 @@ any API judge."""
 from fbi.providers.local._provider import (
     CONTEXT_TOKENS,
     LOCAL_JUDGE,
-    MODELS,
     PROVIDER,
-    RUNTIME_ENV,
-    RUNTIMES,
     LocalCallAborted,
     abort_all,
     allow_all,
