@@ -155,6 +155,10 @@ def test_the_guarantee_on_a_run_worked_by_hand(doubtful, labels, tmp_path):
     assert f"may be used without review on {100 * result['coverage']:.0f}% of items" in \
         result["sentence"]
     assert "may be used without review" in " ".join(output.split())
+    assert result["grid"] == "distinct"  # samples of 5: a discrete confidence
+    # every label says "a": said in one sentence (issue 53)
+    (one_sided,) = [n for n in report["notes"] if "every labelled instance" in n]
+    assert "human verdict is 'a'" in one_sided and "both kinds" in one_sided
 
 
 def test_a_jury_of_three_judges(tmp_path, labels):
@@ -469,3 +473,18 @@ def test_the_python_api_refuses_the_judges_the_cli_refuses(tmp_path):
                                    "not both"), ([], [object()], "at least two")):
         with pytest.raises(InputError, match=message):
             trust_runs(runs, missing, TrustSettings(), cascade)
+
+
+def test_labels_of_one_verdict_are_said_once_and_mixed_ones_not_at_all():
+    from fbi.metrics import HumanLabel
+    from fbi.trust import one_sided_labels
+
+    same = [HumanLabel(instance_id=f"i{k}", verdict="a", annotator="p") for k in range(4)]
+    assert "human verdict is 'a'" in one_sided_labels(same, "labels.csv")
+    mixed = [*same, HumanLabel(instance_id="i9", verdict="b", annotator="p")]
+    assert one_sided_labels(mixed, "labels.csv") is None
+    # a split vote is no verdict: it neither makes nor breaks the one-sidedness
+    split = [*same, HumanLabel(instance_id="i8", verdict="b", annotator="p"),
+             HumanLabel(instance_id="i8", verdict="a", annotator="q")]
+    assert one_sided_labels(split, "labels.csv") is not None
+    assert one_sided_labels([], "labels.csv") is None

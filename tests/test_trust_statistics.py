@@ -217,3 +217,93 @@ def test_a_plug_in_interval_outside_the_unit_range_is_clipped_whole_and_said():
     assert "(-2.38, -0.36) lies outside [0, 1]" in estimate.note
     inside = plug_in_correction(0.6, 0.8, 0.9, 200, 50, 50)
     assert inside.note == "" and inside.low <= inside.value <= inside.high
+
+
+# ------------------------------------------------------------------ grids (issue 53)
+
+
+def _authors_lambda_hat(confidence, wrong, alpha, delta):
+    """The authors' procedure written again here from their util.py, with scipy's
+    root-finder on the binomial CDF as they bound the risk: the grid
+    linspace(0, 1, 5000) with at least 30 items at or above each point, tested from the
+    highest down, each point itself; the last point passing before the first failure
+    (None when the highest fails)."""
+    from scipy.optimize import brentq
+
+    confidence, wrong = np.asarray(confidence), np.asarray(wrong)
+    found = None
+    for lam in np.linspace(0, 1, 5000)[::-1]:
+        at = confidence >= lam
+        n, e = int(at.sum()), int(wrong[at].sum())
+        if n < 30:
+            continue
+        upper = 1.0 if e == n else brentq(lambda r: binom.cdf(e, n, r) - delta, 0, 0.9999)
+        if upper > alpha:
+            return found
+        found = lam
+    return found
+
+
+def test_the_authors_grid_finds_the_threshold_their_procedure_finds():
+    rng = np.random.default_rng(7)
+    for draw in range(20):
+        confidence = rng.uniform(0.3, 1.0, size=300)
+        wrong = rng.uniform(size=300) > 0.55 + 0.45 * confidence
+        expected = _authors_lambda_hat(confidence, wrong, 0.2, 0.1)
+        result = calibrate(items_of(confidence, wrong), 0.8, 0.1, grid="authors")
+        assert result.grid == "authors"
+        if expected is None:
+            assert not result.certified, draw
+        else:
+            assert result.threshold == pytest.approx(expected, abs=1e-12), draw
+            assert result.calibration_coverage == (confidence >= expected).sum() / 300
+
+
+def test_several_starts_certify_what_one_error_at_the_top_would_stop():
+    """40 items of distinct confidences, the most confident one wrong, the rest right;
+    target 0.8 (α = 0.2), δ = 0.1, min_items 10. One sequence tests n = 10 first: one
+    error in 10 bounds the risk at 0.337 (scipy: P(Bin(10, r) ≤ 1) = 0.1) > 0.2, and
+    stops. Multistart starts at n = 10, 20 and 40 (m = 3, each at δ/3): one error bounds
+    the risk at 0.425 in 10 and 0.235 in 20 (both fail) and 0.124 in 40 (passes) —
+    every item is certified."""
+    from scipy.optimize import brentq
+
+    confidence = np.linspace(1.0, 0.61, 40)
+    wrong = [1] + [0] * 39
+
+    def upper(e, n, level):
+        return brentq(lambda r: binom.cdf(e, n, r) - level, 0, 1)
+
+    one = calibrate(items_of(confidence, wrong), 0.8, 0.1, min_items=10, grid="coarse")
+    assert not one.certified and [(s.n, s.errors) for s in one.steps] == [(10, 1)]
+    assert one.steps[0].risk_upper == pytest.approx(upper(1, 10, 0.1), abs=1e-9)
+    several = calibrate(items_of(confidence, wrong), 0.8, 0.1, min_items=10)
+    assert several.grid == "multistart"  # 40 distinct confidences: continuous
+    assert [(s.start, s.n, s.passed) for s in several.steps] == [
+        (10, 10, False), (20, 20, False), (40, 40, True)]
+    for step in several.steps:
+        assert step.risk_upper == pytest.approx(upper(step.errors, step.n, 0.1 / 3),
+                                                abs=1e-9)
+    assert several.certified and several.calibration_coverage == 1.0
+    assert several.threshold == pytest.approx(0.61)
+
+
+def test_several_starts_keep_the_guarantee_and_certify_more_over_a_thousand_draws():
+    """A judge that errs rarely but not never at the top: wrong with probability
+    0.02 + 0.3(1 − c)² (c uniform), so the risk of the items at or above λ is
+    0.02 + 0.1(1 − λ)². Target 0.9, δ = 0.1, 400 labelled items: multistart exceeds the
+    risk in at most δ of the draws (within three simulation standard errors), and
+    certifies more draws than the single sequence over every distinct confidence."""
+    rng = np.random.default_rng(3)
+    violations, certified = 0, {"multistart": 0, "distinct": 0}
+    for _ in range(DRAWS):
+        confidence = rng.uniform(size=400)
+        wrong = rng.uniform(size=400) < 0.02 + 0.3 * (1 - confidence) ** 2
+        for grid in certified:
+            result = calibrate(items_of(confidence, wrong), 0.9, 0.1, grid=grid)
+            if result.certified:
+                certified[grid] += 1
+                if grid == "multistart":
+                    violations += 0.02 + 0.1 * (1 - result.threshold) ** 2 > 0.1
+    assert violations / DRAWS <= 0.1 + 3 * math.sqrt(0.1 * 0.9 / DRAWS)
+    assert certified["multistart"] > certified["distinct"]

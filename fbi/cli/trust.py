@@ -38,11 +38,19 @@ from fbi.cli._run import force_option, print_blocks
               help="Thresholds with fewer calibration items at or above them are not tried.")
 @click.option("--width", type=float, default=0.1, show_default=True,
               help="The labelling planner's target interval width.")
+@click.option("--grid", type=click.Choice(["auto", "multistart", "coarse", "distinct",
+                                           "authors"]),
+              default="auto", show_default=True,
+              help="The thresholds the fixed sequence tries: multistart (one every "
+                   "--min-items items, from several starts at δ split among them), coarse "
+                   "(the same, one start), every distinct confidence, or the Trust-or-"
+                   "Escalate authors' 5,000 evenly spaced points. auto: multistart for a "
+                   "continuous confidence, else distinct.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Write trust.json into this folder.")
 @force_option
 def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
-          min_items, width, output, force) -> None:
+          min_items, width, grid, output, force) -> None:
     """From judge runs and human labels to a decision: the confidence threshold above
     which the judge agrees with people at ≥ TARGET with probability ≥ 1 − DELTA
     (fixed-sequence testing with exact binomial bounds, "Trust or Escalate"), the share of items
@@ -54,7 +62,8 @@ def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
     from fbi.trust import TrustSettings, check_judges, trust_runs
 
     check_judges(run_dirs, cascade)  # (before any folder is read)
-    settings = TrustSettings(target, delta, confidence, test_share, seed, min_items, width)
+    settings = TrustSettings(target, delta, confidence, test_share, seed, min_items, width,
+                             grid)
     runs = [load_run(folder, full=False) for folder in run_dirs]
     stages = [load_run(folder, full=False) for folder in cascade]
     report = trust_runs(runs, human, settings, stages)

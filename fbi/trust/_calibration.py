@@ -13,11 +13,26 @@ threshold λ; its *selective risk* R(λ) is the share of trusted items on which 
 disagrees with the people. For a target agreement 1 − α and an error level δ, λ̂ is
 chosen on a calibration set so that P(R(λ̂) ≤ α) ≥ 1 − δ:
 
-* the candidate thresholds are the calibration items' distinct confidences, tested
-  from the highest down (the order is fixed by the confidences alone, never by the
-  labels); at each λ, with n(λ) items at or above it and e(λ) disagreements, the exact
-  binomial upper bound R⁺(λ) is the r with P(Binomial(n(λ), r) ≤ e(λ)) = δ (Clopper–
-  Pearson, one-sided, `binomial_upper`);
+* the candidate thresholds (`GRIDS`), tested from the highest down — their order is
+  fixed by the confidences alone, never by the labels: ``distinct``, every distinct
+  confidence; ``coarse``, one every ``min_items`` items (the highest confidence with
+  at least ``min_items`` items at or above it, then ``2 × min_items``, ..., and every
+  item); ``authors``, the authors' grid, 5,000 points evenly spaced over [0, 1] with at
+  least ``min_items`` items at or above each; ``multistart``, the coarse thresholds
+  tested from several starts (Learn then Test's fixed-sequence testing with multiple
+  starts, Angelopoulos et al. 2021): from the first threshold reaching ``min_items``,
+  ``2 × min_items``, ``4 × min_items``, ... items, each sequence at δ/m for m starts
+  (Bonferroni: every threshold any of them passes holds together with probability
+  ≥ 1 − δ), and λ̂ the lowest passed. ``auto`` (the default) takes ``multistart`` when
+  the confidence is continuous (more distinct values than one per ``min_items``
+  items), else ``distinct``. With a continuous confidence a single sequence tests one
+  threshold an item, and one disagreement among the few most confident items ends it
+  before it reaches the thresholds that hold; a later start does not need them
+  (measured in ``benchmarks/trust_grids.py``). The authors' code tests λ − 1/L (L the
+  grid's length after the filter) and returns λ, which it has not tested when 1/L is not
+  the grid's step; fbi tests each threshold it may return. At each λ, with n(λ) items at or above
+  it and e(λ) disagreements, the exact binomial upper bound R⁺(λ) is the r with
+  P(Binomial(n(λ), r) ≤ e(λ)) = δ (Clopper–Pearson, one-sided, `binomial_upper`);
 * the null R(λ) > α is rejected while R⁺(λ) ≤ α; the first failure stops the sequence
   and λ̂ is the last λ rejected (fixed-sequence testing controls the error at δ with no
   correction for the number of tests). When the highest λ already fails, nothing is
@@ -54,6 +69,11 @@ from fbi.metrics import VERDICTS, Verdict
 #: Which thresholds are skipped depends on the confidences alone, never on the labels.
 MIN_ITEMS = 30
 
+#: The candidate thresholds of the fixed sequence (see the module docstring).
+GRIDS = ("auto", "multistart", "coarse", "distinct", "authors")
+#: The authors' grid: ``torch.linspace(0, 1, 5000)`` in their ``util.py``.
+AUTHORS_GRID_POINTS = 5000
+
 
 @dataclass(frozen=True, slots=True)
 class TrustItem:
@@ -82,9 +102,12 @@ class SequenceStep:
     errors: int
     """Of those, where the judge disagrees with the people."""
     risk_upper: float
-    """The exact binomial upper bound on the disagreement rate at 1 − δ."""
+    """The exact binomial upper bound on the disagreement rate at 1 − δ (``multistart``:
+    at 1 − δ/m, m the number of starts)."""
     passed: bool
     """Whether R⁺(λ) ≤ α."""
+    start: int = 0
+    """``multistart``: the items at or above the threshold its sequence started from."""
 
 
 @dataclass
@@ -110,6 +133,8 @@ class Calibration:
     """Share of the calibration items at or above λ̂."""
     steps: list[SequenceStep] = field(default_factory=list)
     """Every threshold tried, in order; the last failed (or the sequence ran out)."""
+    grid: str = "distinct"
+    """Which thresholds the sequence tried (`GRIDS`; ``auto`` resolved)."""
 
     @property
     def failure(self) -> str:
@@ -143,44 +168,79 @@ def binomial_upper(errors, n, delta: float):
 
 
 def calibrate(items: Sequence[TrustItem], target: float, delta: float,
-              min_items: int = MIN_ITEMS) -> Calibration:
-    """λ̂ by fixed-sequence testing on the labelled ``items`` (see the module docstring).
-    ``target`` and ``delta`` must lie in (0, 1)."""
+              min_items: int = MIN_ITEMS, grid: str = "auto") -> Calibration:
+    """λ̂ by fixed-sequence testing on the labelled ``items`` over the thresholds of
+    ``grid`` (see the module docstring). ``target`` and ``delta`` must lie in (0, 1)."""
     import numpy as np
 
     for name, value in (("target", target), ("delta", delta)):
         if not 0 < value < 1:
             raise ValueError(f"{name} must lie strictly between 0 and 1, not {value}")
+    if grid not in GRIDS:
+        raise ValueError(f"grid must be one of {', '.join(GRIDS)}, not {grid!r}")
     labelled = [i for i in items if i.human is not None]
-    result = Calibration(target, delta, len(labelled), certified=False)
+    confidence = np.array([i.confidence for i in labelled], dtype=float)
+    if grid == "auto":  # by the confidences alone: continuous ones get several starts
+        grid = "multistart" if len(np.unique(confidence)) > \
+            max(1, len(labelled) // min_items) else "distinct"
+    result = Calibration(target, delta, len(labelled), certified=False, grid=grid)
     if not labelled:
         return result
-    confidence = np.array([i.confidence for i in labelled], dtype=float)
     wrong = np.array([i.verdict != i.human for i in labelled], dtype=np.int64)
     order = np.argsort(-confidence, kind="stable")
     confidence, wrong = confidence[order], wrong[order]
-    # each distinct confidence, highest first, with the items at or above it
-    last_of_value = np.flatnonzero(np.append(confidence[1:] != confidence[:-1], True))
-    thresholds = confidence[last_of_value]
-    n = last_of_value + 1
-    errors = np.cumsum(wrong)[last_of_value]
-    keep = n >= min_items
-    thresholds, n, errors = thresholds[keep], n[keep], errors[keep]
+    thresholds, n = _thresholds(confidence, "coarse" if grid == "multistart" else grid,
+                                min_items)
     if not len(n):
         return result
-    upper = np.atleast_1d(binomial_upper(errors, n, delta))
+    errors = np.cumsum(wrong)[n - 1]
+    # one start (the highest threshold), or multistart's: the first threshold reaching
+    # min_items, 2 × min_items, 4 × min_items, ... items, each at δ / (their number)
+    starts = [0] if grid != "multistart" else sorted(
+        {int(np.searchsorted(n, min_items * 2 ** k)) for k in range(64)
+         if min_items * 2 ** k <= n[-1]})
+    upper = np.atleast_1d(binomial_upper(errors, n, delta / len(starts)))
     passed = upper <= 1 - target
-    stop = int(np.argmin(passed)) if not passed.all() else len(passed) - 1
-    for k in range(stop + 1):
-        result.steps.append(SequenceStep(float(thresholds[k]), int(n[k]), int(errors[k]),
-                                         float(upper[k]), bool(passed[k])))
+    for start in starts:
+        for k in range(start, len(n)):
+            result.steps.append(SequenceStep(float(thresholds[k]), int(n[k]),
+                                             int(errors[k]), float(upper[k]),
+                                             bool(passed[k]), int(n[start])))
+            if not passed[k]:
+                break
     certified = [step for step in result.steps if step.passed]
-    if certified:
-        last = certified[-1]
+    if certified:  # every rejected threshold holds (w.p. 1 − δ): the lowest is taken
+        last = max(certified, key=lambda step: step.n)
         result.certified, result.threshold = True, last.threshold
         result.agreement_lower_bound = 1 - last.risk_upper
         result.calibration_coverage = last.n / len(labelled)
     return result
+
+
+def _thresholds(confidence, grid: str, min_items: int):
+    """(thresholds, items at or above each), highest threshold first, for confidences
+    sorted from the highest down: only thresholds with ``min_items`` items or more."""
+    import numpy as np
+
+    if grid == "authors":
+        points = np.linspace(0.0, 1.0, AUTHORS_GRID_POINTS)[::-1]
+        n = np.searchsorted(-confidence, -points, side="right")  # items ≥ each point
+        keep = n >= min_items
+        points, n = points[keep], n[keep]
+        # points with the same items are one test: the lowest of them stands for it
+        last = np.flatnonzero(np.append(n[1:] != n[:-1], True))
+        return points[last], n[last]
+    # each distinct confidence, highest first, with the items at or above it
+    last_of_value = np.flatnonzero(np.append(confidence[1:] != confidence[:-1], True))
+    thresholds, n = confidence[last_of_value], last_of_value + 1
+    keep = n >= min_items
+    thresholds, n = thresholds[keep], n[keep]
+    if grid == "coarse" and len(n):
+        # the first threshold reaching each multiple of min_items, and the last
+        steps = np.unique(np.searchsorted(n, np.arange(min_items, n[-1] + 1, min_items)))
+        steps = np.unique(np.append(steps[steps < len(n)], len(n) - 1))
+        thresholds, n = thresholds[steps], n[steps]
+    return thresholds, n
 
 
 def majority(verdicts: Sequence[Verdict]) -> tuple[Verdict, float] | None:
@@ -230,14 +290,15 @@ class CascadeStage:
 
 
 def cascade(judges: Sequence[tuple[str, Sequence[TrustItem]]], target: float,
-            delta: float, min_items: int = MIN_ITEMS) -> list[CascadeStage]:
+            delta: float, min_items: int = MIN_ITEMS, grid: str = "auto"
+            ) -> list[CascadeStage]:
     """Calibrate a cascade (see the module docstring): ``judges`` cheapest first, each
     with its items (the same keys for every judge)."""
     remaining = {item.key for item in judges[0][1]}
     stages = []
     for name, items in judges:
         mine = [i for i in items if i.key in remaining]
-        calibration = calibrate(mine, target, delta / len(judges), min_items)
+        calibration = calibrate(mine, target, delta / len(judges), min_items, grid)
         stages.append(CascadeStage(name, calibration))
         if calibration.certified:
             remaining -= {i.key for i in mine if i.confidence >= calibration.threshold}

@@ -27,7 +27,13 @@ from fbi.trust._calibration import (
     human_majority,
 )
 from fbi.trust._estimates import corrected_estimates, scores_of
-from fbi.trust._items import confidence_kind, jury_items, run_items, split, votes_of
+from fbi.trust._items import (
+    confidence_kind,
+    jury_items,
+    run_items,
+    split,
+    votes_of,
+)
 from fbi.trust._labels import read_human_labels
 from fbi.trust._models import (
     CascadeJudge,
@@ -49,7 +55,8 @@ def trust_result(judge: str, strategy: str, kind: str, items: Sequence[TrustItem
                  ) -> TrustResult:
     """Selective judging for one judge (or jury) under one strategy."""
     calibration_items = [i for i in items if i.key[0] in calibration_ids]
-    found = calibrate(calibration_items, settings.target, settings.delta, settings.min_items)
+    found = calibrate(calibration_items, settings.target, settings.delta, settings.min_items,
+                      settings.grid)
     test = [i for i in items if i.key[0] in test_ids and i.human is not None]
     result = TrustResult(
         judge=judge, strategy=strategy, confidence=kind,  # type: ignore[arg-type]
@@ -57,7 +64,7 @@ def trust_result(judge: str, strategy: str, kind: str, items: Sequence[TrustItem
         threshold=found.threshold, coverage=None,
         agreement_lower_bound=found.agreement_lower_bound,
         n_calibration=found.n_calibration, n_test=len(test), test_agreement=None,
-        test_coverage=None, failure=found.failure, steps=found.steps,
+        test_coverage=None, failure=found.failure, steps=found.steps, grid=found.grid,
         cost_per_item=_cost_per_item(items))
     if found.certified and items:
         taken = [i for i in items if i.confidence >= found.threshold]
@@ -79,7 +86,7 @@ def cascade_result(judges: Sequence[tuple[str, Sequence[TrustItem]]], strategy: 
     calibration_judges = [(name, [i for i in items if i.key[0] in calibration_ids])
                           for name, items in judges]
     stages = cascade(calibration_judges, settings.target, settings.delta,
-                     settings.min_items)
+                     settings.min_items, settings.grid)
     taken = assign(judges, stages)
     by_judge = [{i.key: i for i in items} for _, items in judges]
     total = len(taken) or 1
@@ -111,7 +118,7 @@ def cascade_result(judges: Sequence[tuple[str, Sequence[TrustItem]]], strategy: 
         failure="" if certified else "no judge of the cascade certified a threshold: " +
         "; ".join(f"{name}: {s.calibration.failure}" for (name, _), s in
                   zip(judges, stages, strict=True)),
-        steps=stages[0].calibration.steps, stages=stage_rows,
+        steps=stages[0].calibration.steps, grid=stages[0].calibration.grid, stages=stage_rows,
         cost_per_item=consulted_cost, strongest_cost_per_item=strongest,
         cost_saved=(1 - consulted_cost / strongest) if consulted_cost is not None and
         strongest else None)

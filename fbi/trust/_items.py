@@ -133,3 +133,24 @@ def split(instance_ids: Sequence[str], test_share: float, seed: int
     random.Random(seed).shuffle(ordered)
     cut = len(ordered) - round(len(ordered) * test_share)
     return set(ordered[:cut]), set(ordered[cut:])
+
+
+def one_sided(votes: dict[str, list], where: str) -> str | None:
+    """One sentence when every labelled instance's human verdict is the same (on
+    FBI-layout data almost every label is "a"): what the labels then cannot show, and
+    what to label; None otherwise."""
+    verdicts = {v for v in (human_majority(votes[i]) for i in votes) if v is not None}
+    if len(verdicts) != 1:
+        return None
+    (verdict,) = verdicts
+    return (f"{where}: every labelled instance's human verdict is {verdict!r}, so the "
+            "labels can only say how often the judge agrees with that one verdict: the "
+            "plug-in correction needs labels of both kinds, and PPI gives the judge no "
+            "weight when the people never differ. Fix: label instances the people judge "
+            "otherwise too (e.g. score-invariant rewrites, where a tie is right, or the "
+            "perturbed answers that are not worse)")
+
+
+def one_sided_labels(labels: Sequence[HumanLabel], where: str) -> str | None:
+    """`one_sided` of labels as read (the report's certificate)."""
+    return one_sided(votes_of(labels), where) if labels else None

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.metrics import HumanLabel
+from fbi.trust._items import one_sided_labels
 
 #: The verdict words read, exactly (MT-Bench's human judgments: model_a, model_b, tie,
 #: "tie (bothbad)"); anything else, "tiebreaker-b" included, is refused.
@@ -89,6 +90,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
         raise InputError(f"--human: {problems[0]}" + (
             f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     warnings = _left_out(path, unknown, authors)
+    warnings += [note for note in [one_sided_labels(labels, str(path))] if note]
     if not labels:
         raise InputError(f"--human {path}: no label names an instance of these runs. Fix: "
                          "give instance_id (as in the runs' instances.jsonl), or prompt and "

@@ -87,7 +87,10 @@ class TrustResult(BaseModel):
     failure: str = ""
     """What fails when nothing is certified."""
     steps: list[SequenceStep] = Field(default_factory=list)
-    """The thresholds tried (a cascade: its first judge's)."""
+    """Every threshold the fixed sequence tried, in order (a cascade: its first judge's)."""
+    grid: str = "distinct"
+    """Which thresholds the sequence tried: ``multistart``, ``coarse``, ``distinct`` or
+    ``authors`` (`fbi.trust.calibrate`; ``auto`` resolved)."""
     stages: list[CascadeJudge] = Field(default_factory=list)
     """A cascade's judges, cheapest first."""
     cost_per_item: float | None = None

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fbi.errors import InputError
-from fbi.trust._calibration import (
-    MIN_ITEMS,
-)
+from fbi.trust._calibration import GRIDS, MIN_ITEMS
 
 CONFIDENCES = ("auto", "samples", "logprob", "jury")
 
@@ -31,6 +29,10 @@ class TrustSettings:
     """Thresholds with fewer calibration items at or above them are not tried."""
     width: float = 0.1
     """The planner's target interval width."""
+    grid: str = "auto"
+    """The thresholds the fixed sequence tries (`fbi.trust.calibrate`): ``auto``
+    (``multistart`` for a continuous confidence, else ``distinct``), ``multistart``,
+    ``coarse``, ``distinct`` or ``authors``."""
 
     def __post_init__(self) -> None:
         for name in ("target", "delta"):
@@ -43,5 +45,7 @@ class TrustSettings:
         if self.confidence not in CONFIDENCES:
             raise InputError(f"--confidence {self.confidence}: one of "
                              f"{', '.join(CONFIDENCES)}")
+        if self.grid not in GRIDS:
+            raise InputError(f"--grid {self.grid}: one of {', '.join(GRIDS)}")
         if self.min_items < 1 or not 0 < self.width < 1:
             raise InputError("--min-items must be at least 1 and --width in (0, 1)")
