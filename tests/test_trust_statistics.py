@@ -237,7 +237,8 @@ def _authors_lambda_hat(confidence, wrong, alpha, delta):
         n, e = int(at.sum()), int(wrong[at].sum())
         if n < 30:
             continue
-        upper = 1.0 if e == n else brentq(lambda r: binom.cdf(e, n, r) - delta, 0, 0.9999)
+        upper = 1.0 if e == n else brentq(lambda r, e=e, n=n: binom.cdf(e, n, r) - delta,
+                                          0, 0.9999)
         if upper > alpha:
             return found
         found = lam
