@@ -247,7 +247,7 @@ def _authors_lambda_hat(confidence, wrong, alpha, delta):
 
 def test_the_authors_grid_finds_the_threshold_their_procedure_finds():
     rng = np.random.default_rng(7)
-    for draw in range(20):
+    for draw in range(6):
         confidence = rng.uniform(0.3, 1.0, size=300)
         wrong = rng.uniform(size=300) > 0.55 + 0.45 * confidence
         expected = _authors_lambda_hat(confidence, wrong, 0.2, 0.1)
