@@ -167,6 +167,7 @@ COMMANDS = {
     "datasets": "fbi.cli.datasets:datasets",
     "evaluate": "fbi.cli.evaluate:evaluate",
     "explain-check": "fbi.cli.report:explain_check",
+    "gate": "fbi.cli.gate:gate",
     "export": "fbi.cli.export:export",
     "hunt": "fbi.cli.hunt:hunt",
     "perturb": "fbi.cli.perturb:perturb",

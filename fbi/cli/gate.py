@@ -1,0 +1,108 @@
+"""`fbi gate`: a regression gate for CI (fbi.gate)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from fbi.cli._console import console
+from fbi.cli._run import (
+    FiniteFloat,
+    RichProgress,
+    cache_options,
+    concurrency_option,
+    exit_for,
+    force_option,
+    max_cost_option,
+    model_access_options,
+    model_client,
+    model_settings,
+    print_totals,
+    retries_option,
+    timeout_option,
+)
+
+
+@click.command()
+@click.argument("suite")
+@click.option("--judge", required=True, help="The judge to gate (a model string).")
+@click.option("--baseline", required=True,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="The judge run the candidate must not be worse than (a folder `fbi "
+                   "evaluate` wrote on SUITE).")
+@click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Where the candidate's run (OUTPUT/run) and gate.json go; the same "
+                   "command resumes it.")
+@click.option("--max-regression", type=FiniteFloat(min=0, max=1, max_open=True),
+              default=0.05, show_default=True,
+              help="A miss rate must rise by more than this to fail the gate (0.05: five "
+                   "points).")
+@click.option("--alpha", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True),
+              default=0.05, show_default=True,
+              help="Family-wise error level of the paired tests (Holm over every "
+                   "category and strategy).")
+@click.option("--api-base", "api_bases", multiple=True,
+              help="Base URL of the judge's server (repeat it for a pool).")
+@concurrency_option
+@timeout_option
+@retries_option
+@max_cost_option
+@force_option
+@cache_options
+@model_access_options
+def gate(suite, judge, baseline, output, max_regression, alpha, api_bases, concurrency,
+         timeout, retries, max_cost, force, no_cache, cache_path, api_key, rpm,
+         no_probe) -> None:
+    """Judge SUITE with JUDGE as the baseline run was judged (its strategies, selection
+    and protocol) and compare: exit 1 when a miss rate rose by more than
+    --max-regression with a significant one-sided exact paired test (Holm), 0 when not,
+    2 on bad input. Writes OUTPUT/gate.json."""
+    from fbi.gate import (
+        GateSettings,
+        baseline_run,
+        compare_runs,
+        gate_evaluation,
+        suite_of,
+        write_gate,
+    )
+    from fbi.runs import load_run
+
+    checks = GateSettings(max_regression, alpha)
+    before = baseline_run(baseline)
+    chosen = suite_of(suite, before)
+    settings = model_settings(judge, api_bases, concurrency=concurrency, timeout=timeout,
+                              retries=retries, max_cost=max_cost, rpm=rpm,
+                              no_probe=no_probe)
+    evaluation = gate_evaluation(chosen, before, settings, output, force)
+    totals = evaluation.run(model_client(settings, no_cache, cache_path, api_key),
+                            RichProgress("judging the suite"))
+    print_totals(totals)
+    exit_for(totals, "run the same gate command again")
+    result = compare_runs(before, load_run(output / "run"), checks.max_regression,
+                          checks.alpha)
+    _print(result)
+    console.print(f"wrote {write_gate(result, output)}")
+    if not result.passed:
+        sys.exit(1)
+
+
+def _print(result) -> None:
+    table = Table(box=box.SIMPLE, title="Miss rates, baseline → candidate (paired)")
+    for column in ("strategy", "group", "paired", "baseline", "candidate", "b", "c",
+                   "Holm p", ""):
+        table.add_column(column, overflow="fold")
+    for row in result.rows:
+        table.add_row(
+            escape(row.strategy), escape(row.group), str(row.paired),
+            "–" if row.baseline_rate is None else f"{100 * row.baseline_rate:.1f}%",
+            "–" if row.candidate_rate is None else f"{100 * row.candidate_rate:.1f}%",
+            str(row.newly_missed), str(row.newly_caught), f"{row.p_holm:.3g}",
+            "[bold red]regressed[/]" if row.regressed else "")
+    console.print(table)
+    colour = "green" if result.passed else "bold red"
+    console.print(f"[{colour}]{escape(result.sentence)}[/]", soft_wrap=True)

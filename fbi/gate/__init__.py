@@ -1,0 +1,12 @@
+"""`fbi gate`: a regression gate for CI — judge a fixed suite again and fail when the
+judge got significantly worse than a baseline run (paired exact tests per category and
+overall, Holm). Above the stages: it drives the judge stage through its face."""
+
+from fbi.gate._compare import GateResult, GateRow, compare_outcomes, compare_runs
+from fbi.gate._gate import (
+    GateSettings,
+    baseline_run,
+    gate_evaluation,
+    suite_of,
+    write_gate,
+)

@@ -1,0 +1,155 @@
+"""Did the judge get worse than its baseline? One paired, one-sided exact test per
+strategy and group (each planted-error category, and overall), Holm over all of them.
+
+On the instances both runs judged readably under a strategy, ``b`` counts those the
+baseline detected and the candidate missed, ``c`` the reverse. Under "no worse" a
+discordant instance is as likely either way, so the p-value is P(X ≥ b) for
+X ~ Binomial(b + c, ½) — McNemar's exact test, one-sided (scipy's ``binomtest``,
+``alternative="greater"``). A row *regresses* when its Holm-adjusted p is at most
+``alpha`` **and** its miss rate rose by more than ``max_regression``: significant and
+large enough to matter. Score-invariant rewrites are not errors and are left out;
+instances either run could not read are counted and said, never folded into a rate.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from fbi.metrics import InstanceOutcome, holm, instance_outcomes
+from fbi.runs import Run
+
+GATE_SCHEMA_VERSION = 1
+#: The outcomes a paired test reads: everything else (unreadable, missing) is left out.
+_READ = ("detected", "undetected")
+
+
+class GateRow(BaseModel):
+    """One strategy × group: the baseline's and the candidate's miss rates on the same
+    instances, and the one-sided exact test between them."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    strategy: str
+    """The strategy."""
+    group: str
+    """A planted-error category, or ``overall``."""
+    paired: int
+    """Instances both runs judged readably: the test's sample."""
+    left_out: int
+    """Instances of the group one run or the other could not read (or did not judge)."""
+    baseline_rate: float | None
+    """The baseline's miss rate on the paired instances."""
+    candidate_rate: float | None
+    """The candidate's miss rate on the same instances."""
+    newly_missed: int
+    """Detected by the baseline, missed by the candidate (b)."""
+    newly_caught: int
+    """Missed by the baseline, detected by the candidate (c)."""
+    p_value: float
+    """P(X ≥ b), X ~ Binomial(b + c, ½): one-sided exact McNemar."""
+    p_holm: float = 1.0
+    """Holm-adjusted over every row of the gate."""
+    regressed: bool = False
+    """Holm p ≤ alpha and the miss rate rose by more than max_regression."""
+
+
+class GateResult(BaseModel):
+    """``gate.json``: the comparison and its decision."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    schema_version: Literal[1] = GATE_SCHEMA_VERSION
+    """The format's version."""
+    baseline: str
+    """The baseline run folder."""
+    candidate: str
+    """The candidate run folder."""
+    judge: str
+    """The candidate's judge."""
+    alpha: float
+    """The family-wise error level of the tests (Holm)."""
+    max_regression: float
+    """The rise in a miss rate that matters (e.g. 0.05: five points)."""
+    rows: list[GateRow] = Field(default_factory=list)
+    """Every strategy × group tested."""
+    passed: bool = True
+    """No row regressed."""
+    sentence: str = ""
+    """The decision in one sentence."""
+
+
+def _p_greater(b: int, c: int) -> float:
+    if b + c == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(b, b + c, 0.5, alternative="greater").pvalue)
+
+
+def compare_runs(baseline: Run, candidate: Run, max_regression: float = 0.05,
+                 alpha: float = 0.05) -> GateResult:
+    """The gate's comparison of two judge runs of the same suite (see the module
+    docstring)."""
+    rows = compare_outcomes(instance_outcomes(baseline.judgments),
+                            instance_outcomes(candidate.judgments), max_regression, alpha)
+    result = GateResult(baseline=str(baseline.folder), candidate=str(candidate.folder),
+                        judge=candidate.spec.model, alpha=alpha,
+                        max_regression=max_regression, rows=rows)
+    result.passed = not any(row.regressed for row in rows)
+    result.sentence = _sentence(result)
+    return result
+
+
+def compare_outcomes(baseline: Iterable[InstanceOutcome],
+                     candidate: Iterable[InstanceOutcome], max_regression: float = 0.05,
+                     alpha: float = 0.05) -> list[GateRow]:
+    """The rows of the gate: the paired tests of two runs' outcomes, Holm-adjusted, each
+    marked regressed or not (see the module docstring)."""
+    before = {(o.strategy, o.instance_id): o for o in baseline if not o.is_score_invariant}
+    after = {(o.strategy, o.instance_id): o for o in candidate if not o.is_score_invariant}
+    tallies: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        strategy = key[0]
+        category = (old or new).category  # type: ignore[union-attr]
+        for group in (category, "overall"):
+            tally = tallies[(strategy, group)]  # paired, left out, base miss, new miss, b
+            if old is None or new is None or old.outcome not in _READ or \
+                    new.outcome not in _READ:
+                tally[1] += 1
+                continue
+            missed_before, missed_now = old.outcome == "undetected", \
+                new.outcome == "undetected"
+            tally[0] += 1
+            tally[2] += missed_before
+            tally[3] += missed_now
+            tally[4] += missed_now and not missed_before
+    rows = []
+    for (strategy, group), (paired, left_out, base, now, b) in sorted(tallies.items()):
+        c = b + base - now  # newly caught: discordant the other way
+        rows.append(GateRow(
+            strategy=strategy, group=group, paired=paired, left_out=left_out,
+            baseline_rate=base / paired if paired else None,
+            candidate_rate=now / paired if paired else None,
+            newly_missed=b, newly_caught=c, p_value=_p_greater(b, c)))
+    for row, adjusted in zip(rows, holm([r.p_value for r in rows]), strict=True):
+        row.p_holm = adjusted
+        row.regressed = adjusted <= alpha and row.paired > 0 and \
+            row.candidate_rate - row.baseline_rate > max_regression  # type: ignore[operator]
+    return rows
+
+
+def _sentence(result: GateResult) -> str:
+    regressed = [r for r in result.rows if r.regressed]
+    if not regressed:
+        return (f"{result.judge} passes: no miss rate rose by more than "
+                f"{100 * result.max_regression:.0f} points with Holm p ≤ {result.alpha:g} "
+                f"over {len(result.rows)} tests.")
+    return (f"{result.judge} regressed: " + "; ".join(
+        f"{r.group} under {r.strategy} {100 * r.baseline_rate:.0f}% → "  # type: ignore[operator]
+        f"{100 * r.candidate_rate:.0f}% missed (Holm p {r.p_holm:.3g})"  # type: ignore[operator]
+        for r in regressed) + ".")

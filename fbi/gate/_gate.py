@@ -1,0 +1,101 @@
+"""`fbi gate`: judge a fixed suite again and compare with a baseline run (`_compare`).
+
+The candidate run is an ordinary judge run (``DIR/run/``, resumable, cached) of the
+baseline's suite under the baseline's strategies, selection, protocol and score range:
+only the judge's settings are the caller's. A suite that is not the baseline's — other
+rows, another selection of them — is refused before any call: the test pairs the same
+instances or it says nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fbi.datasets import Dataset, load_dataset
+from fbi.errors import InputError
+from fbi.gate._compare import GateResult
+from fbi.judge import Evaluation, EvaluationConfig
+from fbi.outputs import write_atomically
+from fbi.runs import Run, load_run, read_spec
+from fbi.settings import ModelSettings
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """What `fbi gate` is asked: one settings object, checked when made (the Python API
+    refuses what the CLI refuses)."""
+
+    max_regression: float = 0.05
+    """The rise in a miss rate that matters (0.05: five points)."""
+    alpha: float = 0.05
+    """The family-wise error level of the tests (Holm)."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise InputError(f"--alpha {self.alpha}: must lie strictly between 0 and 1")
+        if not 0 <= self.max_regression < 1:
+            raise InputError(f"--max-regression {self.max_regression}: a share of "
+                             "instances in [0, 1), e.g. 0.05 for five points")
+
+
+def baseline_run(folder: Path) -> Run:
+    """The baseline: a finished judge run folder, or one message saying what it is not."""
+    if not (folder / "run.json").is_file():
+        raise InputError(f"--baseline {folder}: no run.json. Fix: give a folder `fbi "
+                         "evaluate --output` wrote")
+    spec = read_spec(folder / "run.json")
+    if spec.kind != "evaluate":
+        raise InputError(f"--baseline {folder}: a {spec.kind} run, not a judge run. Fix: "
+                         "give a folder `fbi evaluate` wrote")
+    run = load_run(folder)
+    if not run.judgments:
+        raise InputError(f"--baseline {folder}: no judgment. Fix: finish the run (run the "
+                         "same command again) or give another")
+    return run
+
+
+def suite_of(spec: str, baseline: Run) -> Dataset:
+    """The suite, selected as the baseline selected it; refused when it is not the
+    baseline's."""
+    dataset = load_dataset(spec)
+    chosen = baseline.spec.selection
+    if chosen.sample is not None:
+        suite = dataset.select(chosen.abilities or (), chosen.categories or (),
+                               bool(chosen.include_extra), None, chosen.sample,
+                               chosen.sample_seed or 0, chosen.sample_by or "category")
+    else:
+        suite = dataset.select(chosen.abilities or (), chosen.categories or (),
+                               bool(chosen.include_extra), chosen.limit)
+    if not suite.instances:
+        raise InputError(f"{spec}: the suite holds no instance to judge. Fix: give the "
+                         "dataset the baseline judged")
+    recorded = baseline.spec.dataset.fingerprint
+    found = suite.source_fingerprint or suite.fingerprint
+    if recorded and recorded != found:
+        raise InputError(f"{spec} is not the suite the baseline {baseline.folder} judged "
+                         f"({baseline.spec.dataset.spec}: other rows): the test pairs the "
+                         "same instances. Fix: gate on the baseline's dataset, or make a "
+                         "new baseline on this one")
+    return suite
+
+
+def gate_evaluation(suite: Dataset, baseline: Run, settings: ModelSettings,
+                    output: Path, force: bool = False) -> Evaluation:
+    """The candidate's judge run: the baseline's strategies, protocol and score range,
+    the caller's judge, into ``output/run``."""
+    parameters, score_range = baseline.spec.parameters, baseline.spec.settings.score_range
+    config = EvaluationConfig(
+        model=settings, strategies=tuple(baseline.spec.prompts),
+        score_range=(score_range[0], score_range[1]) if score_range else None,
+        samples=parameters.samples or 1, logprobs=parameters.logprobs or 0,
+        explanation_chars=parameters.explanation_chars,
+        protocol=parameters.protocol or "fbi")  # type: ignore[arg-type]
+    return Evaluation(suite, config, output / "run", force)
+
+
+def write_gate(result: GateResult, output: Path) -> Path:
+    """``output/gate.json``, written whole (a crash leaves the old file or the new)."""
+    path = output / "gate.json"
+    write_atomically(path, result.model_dump_json(indent=2) + "\n")
+    return path

@@ -1,0 +1,144 @@
+"""`fbi gate` (issue 53): the paired one-sided exact test worked by hand, and the gate end
+to end against loopback judges whose behaviour is planted here — the same judge passes,
+a judge that misses every error fails with exit 1, bad input is one message, exit 2."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from openai_server import ChatServer
+
+from fbi import load_dataset
+from fbi.cli import main
+from fbi.gate import compare_outcomes
+from fbi.metrics import InstanceOutcome
+
+INSTANCES = load_dataset("sample").instances
+ENV = {"OPENAI_API_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+PLANTED = [i for i in INSTANCES if i.category != "score-invariant"]
+
+
+def outcome(instance_id: str, category: str, missed: bool | None) -> InstanceOutcome:
+    return InstanceOutcome(instance_id=instance_id, judge="j", strategy="vanilla",
+                           paradigm="single", ability="factual", category=category,
+                           outcome="unparseable" if missed is None else
+                           "undetected" if missed else "detected")
+
+
+def test_the_paired_one_sided_test_by_hand():
+    """Ten instances of one category. Baseline misses i0; the candidate misses i0–i5:
+    b = 5 newly missed, c = 0, p = P(Bin(5, ½) ≥ 5) = 1/32 = 0.03125 for the category and
+    overall alike; Holm over the two rows gives 0.0625 to both. An eleventh instance the
+    candidate could not read is left out of both rows, in no rate."""
+    before = [outcome(f"i{k}", "entity", k == 0) for k in range(11)]
+    after = [outcome(f"i{k}", "entity", k <= 5) for k in range(10)] + \
+        [outcome("i10", "entity", None)]
+    rows = compare_outcomes(before, after, max_regression=0.05, alpha=0.05)
+    assert [(r.group, r.paired, r.left_out, r.newly_missed, r.newly_caught) for r in rows] \
+        == [("entity", 10, 1, 5, 0), ("overall", 10, 1, 5, 0)]
+    for row in rows:
+        assert (row.baseline_rate, row.candidate_rate) == (0.1, 0.6)
+        assert row.p_value == pytest.approx(1 / 32)
+        assert row.p_holm == pytest.approx(2 / 32)
+        assert not row.regressed  # 0.0625 > 0.05
+    looser = compare_outcomes(before, after, max_regression=0.05, alpha=0.1)
+    assert all(row.regressed for row in looser)
+    # significant but small: a rise of 50 points is not more than 0.6
+    assert not any(r.regressed for r in compare_outcomes(before, after, 0.6, 0.1))
+    # discordance both ways: b = 5, c = 1 → P(Bin(6, ½) ≥ 5) = 7/64
+    caught = [outcome("i0", "entity", False) if o.instance_id == "i0" else o for o in after]
+    (row, _) = compare_outcomes(before, caught)
+    assert (row.newly_missed, row.newly_caught) == (5, 1)
+    assert row.p_value == pytest.approx(7 / 64)
+
+
+def scoring_judge(misses: bool):
+    """Single-answer vanilla: the gold answer scored at the top and the perturbed one at
+    the bottom — or, when ``misses``, both at the top (every planted error missed)."""
+    golds = {i.instruction: i.gold_answer for i in INSTANCES}
+
+    def script(request: dict) -> str:
+        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+        question = re.search(r"<question>\n(.*?)\n</question>", prompt, re.DOTALL)
+        answer = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.DOTALL)
+        if question is None or answer is None:
+            return "OK"
+        low, high = (int(x) for x in re.findall(r"an integer from (\d+) to (\d+)",
+                                                  prompt)[-1])
+        gold = answer.group(1) == golds.get(question.group(1))
+        return json.dumps({"explanation": "Checked.",
+                           "score": high if gold or misses else low})
+    return script
+
+
+def run(args: list[str], script=None) -> tuple[int, str]:
+    with ChatServer(script=script or scoring_judge(False)) as server:
+        result = CliRunner().invoke(main, [*args, "--api-base", server.url, "--no-cache"],
+                                    env={**ENV, "COLUMNS": "200"})
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("gate") / "baseline"
+    code, output = run(["evaluate", "--judge", "openai/judge", "--dataset", "sample",
+                        "--output", str(folder)])
+    assert code == 0, output
+    return folder
+
+
+def test_the_same_judge_passes_the_gate(baseline, tmp_path):
+    code, output = run(["gate", "sample", "--judge", "openai/judge", "--baseline",
+                        str(baseline), "--output", str(tmp_path / "g")])
+    assert code == 0, output
+    result = json.loads((tmp_path / "g" / "gate.json").read_text())
+    assert result["passed"] and "passes" in result["sentence"]
+    (overall,) = [r for r in result["rows"] if r["group"] == "overall"]
+    assert (overall["paired"], overall["baseline_rate"], overall["candidate_rate"],
+            overall["newly_missed"], overall["newly_caught"]) == (len(PLANTED), 0, 0, 0, 0)
+    assert {r["group"] for r in result["rows"]} == {*{i.category for i in PLANTED},
+                                                    "overall"}
+
+
+def test_a_judge_that_misses_every_error_fails_the_gate(baseline, tmp_path):
+    """Every planted error missed: overall b = 66, c = 0, p = 2⁻⁶⁶ (Holm × 23 rows at
+    most); a category's three instances give p = 1/8 alone, never significant."""
+    code, output = run(["gate", "sample", "--judge", "openai/judge", "--baseline",
+                        str(baseline), "--output", str(tmp_path / "g")], scoring_judge(True))
+    assert code == 1, output
+    result = json.loads((tmp_path / "g" / "gate.json").read_text())
+    (overall,) = [r for r in result["rows"] if r["group"] == "overall"]
+    assert (overall["newly_missed"], overall["baseline_rate"], overall["candidate_rate"]) \
+        == (len(PLANTED), 0, 1)
+    assert overall["p_value"] == pytest.approx(0.5 ** len(PLANTED))
+    assert overall["regressed"] and not result["passed"]
+    assert [r["group"] for r in result["rows"] if r["regressed"]] == ["overall"]
+    assert "regressed" in " ".join(output.split())
+
+
+def test_bad_input_is_one_message(baseline, tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "x", "category": "entity", "instruction": "Q?",
+                                 "gold_answer": "A.", "perturbed_answer": "B."}) + "\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "none.jsonl").write_text("")
+    cases = [
+        (["gate", str(other)], "is not the suite the baseline"),
+        (["gate", str(tmp_path / "none.jsonl")], "the file is empty"),
+        (["gate", "sample", "--baseline", str(empty)], "no run.json"),
+        (["gate", "sample", "--alpha", "0"], "--alpha"),
+    ]
+    for args, message in cases:
+        full = [*args, "--judge", "openai/judge", "--output", str(tmp_path / "g")]
+        if "--baseline" not in args:
+            full += ["--baseline", str(baseline)]
+        code, output = run(full)
+        assert code == 2, (args, output)
+        assert message in " ".join(output.split()), (args, output)
+        assert "Traceback" not in output
+    assert not (tmp_path / "g" / "gate.json").exists()
