@@ -77,7 +77,8 @@ def scoring_judge(misses: bool):
 
 def run(args: list[str], script=None) -> tuple[int, str]:
     with ChatServer(script=script or scoring_judge(False)) as server:
-        result = CliRunner().invoke(main, [*args, "--api-base", server.url, "--no-cache"],
+        extra = ["--no-cache"] if args[0] == "evaluate" else []  # (the gate never caches)
+        result = CliRunner().invoke(main, [*args, "--api-base", server.url, *extra],
                                     env={**ENV, "COLUMNS": "200"})
     return result.exit_code, result.output
 
@@ -142,3 +143,34 @@ def test_bad_input_is_one_message(baseline, tmp_path):
         assert message in " ".join(output.split()), (args, output)
         assert "Traceback" not in output
     assert not (tmp_path / "g" / "gate.json").exists()
+
+
+def test_the_pytest_plugin_runs_a_gate_file(baseline, tmp_path):
+    """`pytest --fbi-gate gate.yaml` (the pytest11 entry point): the same judge passes, a
+    judge that misses every error fails the test with the gate's sentence, and a gate file
+    with a wrong key is one message naming it."""
+    import os
+    import subprocess
+    import sys
+
+    def pytest_with(script, name: str, **keys) -> subprocess.CompletedProcess:
+        with ChatServer(script=script) as server:
+            gate = tmp_path / f"{name}.yaml"
+            fields = {"version": 1, "suite": "sample", "judge": "openai/judge",
+                      "baseline": str(baseline), "output": name, "api_base": server.url,
+                      **keys}
+            gate.write_text("".join(f"{key}: {value}\n" for key, value in fields.items()))
+            return subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 "--fbi-gate", str(gate)], cwd=tmp_path, capture_output=True, text=True,
+                env={**os.environ, **ENV}, timeout=600)
+
+    same = pytest_with(scoring_judge(False), "same")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "1 passed" in same.stdout and (tmp_path / "same" / "gate.json").is_file()
+    worse = pytest_with(scoring_judge(True), "worse")
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    assert "openai/judge regressed: overall under vanilla 0% → 100% missed" in worse.stdout
+    wrong = pytest_with(scoring_judge(False), "wrong", treshold=0.1)
+    assert wrong.returncode == 1 and "unknown keys treshold" in wrong.stdout
+    assert "Traceback" not in wrong.stdout

@@ -14,7 +14,6 @@ from fbi.cli._console import console
 from fbi.cli._run import (
     FiniteFloat,
     RichProgress,
-    cache_options,
     concurrency_option,
     exit_for,
     force_option,
@@ -53,40 +52,29 @@ from fbi.cli._run import (
 @retries_option
 @max_cost_option
 @force_option
-@cache_options
 @model_access_options
 def gate(suite, judge, baseline, output, max_regression, alpha, api_bases, concurrency,
-         timeout, retries, max_cost, force, no_cache, cache_path, api_key, rpm,
-         no_probe) -> None:
+         timeout, retries, max_cost, force, api_key, rpm, no_probe) -> None:
     """Judge SUITE with JUDGE as the baseline run was judged (its strategies, selection
     and protocol) and compare: exit 1 when a miss rate rose by more than
     --max-regression with a significant one-sided exact paired test (Holm), 0 when not,
-    2 on bad input. Writes OUTPUT/gate.json."""
-    from fbi.gate import (
-        GateSettings,
-        baseline_run,
-        compare_runs,
-        gate_evaluation,
-        suite_of,
-        write_gate,
-    )
-    from fbi.runs import load_run
+    2 on bad input. Writes OUTPUT/gate.json. Never answered from the response cache: a
+    cached reply would hide the very change the gate looks for."""
+    from fbi.gate import GateSettings, run_gate
 
     checks = GateSettings(max_regression, alpha)
-    before = baseline_run(baseline)
-    chosen = suite_of(suite, before)
     settings = model_settings(judge, api_bases, concurrency=concurrency, timeout=timeout,
                               retries=retries, max_cost=max_cost, rpm=rpm,
                               no_probe=no_probe)
-    evaluation = gate_evaluation(chosen, before, settings, output, force)
-    totals = evaluation.run(model_client(settings, no_cache, cache_path, api_key),
-                            RichProgress("judging the suite"))
+    totals, result = run_gate(suite, baseline, settings, output, checks,
+                              model_client(settings, True, None, api_key),
+                              RichProgress("judging the suite"), force)
     print_totals(totals)
     exit_for(totals, "run the same gate command again")
-    result = compare_runs(before, load_run(output / "run"), checks.max_regression,
-                          checks.alpha)
+    if result is None:  # (exit_for has said why and exited; a guard, never a pass)
+        sys.exit(1)
     _print(result)
-    console.print(f"wrote {write_gate(result, output)}")
+    console.print(f"wrote {output / 'gate.json'}")
     if not result.passed:
         sys.exit(1)
 

@@ -7,6 +7,7 @@ from fbi.gate._gate import (
     GateSettings,
     baseline_run,
     gate_evaluation,
+    run_gate,
     suite_of,
     write_gate,
 )

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from fbi.datasets import Dataset, load_dataset
 from fbi.errors import InputError
-from fbi.gate._compare import GateResult
+from fbi.gate._compare import GateResult, compare_runs
 from fbi.judge import Evaluation, EvaluationConfig
 from fbi.outputs import write_atomically
-from fbi.runs import Run, load_run, read_spec
+from fbi.run_spec import RunTotals
+from fbi.runs import Run, load_run, read_spec, stopped
 from fbi.settings import ModelSettings
 
 
@@ -99,3 +100,21 @@ def write_gate(result: GateResult, output: Path) -> Path:
     path = output / "gate.json"
     write_atomically(path, result.model_dump_json(indent=2) + "\n")
     return path
+
+
+def run_gate(suite: str, baseline: Path, settings: ModelSettings, output: Path,
+             checks: GateSettings, client, progress=None, force: bool = False
+             ) -> tuple[RunTotals, GateResult | None]:
+    """The whole gate: the baseline read, the suite checked against it, the candidate's
+    run made (or resumed) with ``client``, and the comparison written to
+    ``output/gate.json``. The result is None when the run did not finish (stopped,
+    failed calls, a budget): nothing is compared on part of the suite."""
+    before = baseline_run(baseline)
+    evaluation = gate_evaluation(suite_of(suite, before), before, settings, output, force)
+    totals = evaluation.run(client, progress)
+    if stopped(totals) or totals.failed or totals.in_batches:
+        return totals, None
+    result = compare_runs(before, load_run(output / "run"), checks.max_regression,
+                          checks.alpha)
+    write_gate(result, output)
+    return totals, result
