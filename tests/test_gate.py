@@ -174,3 +174,27 @@ def test_the_pytest_plugin_runs_a_gate_file(baseline, tmp_path):
     wrong = pytest_with(scoring_judge(False), "wrong", treshold=0.1)
     assert wrong.returncode == 1 and "unknown keys treshold" in wrong.stdout
     assert "Traceback" not in wrong.stdout
+
+
+def test_a_certificate_that_no_longer_holds_fails_the_gate(tmp_path):
+    """--human: a baseline judged with --samples 3 by the right judge agrees with the
+    people on every planted error at confidence 1 (66 calibration items, no error: the
+    bound 1 − 0.1^(1/66) = 0.034 ≤ 0.2), so it is certified at target 0.8; the same
+    judge keeps it, a judge that misses every error loses it."""
+    labels = tmp_path / "labels.csv"
+    labels.write_text("instance_id,verdict,annotator\n" + "".join(
+        f"{i.id},a,ann\n" for i in PLANTED))
+    code, output = run(["evaluate", "--judge", "openai/judge", "--dataset", "sample",
+                        "--samples", "3", "--output", str(tmp_path / "base")])
+    assert code == 0, output
+    for name, script, expected in (("same", scoring_judge(False), 0),
+                                   ("worse", scoring_judge(True), 1)):
+        code, output = run(["gate", "sample", "--judge", "openai/judge", "--baseline",
+                            str(tmp_path / "base"), "--human", str(labels), "--output",
+                            str(tmp_path / name)], script)
+        assert code == expected, output
+        result = json.loads((tmp_path / name / "gate.json").read_text())
+        (held,) = result["certificates"]
+        assert (held["strategy"], held["baseline_certified"]) == ("vanilla", True)
+        assert held["held"] == (name == "same") == held["candidate_certified"]
+    assert "lost its certificate under vanilla" in result["sentence"]

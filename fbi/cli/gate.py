@@ -45,6 +45,9 @@ from fbi.cli._run import (
               default=0.05, show_default=True,
               help="Family-wise error level of the paired tests (Holm over every "
                    "category and strategy).")
+@click.option("--human", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Human labels of the suite (as `fbi trust --human`): the gate also "
+                   "fails when a strategy whose baseline was certified is not any more.")
 @click.option("--api-base", "api_bases", multiple=True,
               help="Base URL of the judge's server (repeat it for a pool).")
 @concurrency_option
@@ -53,8 +56,8 @@ from fbi.cli._run import (
 @max_cost_option
 @force_option
 @model_access_options
-def gate(suite, judge, baseline, output, max_regression, alpha, api_bases, concurrency,
-         timeout, retries, max_cost, force, api_key, rpm, no_probe) -> None:
+def gate(suite, judge, baseline, output, max_regression, alpha, human, api_bases,
+         concurrency, timeout, retries, max_cost, force, api_key, rpm, no_probe) -> None:
     """Judge SUITE with JUDGE as the baseline run was judged (its strategies, selection
     and protocol) and compare: exit 1 when a miss rate rose by more than
     --max-regression with a significant one-sided exact paired test (Holm), 0 when not,
@@ -68,7 +71,7 @@ def gate(suite, judge, baseline, output, max_regression, alpha, api_bases, concu
                               no_probe=no_probe)
     totals, result = run_gate(suite, baseline, settings, output, checks,
                               model_client(settings, True, None, api_key),
-                              RichProgress("judging the suite"), force)
+                              RichProgress("judging the suite"), force, human)
     print_totals(totals)
     exit_for(totals, "run the same gate command again")
     if result is None:  # (exit_for has said why and exited; a guard, never a pass)
@@ -92,5 +95,9 @@ def _print(result) -> None:
             str(row.newly_missed), str(row.newly_caught), f"{row.p_holm:.3g}",
             "[bold red]regressed[/]" if row.regressed else "")
     console.print(table)
+    for held in result.certificates:
+        mark = "held" if held.held else "[bold red]lost[/]"
+        console.print(f"certificate under {escape(held.strategy)}: {mark} — "
+                      f"{escape(held.sentence)}", soft_wrap=True)
     colour = "green" if result.passed else "bold red"
     console.print(f"[{colour}]{escape(result.sentence)}[/]", soft_wrap=True)

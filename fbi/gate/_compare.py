@@ -14,13 +14,14 @@ instances either run could not read are counted and said, never folded into a ra
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fbi.metrics import InstanceOutcome, holm, instance_outcomes
+from fbi.metrics import HumanLabel, InstanceOutcome, holm, instance_outcomes
 from fbi.runs import Run
+from fbi.trust import TrustSettings, certificates
 
 GATE_SCHEMA_VERSION = 1
 #: The outcomes a paired test reads: everything else (unreadable, missing) is left out.
@@ -57,6 +58,23 @@ class GateRow(BaseModel):
     """Holm p ≤ alpha and the miss rate rose by more than max_regression."""
 
 
+class HeldCertificate(BaseModel):
+    """Whether a strategy's certificate (``--human``) still holds for the candidate."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    strategy: str
+    """The strategy."""
+    baseline_certified: bool
+    """The baseline was certified: agreement ≥ the target at δ, on the labels given."""
+    candidate_certified: bool
+    """The candidate is, on the same labels."""
+    held: bool
+    """Not certified before, or certified still."""
+    sentence: str
+    """The candidate's certificate sentence."""
+
+
 class GateResult(BaseModel):
     """``gate.json``: the comparison and its decision."""
 
@@ -76,8 +94,10 @@ class GateResult(BaseModel):
     """The rise in a miss rate that matters (e.g. 0.05: five points)."""
     rows: list[GateRow] = Field(default_factory=list)
     """Every strategy × group tested."""
+    certificates: list[HeldCertificate] = Field(default_factory=list)
+    """With ``--human``: each strategy's certificate, before and now."""
     passed: bool = True
-    """No row regressed."""
+    """No row regressed and every certificate held."""
     sentence: str = ""
     """The decision in one sentence."""
 
@@ -96,12 +116,9 @@ def compare_runs(baseline: Run, candidate: Run, max_regression: float = 0.05,
     docstring)."""
     rows = compare_outcomes(instance_outcomes(baseline.judgments),
                             instance_outcomes(candidate.judgments), max_regression, alpha)
-    result = GateResult(baseline=str(baseline.folder), candidate=str(candidate.folder),
-                        judge=candidate.spec.model, alpha=alpha,
-                        max_regression=max_regression, rows=rows)
-    result.passed = not any(row.regressed for row in rows)
-    result.sentence = _sentence(result)
-    return result
+    return decide(GateResult(baseline=str(baseline.folder), candidate=str(candidate.folder),
+                             judge=candidate.spec.model, alpha=alpha,
+                             max_regression=max_regression, rows=rows))
 
 
 def compare_outcomes(baseline: Iterable[InstanceOutcome],
@@ -143,8 +160,37 @@ def compare_outcomes(baseline: Iterable[InstanceOutcome],
     return rows
 
 
+def held_certificates(baseline: Run, candidate: Run, labels: Sequence[HumanLabel],
+                      settings: TrustSettings) -> list[HeldCertificate]:
+    """Each strategy's certificate (`fbi.trust.certificates`) for both runs on the same
+    human labels: one that was certified must still be."""
+    before = {c.strategy: c for c in certificates([baseline], labels, [], settings)}
+    now = {c.strategy: c for c in certificates([candidate], labels, [], settings)}
+    held = []
+    for strategy, old in sorted(before.items()):
+        new = now.get(strategy)
+        was = old.trust is not None and old.trust.certified
+        still = new is not None and new.trust is not None and new.trust.certified
+        held.append(HeldCertificate(
+            strategy=strategy, baseline_certified=was, candidate_certified=still,
+            held=still or not was, sentence=new.sentence if new else "not judged"))
+    return held
+
+
+def decide(result: GateResult) -> GateResult:
+    """``passed`` and ``sentence`` from the rows and certificates."""
+    result.passed = not any(row.regressed for row in result.rows) and \
+        all(c.held for c in result.certificates)
+    result.sentence = _sentence(result)
+    return result
+
+
 def _sentence(result: GateResult) -> str:
     regressed = [r for r in result.rows if r.regressed]
+    lost = [c.strategy for c in result.certificates if not c.held]
+    if lost:
+        return (f"{result.judge} lost its certificate under {', '.join(lost)}" +
+                (f", and regressed on {len(regressed)} test(s)" if regressed else "") + ".")
     if not regressed:
         return (f"{result.judge} passes: no miss rate rose by more than "
                 f"{100 * result.max_regression:.0f} points with Holm p ≤ {result.alpha:g} "

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from fbi.datasets import Dataset, load_dataset
 from fbi.errors import InputError
-from fbi.gate._compare import GateResult, compare_runs
+from fbi.gate._compare import GateResult, compare_runs, decide, held_certificates
 from fbi.judge import Evaluation, EvaluationConfig
 from fbi.outputs import write_atomically
 from fbi.run_spec import RunTotals
 from fbi.runs import Run, load_run, read_spec, stopped
 from fbi.settings import ModelSettings
+from fbi.trust import TrustSettings, read_human_labels
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,11 @@ def write_gate(result: GateResult, output: Path) -> Path:
 
 
 def run_gate(suite: str, baseline: Path, settings: ModelSettings, output: Path,
-             checks: GateSettings, client, progress=None, force: bool = False
-             ) -> tuple[RunTotals, GateResult | None]:
+             checks: GateSettings, client, progress=None, force: bool = False,
+             human: Path | None = None) -> tuple[RunTotals, GateResult | None]:
     """The whole gate: the baseline read, the suite checked against it, the candidate's
-    run made (or resumed) with ``client``, and the comparison written to
+    run made (or resumed) with ``client``, the comparison — and, given ``human``
+    labels, each strategy's certificate before and now — written to
     ``output/gate.json``. The result is None when the run did not finish (stopped,
     failed calls, a budget): nothing is compared on part of the suite."""
     before = baseline_run(baseline)
@@ -114,7 +116,12 @@ def run_gate(suite: str, baseline: Path, settings: ModelSettings, output: Path,
     totals = evaluation.run(client, progress)
     if stopped(totals) or totals.failed or totals.in_batches:
         return totals, None
-    result = compare_runs(before, load_run(output / "run"), checks.max_regression,
-                          checks.alpha)
+    after = load_run(output / "run")
+    result = compare_runs(before, after, checks.max_regression, checks.alpha)
+    if human is not None:
+        labels, _ = read_human_labels(human, {**before.instances, **after.instances})
+        result.certificates = held_certificates(before, after, labels,
+                                                TrustSettings(test_share=0.0))
+        decide(result)
     write_gate(result, output)
     return totals, result

@@ -13,6 +13,7 @@ A gate file (YAML)::
     api_base: http://localhost:8000/v1   # optional; a list is a pool
     max_regression: 0.05       # optional
     alpha: 0.05                # optional
+    human: labels.csv          # optional: fail too when a certificate no longer holds
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 
 #: The keys of a gate file, and whether each is required.
 KEYS = {"version": True, "suite": True, "judge": True, "baseline": True, "output": True,
-        "api_base": False, "max_regression": False, "alpha": False}
+        "api_base": False, "max_regression": False, "alpha": False, "human": False}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,8 +65,10 @@ class GateItem(pytest.Item):
                                  api_pool=bases if len(bases) > 1 else ())
         checks = GateSettings(float(found.get("max_regression", 0.05)),
                               float(found.get("alpha", 0.05)))
+        human = here / found["human"] if found.get("human") else None
         totals, result = run_gate(str(found["suite"]), here / found["baseline"], settings,
-                                  here / found["output"], checks, settings.client(None))
+                                  here / found["output"], checks, settings.client(None),
+                                  human=human)
         # (no response cache: a cached reply would hide the very change the gate looks for)
         if result is None:
             raise GateFailed(f"{self.path_of_gate}: the suite was not judged whole "
