@@ -1,4 +1,5 @@
-"""`fbi export inspect RUN… --output DIR`: judge runs as Inspect eval logs (fbi.interop)."""
+"""`fbi export`: runs in other tools' formats — Inspect eval logs (fbi.interop), Label
+Studio tasks (fbi.trust)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,36 @@ def inspect_(run_dirs, output, force, log_format, prompts_dir, system_prompt) ->
         console.print(f"wrote {escape(str(path))}", highlight=False)
     console.print(f"open them with: inspect view --log-dir {escape(str(output))}",
                   highlight=False)
+
+
+@export.command("label-studio")
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write tasks.json and label_config.xml into.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seeds which slot (A or B) holds the gold answer, per instance.")
+@force_option
+def label_studio(run_dirs, output, seed, force) -> None:
+    """Write the runs' instances as Label Studio tasks (question, answers A and B, never
+    the judge's verdict) and the labeling config to import with them; Label Studio's JSON
+    export of the labelled tasks is read by `fbi trust --human` and `fbi report --human`
+    as it is."""
+    import json
+
+    from fbi.outputs import claim_folder, mark_written, write_atomically
+    from fbi.runs import load_run
+    from fbi.trust import LABEL_CONFIG, label_studio_tasks
+
+    instances = {}
+    for folder in run_dirs:
+        instances.update(load_run(folder, full=False).instances)
+    files = ["tasks.json", "label_config.xml"]
+    theirs = claim_folder(output, files, force)
+    output.mkdir(parents=True, exist_ok=True)
+    tasks = label_studio_tasks(instances.values(), seed)
+    write_atomically(output / files[0], json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
+    write_atomically(output / files[1], LABEL_CONFIG)
+    mark_written(output, [output / name for name in files], theirs)
+    console.print(f"wrote {len(tasks)} tasks to {escape(str(output / files[0]))} and the "
+                  f"labeling config to {escape(str(output / files[1]))}", highlight=False)

@@ -1,5 +1,7 @@
 """Human labels (``fbi trust --human FILE``, ``fbi report --human FILE``): one file read
 into [`HumanLabel`][fbi.metrics.HumanLabel]s, each bad row refused with its file and line.
+Label Studio's JSON export of the tasks `fbi export label-studio` wrote is read as it is
+(`_label_studio`).
 
 The file is any table fbi reads (.jsonl, .csv, .tsv, .parquet), one label a row:
 
@@ -31,6 +33,7 @@ from pathlib import Path
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.metrics import HumanLabel
 from fbi.trust._items import one_sided_labels
+from fbi.trust._label_studio import is_label_studio_task, labels_of_task
 
 #: The verdict words read, exactly (MT-Bench's human judgments: model_a, model_b, tie,
 #: "tie (bothbad)"); anything else, "tiebreaker-b" included, is refused.
@@ -61,31 +64,33 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     first_at: dict[tuple, str] = {}  # (instance, annotator, what) → where first labelled
     for row in readable_rows(rows, problems):
         try:
-            label = _label(row.data, by_text)
+            found = [_label(data, by_text) for data in (
+                labels_of_task(row.data) if is_label_studio_task(row.data) else [row.data])]
         except ValueError as error:
             problems.append(Problem(row.file, row.location, str(error),
                                     "correct the row (its columns: docs/how-to/compare-judges.md)"))
             continue
-        if label is None:
-            authors += 1
-            continue
-        kinds = ([("verdict",)] if label.verdict else []) + \
-            ([("score", label.answer)] if label.score is not None else [])
-        repeated = [first_at[key] for kind in kinds
-                    if (key := (label.instance_id, label.annotator, *kind)) in first_at]
-        if repeated:  # one person counted twice would make a ceiling of agreeing with itself
-            problems.append(Problem(
-                row.file, row.location, f"annotator {label.annotator!r} labels instance "
-                f"{label.instance_id!r} again (first at {repeated[0]})",
-                "keep one label per person and instance; give each person's rows their own "
-                "annotator"))
-            continue
-        for kind in kinds:
-            first_at[(label.instance_id, label.annotator, *kind)] = row.location
-        if label.instance_id not in instances:
-            unknown += 1
-            continue
-        labels.append(label)
+        for label in found:
+            if label is None:
+                authors += 1
+                continue
+            kinds = ([("verdict",)] if label.verdict else []) + \
+                ([("score", label.answer)] if label.score is not None else [])
+            repeated = [first_at[key] for kind in kinds
+                        if (key := (label.instance_id, label.annotator, *kind)) in first_at]
+            if repeated:  # one person counted twice: a ceiling of agreeing with itself
+                problems.append(Problem(
+                    row.file, row.location, f"annotator {label.annotator!r} labels instance "
+                    f"{label.instance_id!r} again (first at {repeated[0]})",
+                    "keep one label per person and instance; give each person's rows "
+                    "their own annotator"))
+                continue
+            for kind in kinds:
+                first_at[(label.instance_id, label.annotator, *kind)] = row.location
+            if label.instance_id not in instances:
+                unknown += 1
+                continue
+            labels.append(label)
     if problems:
         raise InputError(f"--human: {problems[0]}" + (
             f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
