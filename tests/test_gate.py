@@ -198,3 +198,22 @@ def test_a_certificate_that_no_longer_holds_fails_the_gate(tmp_path):
         assert (held["strategy"], held["baseline_certified"]) == ("vanilla", True)
         assert held["held"] == (name == "same") == held["candidate_certified"]
     assert "lost its certificate under vanilla" in result["sentence"]
+
+
+def test_a_baseline_of_its_own_strategy_is_gated_from_its_folder(tmp_path):
+    """A strategy of the user's (`--prompts DIR`) is read again from the folder the
+    baseline's run.json records, with no option to repeat."""
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    vanilla = (Path(__file__).parents[1] / "prompts" / "vanilla.jinja").read_text()
+    (prompts / "strict.jinja").write_text(vanilla.replace('display_name: "Vanilla"',
+                                                          'display_name: "Strict"'))
+    code, output = run(["evaluate", "--judge", "openai/judge", "--dataset", "sample",
+                        "--prompts", str(prompts), "--strategy", "strict", "--output",
+                        str(tmp_path / "base")])
+    assert code == 0, output
+    code, output = run(["gate", "sample", "--judge", "openai/judge", "--baseline",
+                        str(tmp_path / "base"), "--output", str(tmp_path / "g")])
+    assert code == 0, output
+    result = json.loads((tmp_path / "g" / "gate.json").read_text())
+    assert {r["strategy"] for r in result["rows"]} == {"strict"}

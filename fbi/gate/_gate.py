@@ -87,8 +87,16 @@ def gate_evaluation(suite: Dataset, baseline: Run, settings: ModelSettings,
     """The candidate's judge run: the baseline's strategies, protocol and score range,
     the caller's judge, into ``output/run``."""
     parameters, score_range = baseline.spec.parameters, baseline.spec.settings.score_range
+    # a strategy of the user's own (`--prompts DIR`) is read from the folder it came from
+    folders = {p.origin for p in baseline.spec.prompts.values()
+               if p.origin and p.origin != "built-in"}
+    if len(folders) > 1:
+        raise InputError(f"--baseline {baseline.folder}: its strategies come from "
+                         f"{len(folders)} folders; a gate reads one. Fix: gate a baseline "
+                         "of one --prompts folder")
     config = EvaluationConfig(
         model=settings, strategies=tuple(baseline.spec.prompts),
+        prompts_dir=Path(folders.pop()) if folders else None,
         score_range=(score_range[0], score_range[1]) if score_range else None,
         samples=parameters.samples or 1, logprobs=parameters.logprobs or 0,
         explanation_chars=parameters.explanation_chars,
