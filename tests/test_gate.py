@@ -217,3 +217,23 @@ def test_a_baseline_of_its_own_strategy_is_gated_from_its_folder(tmp_path):
     assert code == 0, output
     result = json.loads((tmp_path / "g" / "gate.json").read_text())
     assert {r["strategy"] for r in result["rows"]} == {"strict"}
+
+
+def test_the_gate_never_writes_over_a_file_it_did_not_write(baseline, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "gate.json").write_text("my notes\n")
+    code, output = run(["gate", "sample", "--judge", "openai/judge", "--baseline",
+                        str(baseline), "--output", str(mine)])
+    assert code == 2 and "fbi did not write" in " ".join(output.split())
+    code, output = run(["gate", "sample", "--judge", "openai/judge", "--baseline",
+                        str(baseline), "--output", str(mine), "--force"])
+    assert code == 2 and "not fbi's" in " ".join(output.split())
+    assert (mine / "gate.json").read_text() == "my notes\n"
+    # a gate run twice (the same server) resumes its own folder, replaces its gate.json
+    with ChatServer(script=scoring_judge(False)) as server:
+        for _ in range(2):
+            result = CliRunner().invoke(main, [
+                "gate", "sample", "--judge", "openai/judge", "--baseline", str(baseline),
+                "--output", str(tmp_path / "g"), "--api-base", server.url], env=ENV)
+            assert result.exit_code == 0, result.output

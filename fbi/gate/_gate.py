@@ -16,7 +16,7 @@ from fbi.datasets import Dataset, load_dataset
 from fbi.errors import InputError
 from fbi.gate._compare import GateResult, compare_runs, decide, held_certificates
 from fbi.judge import Evaluation, EvaluationConfig
-from fbi.outputs import write_atomically
+from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.run_spec import RunTotals
 from fbi.runs import Run, load_run, read_spec, stopped
 from fbi.settings import ModelSettings
@@ -104,10 +104,25 @@ def gate_evaluation(suite: Dataset, baseline: Run, settings: ModelSettings,
     return Evaluation(suite, config, output / "run", force)
 
 
+#: The gate's file, beside the candidate's run folder (``run/``).
+GATE_FILE = "gate.json"
+
+
+def claim_output(output: Path, force: bool = False) -> list[str]:
+    """Make ``output`` the gate's folder before anything is written: new, empty, fbi's,
+    or (``force``) one whose other files are never replaced; the files found there."""
+    theirs = claim_folder(output, [GATE_FILE, "run"], force)
+    output.mkdir(parents=True, exist_ok=True)
+    mark_written(output, [], theirs)  # the folder is fbi's now: a resumed gate finds it so
+    return theirs
+
+
 def write_gate(result: GateResult, output: Path) -> Path:
-    """``output/gate.json``, written whole (a crash leaves the old file or the new)."""
-    path = output / "gate.json"
+    """``output/gate.json``, written whole (a crash leaves the old file or the new), in a
+    folder `claim_output` claimed."""
+    path = output / GATE_FILE
     write_atomically(path, result.model_dump_json(indent=2) + "\n")
+    mark_written(output, [path])
     return path
 
 
@@ -120,7 +135,9 @@ def run_gate(suite: str, baseline: Path, settings: ModelSettings, output: Path,
     ``output/gate.json``. The result is None when the run did not finish (stopped,
     failed calls, a budget): nothing is compared on part of the suite."""
     before = baseline_run(baseline)
-    evaluation = gate_evaluation(suite_of(suite, before), before, settings, output, force)
+    chosen = suite_of(suite, before)
+    claim_output(output, force)
+    evaluation = gate_evaluation(chosen, before, settings, output, force)
     totals = evaluation.run(client, progress)
     if stopped(totals) or totals.failed or totals.in_batches:
         return totals, None
