@@ -69,7 +69,10 @@ def test_tasks_made_labelled_and_read_back(tmp_path):
     by_person = {(label.annotator, label.verdict) for label in labels}
     assert by_person == {("label-studio:1", "a"), ("label-studio:b@example.org", "tie")}
     assert len(labels) == 2 * len(tasks)
-    assert warnings == []  # two people, two verdicts: not one-sided, nothing left out
+    # two people, two verdicts: not one-sided; the annotation with no verdict is said
+    assert warnings == [f"{tmp_path / 'export.json'}: {len(tasks)} Label Studio "
+                        "annotation(s) choose no verdict (no A, B or Tie in a 'verdict' "
+                        "region); they are left out"]
     # the whole report reads it too
     report = CliRunner().invoke(main, ["report", str(run), "--human",
                                        str(tmp_path / "export.json"), "--output",

@@ -63,9 +63,11 @@ def is_label_studio_task(row: dict[str, Any]) -> bool:
     return isinstance(row.get("data"), dict) and "annotations" in row
 
 
-def labels_of_task(task: dict[str, Any]) -> list[dict[str, str]]:
+def labels_of_task(task: dict[str, Any]) -> list[dict[str, str] | None]:
     """The labels one exported task holds, as rows ``--human`` reads (``instance_id``,
-    ``verdict`` a / b / tie, ``annotator``); ValueError saying what is wrong."""
+    ``verdict`` a / b / tie, ``annotator``), and None for each annotation that chose no
+    verdict (counted and said by the reader, never dropped unsaid); ValueError saying
+    what is wrong."""
     data = task["data"]
     instance_id, slot_a = data.get("fbi_instance_id"), data.get("fbi_a")
     if not isinstance(instance_id, str) or slot_a not in ("gold", "perturbed"):
@@ -74,12 +76,13 @@ def labels_of_task(task: dict[str, Any]) -> list[dict[str, str]]:
     annotations = task["annotations"]
     if not isinstance(annotations, list):
         raise ValueError("its annotations are not a list")
-    found = []
+    found: list[dict[str, str] | None] = []
     for annotation in annotations:
         if not isinstance(annotation, dict) or annotation.get("was_cancelled"):
             continue
         choice = _choice(annotation.get("result"))
         if choice is None:
+            found.append(None)
             continue
         verdict = {"A": "a" if slot_a == "gold" else "b",
                    "B": "b" if slot_a == "gold" else "a", "Tie": "tie"}[choice]

@@ -35,6 +35,9 @@ from fbi.metrics import HumanLabel
 from fbi.trust._items import one_sided_labels
 from fbi.trust._label_studio import is_label_studio_task, labels_of_task
 
+#: A Label Studio annotation that chose no verdict (counted, said, left out).
+_NO_CHOICE = object()
+
 #: The verdict words read, exactly (MT-Bench's human judgments: model_a, model_b, tie,
 #: "tie (bothbad)"); anything else, "tiebreaker-b" included, is refused.
 _VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie",
@@ -56,7 +59,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
         by_text[key] = i.id if by_text.get(key, i.id) == i.id else AMBIGUOUS
     by_text.update(_by_models(instances))
     problems: list[Problem] = []
-    labels, unknown, authors = [], 0, 0
+    labels, unknown, authors, unchosen = [], 0, 0, 0
     try:
         rows = list(read_rows(str(path), [], problems, "fbi"))
     except DatasetError as error:
@@ -64,13 +67,17 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     first_at: dict[tuple, str] = {}  # (instance, annotator, what) → where first labelled
     for row in readable_rows(rows, problems):
         try:
-            found = [_label(data, by_text) for data in (
-                labels_of_task(row.data) if is_label_studio_task(row.data) else [row.data])]
+            found = [_label(data, by_text) if data is not None else _NO_CHOICE
+                     for data in (labels_of_task(row.data)
+                                  if is_label_studio_task(row.data) else [row.data])]
         except ValueError as error:
             problems.append(Problem(row.file, row.location, str(error),
                                     "correct the row (its columns: docs/how-to/compare-judges.md)"))
             continue
         for label in found:
+            if label is _NO_CHOICE:
+                unchosen += 1
+                continue
             if label is None:
                 authors += 1
                 continue
@@ -95,6 +102,9 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
         raise InputError(f"--human: {problems[0]}" + (
             f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     warnings = _left_out(path, unknown, authors)
+    if unchosen:
+        warnings.append(f"{path}: {unchosen} Label Studio annotation(s) choose no verdict "
+                        "(no A, B or Tie in a 'verdict' region); they are left out")
     warnings += [note for note in [one_sided_labels(labels, str(path))] if note]
     if not labels:
         raise InputError(f"--human {path}: no label names an instance of these runs. Fix: "
