@@ -84,9 +84,11 @@ def _skip_space(text: str, position: int) -> int:
 #: Characters before a marker that an answer must share with the reply for the marker to
 #: count as copied from it (after it: a verdict, or four times as many).
 COPIED_CONTEXT = 12
-_VALUE = re.compile(  # a verdict written out whole: the next character shared too
+_VALUE = re.compile(  # a verdict written out whole (JSON's quotes or Python's, which the
+    # parser reads too): the next character shared too
     r"\[\[[^\]\n]{1,12}\]\]"
-    r"|[\"'](?:score|verdict)[\"']\s*:\s*(?:\"[^\"\n]{1,12}\"|-?\d+(?:\.\d+)?)\s*[,}]"
+    r"|[\"'](?:score|verdict)[\"']\s*:\s*(?:\"[^\"\n]{1,12}\"|'[^'\n]{1,12}'|-?\d+(?:\.\d+)?)"
+    r"\s*[,}]"
     r"|\b(?:rating|score|verdict)\b\W{0,3}(?:-?\d+(?:\.\d+)?|[abcd]|tie)(?=\W)",
     re.IGNORECASE)
 
