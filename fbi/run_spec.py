@@ -145,6 +145,8 @@ class Parameters(BaseModel):
     """Hunt: the LLM perturber's model and the edits asked of it per category."""
     describer: str | None = None
     """Hunt: the describer's model and the edits asked of it per proposal."""
+    alpha: float | None = None
+    """Watch: the false-alarm level (another would void the guarantee so far)."""
 
 
 class RunSettings(BaseModel):

@@ -19,7 +19,7 @@ FBI = Path(__file__).resolve().parents[1] / "fbi"
 STAGES = ("judge", "perturb", "vet", "robustness", "report")
 #: Layers above the stages, and the stages each may drive.
 ABOVE_STAGES = {"hunt": ("judge", "perturb", "report"), "view": ("report",),
-                "interop": ("judge",), "gate": ("judge",)}
+                "interop": ("judge",), "gate": ("judge",), "watch": ("judge",)}
 
 
 def imports_of(path: Path) -> set[str]:

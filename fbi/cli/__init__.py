@@ -178,4 +178,5 @@ COMMANDS = {
     "strategies": "fbi.cli.catalog:strategies",
     "trust": "fbi.cli.trust:trust",
     "view": "fbi.cli.view:view",
+    "watch": "fbi.cli.watch:watch",
 }

@@ -195,7 +195,7 @@ class Stage(ABC):
 # ----------------------------------------------------------- the registry of stages
 
 #: The modules that define fbi's own stages, imported when the registry is first read.
-BUILT_IN_STAGES = ("fbi.judge", "fbi.perturb", "fbi.robustness", "fbi.hunt")
+BUILT_IN_STAGES = ("fbi.judge", "fbi.perturb", "fbi.robustness", "fbi.hunt", "fbi.watch")
 #: The entry-point group through which an installed package adds stages.
 ENTRY_POINT_GROUP = "fbi.stages"
 
