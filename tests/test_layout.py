@@ -18,7 +18,7 @@ from pathlib import Path
 FBI = Path(__file__).resolve().parents[1] / "fbi"
 STAGES = ("judge", "perturb", "vet", "robustness", "report")
 #: Layers above the stages, and the stages each may drive.
-ABOVE_STAGES = {"hunt": ("judge", "perturb", "report"), "view": ("report",),
+ABOVE_STAGES = {"hunt": ("judge", "perturb", "report"), "view": ("report", "watch"),
                 "interop": ("judge",), "gate": ("judge",), "watch": ("judge",)}
 
 

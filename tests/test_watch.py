@@ -4,9 +4,12 @@ against a loopback judge whose behaviour changes between steps."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
+import urllib.parse
+import urllib.request
 
 import numpy as np
 import pytest
@@ -16,7 +19,8 @@ from scipy import integrate, optimize, stats
 
 from fbi import load_dataset
 from fbi.cli import main
-from fbi.watch import change_evidence
+from fbi.view import Viewer, ViewServer
+from fbi.watch import change_evidence, log_start_weight
 
 INSTANCES = load_dataset("sample").instances
 ENV = {"OPENAI_API_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -25,7 +29,7 @@ ENV = {"OPENAI_API_KEY": "sk-test", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 def independent_e_value(counts: list[tuple[int, int]]) -> float:
     """E(t) computed another way: each KT mixture integrated numerically against the
     Beta(½, ½) density, the null's maximum likelihood found by a bounded optimiser, the
-    starts weighted 1/((k − 1) k)."""
+    starts weighted ln 2 · (1/ln k − 1/ln(k + 1))."""
     def mixture(m: int, n: int) -> float:
         if n == 0:
             return 1.0
@@ -46,15 +50,20 @@ def independent_e_value(counts: list[tuple[int, int]]) -> float:
         before, after = counts[:k - 1], counts[k - 1:]
         numerator = mixture(sum(c[0] for c in before), sum(c[1] for c in before)) * \
             mixture(sum(c[0] for c in after), sum(c[1] for c in after))
-        total += numerator / null / ((k - 1) * k)
+        total += numerator / null * math.log(2) * (1 / math.log(k) - 1 / math.log(k + 1))
     return total
 
 
 def test_the_e_value_by_hand():
-    """Steps (0 of 1), (1 of 1): one start, k = 2, weight ½. KT(0 of 1) = KT(1 of 1) =
-    B(½, 3/2) / B(½, ½) = (π/2) / π = ½; the null's best fit, p = ½, gives ¼: Λ = 1,
-    E = ½. One step is no evidence: E = 0."""
-    assert math.exp(change_evidence([(0, 1), (1, 1)]).log_e) == pytest.approx(0.5)
+    """Steps (0 of 1), (1 of 1): one start, k = 2, weight ln 2 (1/ln 2 − 1/ln 3) =
+    1 − ln 2 / ln 3. KT(0 of 1) = KT(1 of 1) = B(½, 3/2) / B(½, ½) = (π/2) / π = ½; the
+    null's best fit, p = ½, gives ¼: Λ = 1, E = 1 − ln 2 / ln 3 ≈ 0.369. One step is no
+    evidence: E = 0. The start weights sum to 1."""
+    assert math.exp(change_evidence([(0, 1), (1, 1)]).log_e) == pytest.approx(
+        1 - math.log(2) / math.log(3))
+    k = np.arange(2, 10**6)
+    tail = math.log(2) / math.log(10**6)  # the telescoping sum's remainder
+    assert np.exp(log_start_weight(k)).sum() + tail == pytest.approx(1, abs=1e-9)
     assert change_evidence([(3, 5)]).log_e == -math.inf
 
 
@@ -137,6 +146,11 @@ def watch(args: list[str], script, chat: ChatServer | None = None, **server
     return result.exit_code, result.output
 
 
+def get(url: str) -> tuple[int, str, dict]:
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return response.status, response.read().decode("utf-8"), dict(response.headers)
+
+
 def history(folder) -> list[dict]:
     return [json.loads(line) for line in (folder / "watch.jsonl").read_text().splitlines()]
 
@@ -144,9 +158,10 @@ def history(folder) -> list[dict]:
 def test_a_judge_that_changes_raises_the_alarm(tmp_path):
     """Three unchanged steps (every stream 0 of 3 failures): E stays far below 100. Then
     the judge misses every edit of one category: by the worked figures (start 4 weighs
-    1/12, KT(0 of 9) ≈ 0.18, 23 streams averaged), the fourth changed step gives that
-    stream E ≈ 4,100 and the watch E ≈ 180 ≥ 100 — the alarm, naming the category and
-    the step the change began at; exit 1."""
+    ln 2 (1/ln 4 − 1/ln 5) ≈ 0.069, KT(0 of 9) ≈ 0.18, KT(12 of 12) ≈ 0.16, the null's
+    best fit (12/21)¹² (9/21)⁹ ≈ 5.9e-7, 23 streams averaged), the fourth changed step
+    gives that stream E ≈ 3,400 and the watch E ≈ 150 ≥ 100 — the alarm, naming the
+    category and the step the change began at; exit 1."""
     out = tmp_path / "w"
     args = ["sample", "--judge", "openai/judge", "--output", str(out), "--canary", "3"]
     now = {"category": None}
@@ -165,6 +180,21 @@ def test_a_judge_that_changes_raises_the_alarm(tmp_path):
     assert (changed["change_step"], changed["rate_before"], changed["rate_after"]) == \
         (4, 0.0, 1.0)
     assert "ALARM" in output and "entity" in output
+    # the viewer's runs page shows where the watch stands, its page the history
+    viewer = Viewer([tmp_path])
+    (key,) = [row["entry"].key for row in viewer.runs_page()["rows"]]
+    server = ViewServer(viewer, port=0)
+    server.start()
+    try:
+        status, page, _ = get(f"{server.url}/")
+        assert status == 200 and "ALARM since step 7: step 7" in html.unescape(page)
+        status, page, _ = get(f"{server.url}/run?run={urllib.parse.quote(key)}")
+        rows = re.findall(r"<tr><td class=\"num\">(\d+)</td>", page)
+        assert status == 200 and rows == [str(n) for n in range(7, 0, -1)]
+        assert "vanilla · entity since step 4" in html.unescape(page)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_step_with_failed_calls_is_not_counted_and_resumes(tmp_path):

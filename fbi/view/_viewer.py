@@ -119,13 +119,16 @@ class Viewer:
             index = self.indexed(entry.key)
             spec = entry.spec
             totals = spec.totals if spec else None
+            watch, damaged = _watch_steps(entry)
             rows.append({
-                "entry": entry, "index": index, "failure": self.failure(entry.key),
+                "entry": entry, "index": index,
+                "failure": self.failure(entry.key) or damaged,
                 "calls": index.calls if index else (totals.total if totals else None),
                 "cost": index.cost_usd if index else (totals.cost if totals else None),
                 "whole_run": index is not None,
                 "dataset": _dataset_name(spec.dataset.spec) if spec else "",
                 "instances": spec.dataset.instances if spec else None,
+                "watch": watch[-1:],
             })
         return {"rows": rows, "paths": [str(p) for p in self.paths]}
 
@@ -297,9 +300,29 @@ class Viewer:
                      "by_category": sorted(Counter(c.category for c in candidates).items()),
                      "by_label": sorted(Counter(c.label.value for c in candidates).items())}
         files = sorted(p.name for p in entry.folder.iterdir()) if entry.folder.is_dir() else []
+        watch, damaged = _watch_steps(entry)
         return {"entry": entry, "spec": entry.spec, "hunt": hunt, "queue": queue,
+                "watch": watch[-WATCH_STEPS_SHOWN:][::-1], "watch_steps": len(watch),
+                "watch_problem": damaged,
                 "files": files, "command": shlex.join(entry.spec.command) if entry.spec
                 else "", **hunt_view}
+
+
+#: The latest steps a watch's page lists (a year of hourly steps is 8,760).
+WATCH_STEPS_SHOWN = 200
+
+
+def _watch_steps(entry) -> tuple[list, str | None]:
+    """A watch's history (`fbi watch`), oldest first, or what is wrong with its file;
+    nothing for another kind of run."""
+    if entry.kind != "watch":
+        return [], None
+    from fbi.watch import read_history
+
+    try:
+        return read_history(entry.folder), None
+    except InputError as error:
+        return [], str(error)
 
 
 #: Characters of a judge's reply an example shows (the whole reply: `fbi show`).

@@ -19,7 +19,9 @@ a predictive distribution that does not look ahead — so the numerator, with k 
 probability of the sequence, and dividing by the null's maximum likelihood is dividing
 by at least the true null's likelihood: Λ_k is bounded by a nonnegative martingale
 starting at 1 under every p. A change may start at any step, so the starts are mixed
-with fixed weights ``w_k = 1 / ((k − 1) k)``, k = 2, 3, … (they sum to 1):
+with fixed weights ``w_k = ln 2 · (1/ln k − 1/ln(k + 1))``, k = 2, 3, … (they telescope
+to 1; about ``ln 2 / (k ln² k)``, a heavier tail than ``1/k²``, so a change late in a
+long watch pays ``ln k + 2 ln ln k`` nats of evidence rather than ``2 ln k``):
 ``E(t) = Σ_{k ≤ t} w_k Λ_k(t)`` stays below a martingale starting at 1, and Ville's
 inequality gives ``P(E(t) ≥ 1/α for some t, ever) ≤ α`` — however long the watch runs
 and however often it is looked at. The streams are averaged (a Bonferroni split of α:
@@ -32,10 +34,10 @@ against an independent one (the Beta mixture integrated by ``scipy.integrate.qua
 the maximum likelihood found by ``scipy.optimize``) and its false-alarm rate by Monte
 Carlo; ``benchmarks/watch_alarm.py`` measures detection delays.
 
-**What it costs.** The weights make a change at step k pay ``ln((k − 1) k)`` nats of
-evidence, the two mixtures about ``½ ln n`` each: against an oracle that knows both
-rates, a watch needs a few dozen more failures' worth of evidence. RESULTS.md gives
-the delays.
+**What it costs.** A change at step k pays ``−ln w_k`` nats of evidence, the two
+mixtures about ``½ ln n`` each, the streams ``ln S``: several times what an oracle that
+knows both rates and the change's step needs. ``benchmarks/RESULTS.md`` gives the
+delays beside that oracle's.
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ def log_max_likelihood(failures: np.ndarray | int, asked: np.ndarray | int) -> n
     return xlogy(m, m / safe) + xlogy(n - m, (n - m) / safe)
 
 
+def log_start_weight(k: np.ndarray | int) -> np.ndarray:
+    """log w_k, w_k = ln 2 · (1/ln k − 1/ln(k + 1)) for k ≥ 2 (they sum to 1)."""
+    k = np.asarray(k, float)
+    return np.log(math.log(2) * (1 / np.log(k) - 1 / np.log(k + 1)))
+
+
 @dataclass(frozen=True)
 class ChangeEvidence:
     """One stream's evidence after its latest step."""
@@ -92,7 +100,7 @@ def change_evidence(counts: Sequence[tuple[int, int]]) -> ChangeEvidence:
     starts = np.arange(2, len(counts) + 1)  # k: the first step of the new rate (1-based)
     m_before, n_before = m_to[starts - 2], n_to[starts - 2]
     terms = (log_kt(m_before, n_before) + log_kt(m_all - m_before, n_all - n_before)
-             - log_max_likelihood(m_all, n_all) - np.log((starts - 1.0) * starts))
+             - log_max_likelihood(m_all, n_all) + log_start_weight(starts))
     best = int(np.argmax(terms))
     return ChangeEvidence(
         log_e=float(np.logaddexp.reduce(terms)), change_step=int(starts[best]),
