@@ -254,7 +254,7 @@ def test_mt_bench_human_judgments_are_read_by_human(tmp_path):
     (overall,) = [r for r in summary["human_agreement"]["humans"] if r["level"] == "overall"]
     # the two experts both said the gold (gpt-4's) answer is better: they agree
     assert (overall["n_with_ties"], overall["agreement_with_ties"]) == (1, 1.0)
-    assert any("1 label(s) name instances that no run reported holds" in p
+    assert any("1 MT-Bench row(s) name pairs that no run reported holds" in p
                for p in summary["problems"])
     assert any("1 MT-Bench row(s) by the paper's authors (judge author_*) are left out" in p
                for p in summary["problems"])

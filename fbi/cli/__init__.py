@@ -170,6 +170,7 @@ COMMANDS = {
     "gate": "fbi.cli.gate:gate",
     "export": "fbi.cli.export:export",
     "hunt": "fbi.cli.hunt:hunt",
+    "label": "fbi.cli.label:label",
     "perturb": "fbi.cli.perturb:perturb",
     "publish": "fbi.cli.publish:publish",
     "report": "fbi.cli.report:report",

@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from fbi.cli._agreement import print_agreement
 from fbi.cli._console import console, print_command
 
 
@@ -72,33 +73,7 @@ def agreement(queue) -> None:
     if not report.pairs and report.overall.items == 0:
         console.print("No item has labels from two annotators yet.")
         return
-    overall = report.overall
-    table = Table(title=f"Agreement on {queue}")
-    for column in ("scope", "items", "% agreement", "Fleiss' κ", "Krippendorff's α"):
-        table.add_column(column, justify="left" if column == "scope" else "right")
-
-    def fmt(value, items: int = 2) -> str:
-        # a chance-corrected coefficient over one item is -1 or 1 by arithmetic alone
-        return "–" if value is None else "n/a" if items < 2 else f"{value:.3f}"
-
-    def percent(value) -> str:
-        return "–" if value is None else f"{100 * value:.1f}"
-
-    for scope, row in [("all", overall), *sorted(report.categories.items())]:
-        table.add_row(scope, str(row.items), percent(row.percent_agreement),
-                      fmt(row.fleiss_kappa, row.items), fmt(row.krippendorff_alpha, row.items))
-    table.caption = "n/a: a coefficient over fewer than two items says nothing"
-    console.print(table)
-    for pair in report.pairs:
-        console.print(f"Cohen's κ {pair.a} × {pair.b}: "
-                      f"{fmt(pair.cohen_kappa, pair.items)} over {pair.items} items")
-        matrix = Table(title=f"confusion: rows {pair.a}, columns {pair.b}")
-        matrix.add_column("")
-        for label in pair.labels:
-            matrix.add_column(label, justify="right")
-        for label, counts in zip(pair.labels, pair.confusion, strict=True):
-            matrix.add_row(label, *(str(n) for n in counts))
-        console.print(matrix)
+    print_agreement(report, f"Agreement on {queue}")
 
 
 @annotate.command()

@@ -22,6 +22,7 @@ from fbi.trust._calibration import (
 from fbi.trust._certificate import certificates
 from fbi.trust._evaluate import check_judges, trust_runs
 from fbi.trust._items import one_sided_labels
+from fbi.trust._label_file import LabelFile, LabelRow
 from fbi.trust._label_studio import LABEL_CONFIG, label_studio_tasks
 from fbi.trust._labels import read_human_labels
 from fbi.trust._models import (
@@ -40,5 +41,6 @@ from fbi.trust._ppi import (
     plug_in_correction,
     ppi_mean,
 )
+from fbi.trust._sampling import PLAN_RULES, LabelPlan, label_plan, systematic_order
 from fbi.trust._settings import TrustSettings
 

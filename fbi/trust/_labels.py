@@ -95,13 +95,19 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
             for kind in kinds:
                 first_at[(label.instance_id, label.annotator, *kind)] = row.location
             if label.instance_id not in instances:
+                if not _is_mt_bench(row.data):  # an id given outright names nothing
+                    problems.append(Problem(
+                        row.file, row.location, f"instance {label.instance_id!r} is in no "
+                        "run given", "give the runs these labels were made on (a "
+                        "published set's MT-Bench rows of other pairs are left out, said)"))
+                    continue
                 unknown += 1
                 continue
             labels.append(label)
     if problems:
         raise InputError(f"--human: {problems[0]}" + (
             f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    warnings = _left_out(path, unknown, authors)
+    warnings = _left_out(path, unknown, authors)  # (unknown: MT-Bench rows of other pairs)
     if unchosen:
         warnings.append(f"{path}: {unchosen} Label Studio annotation(s) choose no verdict "
                         "(no A, B or Tie in a 'verdict' region); they are left out")
@@ -115,8 +121,8 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
 
 def _left_out(path, unknown: int, authors: int) -> list[str]:
     """What reading the labels left out, said."""
-    said = [f"{path}: {unknown} label(s) name instances that no run reported holds; they "
-            "are left out"] if unknown else []
+    said = [f"{path}: {unknown} MT-Bench row(s) name pairs that no run reported holds; "
+            "they are left out"] if unknown else []
     if authors:
         said.append(f"{path}: {authors} MT-Bench row(s) by the paper's authors (judge "
                     "author_*) are left out: as FastChat's compute_agreement counts, only "
@@ -157,7 +163,7 @@ def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel | None:
                              f"{name} as text")
         return "" if value is None else str(value).strip()
 
-    if "question_id" in data and "model_a" in data and "model_b" in data:
+    if _is_mt_bench(data):
         return _mt_bench_label(data, by_text, text)
 
     instance_id = text("instance_id")
@@ -195,6 +201,11 @@ def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel | None:
         raise ValueError("neither a verdict nor a score")
     return HumanLabel(instance_id, text("annotator") or "human", verdict or None, score,
                       scored)  # type: ignore[arg-type]
+
+
+def _is_mt_bench(data: dict) -> bool:
+    """A row of MT-Bench's published human judgments."""
+    return "question_id" in data and "model_a" in data and "model_b" in data
 
 
 def _mt_bench_label(data: dict, by_models: dict[tuple, str], text) -> HumanLabel | None:
