@@ -34,13 +34,21 @@ class LabelRow:
     """One person's verdict on one instance."""
 
     instance_id: str
+    """The instance labelled."""
     verdict: str
+    """``a`` (the gold answer is better), ``b`` (the perturbed one) or ``tie``."""
     annotator: str
+    """Who labelled it."""
     shown_first: str
+    """``gold`` or ``perturbed``: the answer shown as Answer 1."""
     plan: str
+    """The order it was shown in (``stratified`` or ``uniform``)."""
     seed: str
+    """That order's seed."""
     labelled_at: str
+    """When (UTC, ISO 8601)."""
     label_version: str = LABEL_VERSION
+    """The row's version."""
 
     def line(self) -> str:
         out = io.StringIO()

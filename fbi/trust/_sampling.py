@@ -27,6 +27,7 @@ every figure `fbi trust` and `fbi report --human` compute valid as they are.
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections import defaultdict
 from collections.abc import Sequence
@@ -106,6 +107,8 @@ def _bands(runs: Sequence[Run]) -> tuple[dict[str, str], str]:
         return verdicts, "verdict"
     items = jury_items(runs, strategy, {}) if kind == "jury" else \
         run_items(runs[0], strategy, kind, {})
-    ranked = sorted(items, key=lambda item: item.confidence)
-    return ({item.key[0]: f"confidence quartile {1 + 4 * n // len(ranked)}"
-             for n, item in enumerate(ranked)}, "confidence quartile")
+    ranked = sorted(item.confidence for item in items)
+    # the quartiles' cut points; equal confidences always share a band
+    cuts = sorted({ranked[len(ranked) * q // 4] for q in (1, 2, 3)}) if ranked else []
+    return ({item.key[0]: f"confidence band {1 + bisect.bisect_right(cuts, item.confidence)}"
+             for item in items}, "confidence quartile")

@@ -100,7 +100,7 @@ class Watch(Stage):
             model=config.model, strategies=strategies, prompts_dir=config.prompts_dir),
             self.output_dir, force)
         self.canary = canary
-        self.history: list[WatchStep] = []
+        self.history: list[WatchStep] = read_history(self.output_dir)
         self.result: WatchStep | None = None
         """The step this run finished, once it has."""
         self.incomplete = 0
@@ -165,6 +165,7 @@ class Watch(Stage):
                 outcome.outcome in ("undetected", "penalised", "unparseable"))
         self.result = self._record(by_stream, len(self.planned))
         append_step(self.output_dir, self.result)
+        self.history.append(self.result)
 
     def _record(self, by_stream: dict[tuple[str, str], list[bool]], calls: int) -> WatchStep:
         """This step's line: each stream's counts and e-value over the whole history."""
