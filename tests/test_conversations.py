@@ -258,6 +258,16 @@ def test_mt_bench_human_judgments_are_read_by_human(tmp_path):
                for p in summary["problems"])
     assert any("1 MT-Bench row(s) by the paper's authors (judge author_*) are left out" in p
                for p in summary["problems"])
+    # asked, the authors count as people: the author said the other answer, so of the
+    # three pairs of votes on the instance one agrees
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--human",
+                                       str(human), "--human-authors", "--output",
+                                       str(tmp_path / "r2")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r2" / "summary.json").read_text())
+    (overall,) = [r for r in summary["human_agreement"]["humans"] if r["level"] == "overall"]
+    assert overall["agreement_with_ties"] == pytest.approx(1 / 3)
+    assert not any("paper's authors" in p for p in summary["problems"])
 
 
 def test_hunt_edits_and_manipulations_keep_the_conversation(tmp_path):

@@ -52,19 +52,23 @@ from fbi.report import FORMATS
               help="Human labels of the instances (.jsonl, .csv, .tsv, .parquet: "
                    "instance_id, verdict a|b|tie and/or score, annotator): the judges' "
                    "agreement with people, and people's with each other.")
+@click.option("--human-authors", is_flag=True,
+              help="With MT-Bench's human judgments: count the paper's authors (judge "
+                   "author_*) as people too; FastChat's compute_agreement counts only the "
+                   "experts.")
 @click.option("--target", type=float, default=0.8, show_default=True,
               help="With --human: the agreement with people each judge's certificate "
                    "checks (as `fbi trust --target`).")
 @click.option("--delta", type=float, default=0.1, show_default=True,
               help="With --human: the certificate holds with probability ≥ 1 − delta.")
 def report(run_dirs, formats, output, force, convention, strict, jury, compare,
-           human, target, delta) -> None:
+           human, human_authors, target, delta) -> None:
     """Render the blind-spot report from stored judgments only (no model call).
 
     Several run folders (other judges or strategies) become one comparison report.
     """
     from fbi.report import load_hunt, report_warnings, terminal_report, write_report
-    from fbi.trust import TrustSettings
+    from fbi.trust import HumanSource, TrustSettings
 
     # checked before anything is read; every labelled instance calibrates (no test split)
     trust = TrustSettings(target=target, delta=delta, test_share=0.0)
@@ -75,7 +79,8 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
     if not run_dirs:
         return
     summary, written = write_report(list(run_dirs), output, tuple(formats) or FORMATS,
-                                    convention, jury, force, compare, human, trust,
+                                    convention, jury, force, compare,
+                                    human and HumanSource(human, human_authors), trust,
                                     tuple(load_hunt(folder) for folder in hunts))
     warnings = report_warnings(summary)
     for warning in warnings:

@@ -16,6 +16,10 @@ from fbi.cli._run import force_option, print_blocks
 @click.option("--human", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               required=True, help="Human labels of some of the instances (as `fbi report "
                                   "--human`: instance_id, verdict a|b|tie, annotator).")
+@click.option("--human-authors", is_flag=True,
+              help="With MT-Bench's human judgments: count the paper's authors (judge "
+                   "author_*) as people too; FastChat's compute_agreement counts only the "
+                   "experts.")
 @click.option("--target", type=float, default=0.8, show_default=True,
               help="The agreement with people to guarantee, in (0, 1).")
 @click.option("--delta", type=float, default=0.1, show_default=True,
@@ -49,8 +53,8 @@ from fbi.cli._run import force_option, print_blocks
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Write trust.json into this folder.")
 @force_option
-def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
-          min_items, width, grid, output, force) -> None:
+def trust(run_dirs, human, human_authors, target, delta, confidence, cascade, test_share,
+          seed, min_items, width, grid, output, force) -> None:
     """From judge runs and human labels to a decision: the confidence threshold above
     which the judge agrees with people at ≥ TARGET with probability ≥ 1 − DELTA
     (fixed-sequence testing with exact binomial bounds, "Trust or Escalate"), the share of items
@@ -59,14 +63,14 @@ def trust(run_dirs, human, target, delta, confidence, cascade, test_share, seed,
     only: no model call."""
     from fbi.report import trust_blocks, write_trust
     from fbi.runs import load_run
-    from fbi.trust import TrustSettings, check_judges, trust_runs
+    from fbi.trust import HumanSource, TrustSettings, check_judges, trust_runs
 
     check_judges(run_dirs, cascade)  # (before any folder is read)
     settings = TrustSettings(target, delta, confidence, test_share, seed, min_items, width,
                              grid)
     runs = [load_run(folder, full=False) for folder in run_dirs]
     stages = [load_run(folder, full=False) for folder in cascade]
-    report = trust_runs(runs, human, settings, stages)
+    report = trust_runs(runs, HumanSource(human, human_authors), settings, stages)
     print_blocks(trust_blocks(report))
     if output is not None:
         console.print(f"wrote {write_trust(report, output, force)}")

@@ -53,7 +53,7 @@ from fbi.taxonomy import (
     Ability,
     get_category,
 )
-from fbi.trust import TrustSettings, certificates, read_human_labels
+from fbi.trust import HumanSource, TrustSettings, certificates, read_human_labels
 
 ABILITY_COLUMNS = [a.short for a in (Ability.LONG_FORM, Ability.FACTUAL,
                                      Ability.INSTRUCTION_FOLLOWING, Ability.REASONING)]
@@ -89,7 +89,7 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
 
 def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = None,
                   convention: str = "fbi", compare: tuple[str, ...] = (),
-                  human: str | Path | None = None, trust: TrustSettings | None = None,
+                  human: str | Path | HumanSource | None = None, trust: TrustSettings | None = None,
                   hunts: tuple[HuntResult, ...] = ()) -> Summary:
     """The machine-readable summary (docs/reference/report-files.md). ``compare``: pairs of
     ``LABEL:STRATEGY`` sides to test (`fbi.report._verdict.named_pairs`). ``human``: human

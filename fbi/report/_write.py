@@ -22,7 +22,7 @@ from fbi.report._summary import (
     build_summary,
 )
 from fbi.runs import label_runs, load_run
-from fbi.trust import TrustSettings
+from fbi.trust import HumanSource, TrustSettings
 
 FORMATS = ("md", "html", "json", "csv")
 
@@ -35,7 +35,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
                  formats: tuple[str, ...] = FORMATS, convention: str = "fbi",
                  jury: str | None = None, force: bool = False,
                  compare: tuple[str, ...] = (),
-                 human: str | Path | None = None, trust: TrustSettings | None = None,
+                 human: str | Path | HumanSource | None = None, trust: TrustSettings | None = None,
                  hunts: tuple[HuntResult, ...] = ()) -> tuple[Summary, list[Path]]:
     """Read the runs, build the summary and write the asked formats; returns both. With
     ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``);

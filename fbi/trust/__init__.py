@@ -24,7 +24,7 @@ from fbi.trust._evaluate import check_judges, trust_runs
 from fbi.trust._items import one_sided_labels
 from fbi.trust._label_file import LabelFile, LabelRow
 from fbi.trust._label_studio import LABEL_CONFIG, label_studio_tasks
-from fbi.trust._labels import read_human_labels
+from fbi.trust._labels import HumanSource, read_human_labels
 from fbi.trust._models import (
     BlindSpot,
     CascadeJudge,

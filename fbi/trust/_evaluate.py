@@ -34,7 +34,7 @@ from fbi.trust._items import (
     split,
     votes_of,
 )
-from fbi.trust._labels import read_human_labels
+from fbi.trust._labels import HumanSource, read_human_labels
 from fbi.trust._models import (
     CascadeJudge,
     TrustReport,
@@ -183,7 +183,7 @@ def _strategy_result(runs: Sequence[Run], cascade_runs: Sequence[Run], strategy:
 
 
 def _check_enough(results: list[TrustResult], kind: str, settings: TrustSettings,
-                  human: str | Path, labelled: int) -> None:
+                  human: object, labelled: int) -> None:
     """Refuse what cannot certify anything: no strategy with the signal, or fewer
     calibration labels than --min-items under every strategy."""
     if not results:
@@ -213,7 +213,7 @@ def check_judges(runs: Sequence[object], cascade_runs: Sequence[object]) -> None
         raise InputError("a cascade needs at least two --judge runs, cheapest first")
 
 
-def trust_runs(runs: Sequence[Run], human: str | Path, settings: TrustSettings,
+def trust_runs(runs: Sequence[Run], human: str | Path | HumanSource, settings: TrustSettings,
                cascade_runs: Sequence[Run] = ()) -> TrustReport:
     """`fbi trust`: selective judging, corrected estimates and the planner (see the
     module docstring). ``runs``: one judge, or several as a jury; ``cascade_runs``: the

@@ -21,13 +21,14 @@ original id is the question id, whose gold answer is ``model_a``'s and perturbed
 verdict then turned round too; ``winner`` is the verdict and ``judge`` the annotator.
 Rows by the paper's authors (``judge`` ``author_*``) are left out, and their number
 said: FastChat's ``compute_agreement.py`` counts only the ``expert_*`` judges as people
-(issue 53).
+(issue 53) — unless asked (`HumanSource` with ``authors``; ``--human-authors``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.errors import DatasetError, InputError, Problem
@@ -44,13 +45,29 @@ _VERDICTS = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie",
              "tie (bothbad)": "tie", "tie(bothbad)": "tie"}
 
 
-def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
-        list[HumanLabel], list[str]]:
-    """The labels of ``path`` and the warnings about them (labels of instances no run
-    holds). ``instances``: id → instance of the runs reported. A bad row is an InputError
-    naming its file and line or row."""
+@dataclass(frozen=True)
+class HumanSource:
+    """A labels file and how to read it, where a path alone does not say enough."""
+
+    path: Path
+    """The file."""
+    authors: bool = False
+    """Count MT-Bench's ``author_*`` judges as people too (FastChat counts only the
+    ``expert_*`` ones)."""
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+def read_human_labels(source: str | Path | HumanSource, instances: dict[str, object]
+                      ) -> tuple[list[HumanLabel], list[str]]:
+    """The labels of ``source`` and the warnings about them (MT-Bench rows of pairs no
+    run holds, rows left out). ``instances``: id → instance of the runs reported. A bad
+    row is an InputError naming its file and line or row."""
     from fbi.datasets import read_rows, readable_rows
 
+    path = source.path if isinstance(source, HumanSource) else source
+    authors_count = isinstance(source, HumanSource) and source.authors
     by_text: dict[tuple, str] = {}
     for i in instances.values():
         # best-of-N rows pair one rejected answer with several chosen ones: texts that
@@ -67,7 +84,7 @@ def read_human_labels(path: str | Path, instances: dict[str, object]) -> tuple[
     first_at: dict[tuple, str] = {}  # (instance, annotator, what) → where first labelled
     for row in readable_rows(rows, problems):
         try:
-            found = [_label(data, by_text) if data is not None else _NO_CHOICE
+            found = [_label(data, by_text, authors_count) if data is not None else _NO_CHOICE
                      for data in (labels_of_task(row.data)
                                   if is_label_studio_task(row.data) else [row.data])]
         except ValueError as error:
@@ -155,7 +172,8 @@ SWAPPED = "\x00swapped"
 AMBIGUOUS = "\x00ambiguous"
 
 
-def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel | None:
+def _label(data: dict, by_text: dict[tuple, str], authors: bool = False
+           ) -> HumanLabel | None:
     def text(name: str) -> str:
         value = data.get(name)
         if isinstance(value, bool | list | dict):  # never "True" or "['a']" by str()
@@ -164,7 +182,7 @@ def _label(data: dict, by_text: dict[tuple, str]) -> HumanLabel | None:
         return "" if value is None else str(value).strip()
 
     if _is_mt_bench(data):
-        return _mt_bench_label(data, by_text, text)
+        return _mt_bench_label(data, by_text, text, authors)
 
     instance_id = text("instance_id")
     if not instance_id:
@@ -208,10 +226,11 @@ def _is_mt_bench(data: dict) -> bool:
     return "question_id" in data and "model_a" in data and "model_b" in data
 
 
-def _mt_bench_label(data: dict, by_models: dict[tuple, str], text) -> HumanLabel | None:
+def _mt_bench_label(data: dict, by_models: dict[tuple, str], text, authors: bool
+                    ) -> HumanLabel | None:
     """A row of MT-Bench's human judgments (see the module docstring); None for a row by
-    the paper's authors."""
-    if text("judge").startswith("author"):
+    the paper's authors, unless ``authors``."""
+    if text("judge").startswith("author") and not authors:
         return None
     turn = text("turn") or "1"
     if not turn.isdigit() or isinstance(data.get("turn"), bool):
