@@ -5,12 +5,12 @@ a judge that misses every error fails with exit 1, bad input is one message, exi
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from openai_server import ChatServer
+from planted_judges import PlantedJudge
 
 from fbi import load_dataset
 from fbi.cli import main
@@ -56,23 +56,10 @@ def test_the_paired_one_sided_test_by_hand():
     assert row.p_value == pytest.approx(7 / 64)
 
 
-def scoring_judge(misses: bool):
+def scoring_judge(misses: bool) -> PlantedJudge:
     """Single-answer vanilla: the gold answer scored at the top and the perturbed one at
     the bottom — or, when ``misses``, both at the top (every planted error missed)."""
-    golds = {i.instruction: i.gold_answer for i in INSTANCES}
-
-    def script(request: dict) -> str:
-        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
-        question = re.search(r"<question>\n(.*?)\n</question>", prompt, re.DOTALL)
-        answer = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.DOTALL)
-        if question is None or answer is None:
-            return "OK"
-        low, high = (int(x) for x in re.findall(r"an integer from (\d+) to (\d+)",
-                                                  prompt)[-1])
-        gold = answer.group(1) == golds.get(question.group(1))
-        return json.dumps({"explanation": "Checked.",
-                           "score": high if gold or misses else low})
-    return script
+    return PlantedJudge(INSTANCES, lambda gold, edited: misses)
 
 
 def run(args: list[str], script=None) -> tuple[int, str]:

@@ -5,7 +5,6 @@ the file `--human` reads, several annotators' agreement, and bad input."""
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from fbi.annotate.labelling import LabelItem, LabellingApp, gold_first
 from openai_server import ChatServer
+from planted_judges import PlantedJudge, misses_nothing
 from statsmodels.stats.proportion import proportion_confint
 
 from fbi import load_dataset
@@ -78,19 +78,6 @@ def test_the_labelled_share_is_unbiased_and_its_interval_covers():
 
 # ------------------------------------------------------------------ the TUI
 
-def scoring_judge(request: dict) -> str:
-    """Single-answer vanilla: gold answers at the top, perturbed ones at the bottom."""
-    golds = {i.instruction: i.gold_answer for i in INSTANCES}
-    prompt = "\n".join(m.get("content") or "" for m in request["messages"])
-    question = re.search(r"<question>\n(.*?)\n</question>", prompt, re.DOTALL)
-    answer = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.DOTALL)
-    if question is None or answer is None:
-        return "OK"
-    low, high = (int(x) for x in re.findall(r"an integer from (\d+) to (\d+)", prompt)[-1])
-    gold = answer.group(1) == golds.get(question.group(1))
-    return json.dumps({"explanation": "Checked.", "score": high if gold else low})
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("label") / "run"
@@ -99,7 +86,7 @@ def run_dir(tmp_path_factory) -> Path:
         "id": i.id, "category": i.category, "instruction": i.instruction,
         "gold_answer": i.gold_answer, "perturbed_answer": i.perturbed_answer}) + "\n"
         for i in INSTANCES if i.category in ("entity", "spelling")))
-    with ChatServer(script=scoring_judge) as server:
+    with ChatServer(script=PlantedJudge(INSTANCES, misses_nothing)) as server:
         result = CliRunner().invoke(main, [
             "evaluate", "--judge", "openai/judge", "--dataset", str(data), "--output",
             str(folder), "--api-base", server.url, "--no-cache"], env=ENV)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from openai_server import ChatServer
+from planted_judges import PlantedJudge
 from scipy import integrate, optimize, stats
 
 from fbi import load_dataset
@@ -113,26 +114,12 @@ def test_a_large_change_is_found_within_ten_steps():
 
 # ------------------------------------------------------------------ end to end
 
-def judge_missing(category: str | None, now: dict | None = None):
-    """Single-answer vanilla: the gold answer at the top, a perturbed one at the bottom —
-    except the perturbed answers of ``category`` (or of ``now["category"]``, which a test
-    may change between steps), scored at the top (missed)."""
-    golds = {i.instruction: i.gold_answer for i in INSTANCES}
+def judge_missing(category: str | None, now: dict | None = None) -> PlantedJudge:
+    """A loopback judge that catches every planted error but those of ``category`` (or
+    of ``now["category"]``, which a test may change between steps)."""
     categories = {i.perturbed_answer: i.category for i in INSTANCES}
-
-    def script(request: dict) -> str:
-        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
-        question = re.search(r"<question>\n(.*?)\n</question>", prompt, re.DOTALL)
-        answer = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.DOTALL)
-        if question is None or answer is None:
-            return "OK"
-        low, high = (int(x) for x in re.findall(r"an integer from (\d+) to (\d+)",
-                                                  prompt)[-1])
-        text = answer.group(1)
-        blind = category if now is None else now["category"]
-        missed = text == golds.get(question.group(1)) or categories.get(text) == blind
-        return json.dumps({"explanation": "Checked.", "score": high if missed else low})
-    return script
+    return PlantedJudge(INSTANCES, lambda gold, edited: categories.get(edited) == (
+        category if now is None else now["category"]))
 
 
 def watch(args: list[str], script, chat: ChatServer | None = None, **server
