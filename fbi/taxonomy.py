@@ -17,15 +17,17 @@ from fbi.errors import UnknownName
 
 
 class Ability(str, Enum):
-    """The four abilities FBI tests a judge on, and ``preference``: the pairs of a
-    preference benchmark (RewardBench, LLMBar, ...), beside the FBI taxonomy and never
-    pooled with it (issue 24)."""
+    """The four abilities FBI tests a judge on, ``preference``: the pairs of a
+    preference benchmark (RewardBench, LLMBar, ...), and ``agent``: trajectories of
+    tool-using agents (issue 54) — the last two beside the FBI taxonomy, never pooled
+    with it (issue 24)."""
 
     FACTUAL = "factual"
     INSTRUCTION_FOLLOWING = "instruction-following"
     LONG_FORM = "long-form"
     REASONING = "reasoning"
     PREFERENCE = "preference"
+    AGENT = "agent"
 
     @property
     def axis(self) -> str:
@@ -45,6 +47,8 @@ _AXES = {
     Ability.REASONING: "reasoning accuracy",
     # a preference pair asks which answer does the task better: the task-quality axis
     Ability.PREFERENCE: "task quality",
+    # a trajectory is judged on whether it did the task, as the task asked
+    Ability.AGENT: "task success",
 }
 _SHORT = {
     Ability.FACTUAL: "F",
@@ -52,6 +56,7 @@ _SHORT = {
     Ability.LONG_FORM: "LF",
     Ability.REASONING: "R",
     Ability.PREFERENCE: "Pref",
+    Ability.AGENT: "Ag",
 }
 
 #: The paper's four abilities, in its column order (LF, F, IF, R).
@@ -63,6 +68,8 @@ PREFERENCE_PREFIX = "preference/"
 HUNT_PREFIX = "hunt/"
 
 SCORE_INVARIANT = "score-invariant"
+#: A trajectory's planted error is a category named ``trajectory/KIND`` (issue 54).
+TRAJECTORY_PREFIX = "trajectory/"
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,8 @@ class Category:
     """One perturbation category.
 
     ``ability`` is None for score-invariant edits, which apply to answers of any ability.
-    ``extra`` marks categories found in the original release but outside the paper's 22;
+    ``extra`` marks categories found in the original release but outside the paper's 22,
+    and manipulations;
     they are loaded and labelled but left out of the 22-category totals.
     """
 
@@ -91,7 +99,9 @@ class Category:
     """``manipulation`` for text added to an already perturbed answer to sway the judge
     (`fbi.perturb._manipulate`): extra, but judged whenever a dataset holds it; ``hunt``
     for a blind spot `fbi hunt` confirmed (``hunt/NAME``): judged and reported like the
-    paper's categories; empty otherwise."""
+    paper's categories; ``trajectory`` for an error planted in an agent's trajectory
+    (``trajectory/KIND``, ability ``agent``): judged and reported in its own column, never
+    among the paper's 22; empty otherwise."""
 
 
 CATEGORIES: tuple[Category, ...] = (
@@ -169,12 +179,37 @@ CATEGORIES: tuple[Category, ...] = (
            "The answer praises its own accuracy and completeness."),
           ("padding", "Padding",
            "Content-free sentences that make the answer twice as long."))),
+    # trajectories of tool-using agents (issue 54): one error planted in a trajectory
+    # that did its task (`fbi.perturb.perturb_trajectory`)
+    *(Category(f"{TRAJECTORY_PREFIX}{kind}", name, Ability.AGENT, description,
+               family="trajectory")
+      for kind, name, description in (
+          ("wrong-tool", "Wrong tool", "A step calls another tool than the task needs."),
+          ("wrong-argument", "Wrong argument",
+           "A tool is called with a wrong or invented argument value."),
+          ("skipped-step", "Skipped step",
+           "A step the task needs is left out; the rest goes on as if it was done."),
+          ("swapped-steps", "Swapped steps",
+           "A step runs before the step whose result it depends on."),
+          ("misreported-result", "Misreported result",
+           "The agent reports a value other than the one the tool returned."),
+          ("ignored-error", "Ignored error",
+           "A tool fails and the agent carries on as if it had succeeded."),
+          ("contradicting-answer", "Contradicting answer",
+           "The final answer states what the tool results contradict."),
+          ("unconfirmed-action", "Unconfirmed action",
+           "An irreversible action is taken without the confirmation the task asked."),
+          ("premature-answer", "Premature answer",
+           "The agent answers, claiming success, before the task's steps are done."),
+          ("redundant-loop", "Redundant loop",
+           "The agent repeats the same call again and again to no purpose."))),
 )
 
 _BY_NAME = {c.name: c for c in CATEGORIES}
 
 #: The paper's 22 perturbation categories, in Table 2 order.
-PERTURBATION_CATEGORIES = tuple(c for c in CATEGORIES if c.lowers_score and not c.extra)
+PERTURBATION_CATEGORIES = tuple(c for c in CATEGORIES if c.lowers_score and not c.extra
+                                and c.family != "trajectory")
 
 #: The paper's eleven evaluation strategies (§4), by their template names, in the order
 #: of its tables: single answer, pairwise, reference-guided.
@@ -183,9 +218,31 @@ PAPER_STRATEGIES = ("vanilla_star", "vanilla", "rubric", "axis", "axis_rubric",
                     "pairwise_axis_rules", "reference")
 
 
-#: The column abbreviations of every rate table, spelled out under it.
-ABILITY_LEGEND = ("LF long-form, F factual, IF instruction-following, R reasoning, "
-                  "SI score-invariant edits")
+_LEGEND = {"LF": "LF long-form", "F": "F factual", "IF": "IF instruction-following",
+           "R": "R reasoning", "SI": "SI score-invariant edits",
+           "Pref": "Pref preference pairs, chosen against rejected",
+           "Ag": "Ag agents' trajectories"}
+
+
+def ability_legend(columns) -> str:
+    """The column abbreviations a rate table uses, spelled out under it."""
+    return ", ".join(words for column, words in _LEGEND.items() if column in columns)
+
+
+#: The legend of the paper's columns.
+ABILITY_LEGEND = ability_legend(("LF", "F", "IF", "R", "SI"))
+#: Abilities reported beside the FBI taxonomy, each in its own column, never pooled.
+BESIDE_ABILITIES = (Ability.PREFERENCE, Ability.AGENT)
+
+
+def rate_columns(present: set[str]) -> tuple[str, ...]:
+    """The ability columns of a rate table whose rates fall in the columns ``present``:
+    the paper's LF, F, IF, R and SI when FBI instances are there (or nothing is); else
+    SI alone when a trajectory's rewrites are; then Pref and Ag, beside, never pooled."""
+    beside = tuple(a.short for a in BESIDE_ABILITIES if a.short in present)
+    if present & {"LF", "F", "IF", "R"} or not beside:
+        return ("LF", "F", "IF", "R", "SI", *beside)
+    return (("SI",) if "SI" in present else ()) + beside
 
 
 def strategy_order(strategies) -> list[str]:
@@ -196,15 +253,21 @@ def strategy_order(strategies) -> list[str]:
 
 def category_order(names) -> list[str]:
     """The paper's 22 in Table 2's order, then a preference set's subsets and the
-    blind spots of `fbi hunt` by name: the rows of every per-category table (other extra
-    categories and score-invariant left out)."""
+    blind spots of `fbi hunt` by name, then a trajectory's categories (issue 54): the
+    rows of every per-category table (other extra categories and score-invariant left
+    out)."""
     paper = [c.name for c in PERTURBATION_CATEGORIES]
+    trajectory = [c.name for c in CATEGORIES if c.family == "trajectory"]
     return [n for n in paper if n in names] + sorted(
-        n for n in names if n.startswith((PREFERENCE_PREFIX, HUNT_PREFIX)))
+        n for n in names if n.startswith((PREFERENCE_PREFIX, HUNT_PREFIX))) + [
+        n for n in trajectory if n in names]
 
 
 def category_names(include_extra: bool = False) -> list[str]:
-    return [c.name for c in CATEGORIES if include_extra or not c.extra]
+    """The FBI taxonomy's categories (the paper's 22 and score-invariant); with
+    ``include_extra``, every category fbi knows."""
+    return [c.name for c in CATEGORIES
+            if include_extra or not (c.extra or c.family == "trajectory")]
 
 
 def did_you_mean(name: str, valid: list[str]) -> str:

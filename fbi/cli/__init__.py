@@ -177,6 +177,7 @@ COMMANDS = {
     "robustness": "fbi.cli.robustness:robustness",
     "show": "fbi.cli.show:show",
     "strategies": "fbi.cli.catalog:strategies",
+    "trajectories": "fbi.cli.trajectories:trajectories",
     "trust": "fbi.cli.trust:trust",
     "view": "fbi.cli.view:view",
     "watch": "fbi.cli.watch:watch",

@@ -297,13 +297,12 @@ def rate_table(title: str, header: list[str], rows: list[list[str]]) -> Table:
     padding at the edges, names (text columns) never wrapped and left-aligned, numbers
     right-aligned and folded onto a second line when they must; the LF/F/IF/R/SI legend
     beneath when it uses them."""
-    from fbi.taxonomy import ABILITY_LEGEND
+    from fbi.taxonomy import ability_legend
 
-    uses_abilities = any(column.split(" ")[0] in ("LF", "F", "IF", "R", "SI")
-                         for column in header)
+    legend = ability_legend({column.split(" ")[0] for column in header})
     # at least as wide as its title, which would otherwise wrap over a narrow table's
     # width ("Answer order" in a column of 23 characters)
-    table = Table(title=title, caption=ABILITY_LEGEND if uses_abilities else None,
+    table = Table(title=title, caption=legend or None,
                   box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
                   min_width=len(title) or None)
     for number, column in enumerate(header):

@@ -390,6 +390,8 @@ class LeaderboardRow(JudgeStrategy):
     """Reasoning rate."""
     Pref: Share = None
     """Preference-set error rate."""
+    Ag: Share = None
+    """Agents' trajectories: the undetected-error rate."""
     SI_retained: Share = None
     """Score-invariant edits retained."""
     unparseable_share: Share

@@ -1,5 +1,6 @@
 """The perturbation stage: the rule engine (rules/, one module per family), the LLM
-engine (templates in perturbations/), and the pre-screen.
+engine (templates in perturbations/), the pre-screen, and the rules that plant errors in
+agents' trajectories (issue 54).
 """
 
 from fbi.perturb._generate import (
@@ -35,4 +36,10 @@ from fbi.perturb._prescreen import (
     change_kinds,
     prescreen,
 )
-
+from fbi.perturb._trajectories import (
+    TRAJECTORY_RULES_VERSION,
+    TrajectoryEdit,
+    perturb_trajectory,
+    trajectory_candidates,
+    trajectory_categories,
+)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from fbi.metrics import headline, instance_outcomes
 from fbi.records import judge_name
-from fbi.taxonomy import ABILITY_LEGEND, Ability, strategy_order
+from fbi.taxonomy import ability_legend, rate_columns, strategy_order
 
 
 @dataclass
@@ -39,16 +39,13 @@ def headline_table(judgments: Iterable, display_names: Mapping[str, str],
     judges = sorted({judge for judge, _ in rows})
     named = [judge_name(label, judge) for judge in judges]
     present = {column for rates in rows.values() for column in rates}
-    preference = Ability.PREFERENCE.short
-    # the paper's columns for FBI instances; a preference set's pairs beside, never pooled
-    columns = (("LF", "F", "IF", "R", "SI") if present - {preference} or not present
-               else ()) + ((preference,) if preference in present else ())
+    # the paper's columns for FBI instances; preference pairs and trajectories beside
+    columns = rate_columns(present)
     sizes = {c: max((r[c].n for r in rows.values() if r.get(c) is not None), default=0)
              for c in columns}
-    what = "% undetected errors (lower is better), SI % retained (higher is better)" \
-        if "LF" in columns else "% error, 1 − accuracy (lower is better)"
-    legend = ABILITY_LEGEND if "LF" in columns else \
-        "Pref: preference pairs, chosen against rejected"
+    what = "% error, 1 − accuracy (lower is better)" if columns == ("Pref",) else \
+        "% undetected errors (lower is better), SI % retained (higher is better)"
+    legend = ability_legend(columns)
     unreadable = any(r.unparseable for rates in rows.values() for r in rates.values())
     worst = "; worst case: every unparseable verdict counted against the judge" \
         if unreadable else ""

@@ -17,10 +17,9 @@ from fbi.report._schema import (
 )
 from fbi.report._sections import present
 from fbi.report._tables import (
-    PREFERENCE,
-    PREFERENCE_NOTE,
     ability_columns,
     category_table,
+    column_notes,
     judge_strategies,
     pooled_table,
     table_3,
@@ -37,8 +36,7 @@ from fbi.report._verdict import (
 def convention_note(summary: Summary) -> str:
     """What the rates in the tables are, in one paragraph (and what Pref's rate is, when
     the runs hold preference pairs)."""
-    note = _convention_note(summary)
-    return f"{note} {PREFERENCE_NOTE}" if PREFERENCE in ability_columns(summary) else note
+    return " ".join([_convention_note(summary), *column_notes(ability_columns(summary))])
 
 
 def _convention_note(summary: Summary) -> str:

@@ -15,7 +15,7 @@ from fbi.report._schema import (
     RateRow,
     Summary,
 )
-from fbi.report._summary import ABILITY_COLUMNS, RATE_KEY
+from fbi.report._summary import RATE_KEY
 from fbi.report._verdict import (
     DIFFERS_MARK,
 )
@@ -23,6 +23,7 @@ from fbi.taxonomy import (
     Ability,
     category_order,
     get_category,
+    rate_columns,
     strategy_order,
 )
 
@@ -48,13 +49,12 @@ def _cell(summary: Summary, row: RateRow, worst_beside: bool = True) -> str:
 
 
 def ability_columns(summary: Summary) -> list[str]:
-    """The ability columns of the rate tables: the paper's LF/F/IF/R and SI when the runs
-    hold FBI instances, and Pref when they hold preference pairs (issue 24: beside them,
-    never pooled with them)."""
+    """The ability columns of the rate tables (`fbi.taxonomy.rate_columns`): the paper's
+    LF/F/IF/R and SI when the runs hold FBI instances, Pref for preference pairs and Ag
+    for agents' trajectories (issues 24 and 54: beside them, never pooled)."""
     present = {r.group for r in summary.rates if r.level in ("ability",
                                                                       "score-invariant")}
-    fbi = [*ABILITY_COLUMNS, "SI"] if present - {PREFERENCE} or not present else []
-    return fbi + ([PREFERENCE] if PREFERENCE in present else [])
+    return list(rate_columns(present))
 
 
 #: The column of preference pairs, and what its rate is.
@@ -62,6 +62,25 @@ PREFERENCE = Ability.PREFERENCE.short
 PREFERENCE_NOTE = ("Pref: the pairs of a preference set (chosen plays gold, rejected "
                    "perturbed); its rate is the judge's error rate, 1 − accuracy: how often "
                    "it did not rank the chosen answer above the rejected one.")
+
+
+#: The column of agents' trajectories, and what its rate is (issue 54).
+AGENT_NOTE = ("Ag: agents' trajectories, one error planted in a trajectory that did its "
+              "task; its rate is the share of planted errors the judge missed, never pooled "
+              "with the FBI columns.")
+
+
+def rates_title(columns, shown: str) -> str:
+    """What the rates of a table with these ability columns are."""
+    parts = [f"% undetected ({shown})"] if {"LF", "Ag"} & set(columns) else []
+    parts += ["SI: % retained"] if "SI" in columns else []
+    parts += [f"Pref: % error, 1 − accuracy ({shown})"] if PREFERENCE in columns else []
+    return "; ".join(parts)
+
+
+def column_notes(columns) -> list[str]:
+    """The notes under a rate table, for the columns beside the FBI taxonomy."""
+    return [PREFERENCE_NOTE] * (PREFERENCE in columns) + [AGENT_NOTE] * ("Ag" in columns)
 
 
 def _heading(column: str) -> str:

@@ -11,7 +11,7 @@ from fbi.report._markdown import coverage_warning
 from fbi.report._robustness import robustness_tables, suite_tables
 from fbi.report._schema import RobustnessEntry, Summary
 from fbi.report._sections import present
-from fbi.report._tables import PREFERENCE_NOTE, ability_columns, table_3
+from fbi.report._tables import ability_columns, column_notes, rates_title, table_3
 from fbi.report._verdict import VERDICT_LEGEND, verdict_pair_tables, verdict_sentences
 
 
@@ -47,14 +47,11 @@ def terminal_report(summary: Summary) -> list[Block]:
     shown = {"paper": "paper's convention", "authors": "authors' script's convention"}.get(
         summary.convention, "[95% interval]")
     columns = ability_columns(summary)
-    what = (f"% undetected ({shown}); SI: % retained" if "LF" in columns else "") + (
-        ("; " if "LF" in columns else "") + f"Pref: % error, 1 − accuracy ({shown})"
-        if "Pref" in columns else "")
+    what = rates_title(columns, shown)
     for judge in sorted({r.judge for r in summary.rates}):
         header, rows = table_3(summary, judge)
         blocks.append(Block(title=f"{judge}: {what}", header=header, rows=rows))
-    if "Pref" in columns:
-        blocks.append(Block(text=PREFERENCE_NOTE))
+    blocks += [Block(text=note) for note in column_notes(columns)]
     blocks += [Block(title=t, header=h, rows=r) for t, h, r in robustness_tables(summary)]
     for section, tables in present(summary, terminal=True):  # (as declared: _contents)
         blocks += [Block(title=table.title or section.terminal_title or section.title,

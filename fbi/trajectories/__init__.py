@@ -1,0 +1,15 @@
+"""Trajectories of tool-using agents (issue 54): the record, the layouts it is read from
+(fbi's, OpenAI's, Anthropic's, τ-bench's results), how a judge reads one, and the
+built-in sample of gold trajectories."""
+
+from fbi.trajectories._model import (
+    TRAJECTORY_SCHEMA_VERSION,
+    Step,
+    Tool,
+    ToolCall,
+    Trajectory,
+    TrajectoryError,
+)
+from fbi.trajectories._read import gold_only, read_trajectories, trajectory_of
+from fbi.trajectories._render import RENDER_VERSION, render, render_step, task_text
+from fbi.trajectories._sample import sample_records, sample_trajectories

@@ -1,0 +1,50 @@
+"""A trajectory as a judge reads it: plain numbered lines, a tool call as its name and
+its JSON arguments, a tool's result as what it returned (issue 54).
+
+Every step is one numbered block, so a step-level judge can name it and fbi can check the
+number; a result's text is quoted data — the templates put the whole trajectory inside
+the answer's own section, where text that imitates a verdict counts for nothing, as in
+any answer (`fbi.judge` reads only the judge's reply).
+"""
+
+from __future__ import annotations
+
+from fbi.trajectories._model import Step, Trajectory
+
+#: The rendering's version: another rendering asks the judge another prompt.
+RENDER_VERSION = "1"
+
+
+def render_step(number: int, step: Step) -> str:
+    """One step as numbered lines."""
+    if step.role == "tool":
+        what = "returned an error" if step.is_error else "returned"
+        return f"Step {number} · tool {step.tool or '?'} {what} (call {step.call_id}):\n" \
+            f"{_indent(step.text)}"
+    lines = [f"Step {number} · {step.role}:" + (f"\n{_indent(step.text)}" if step.text
+                                                 else "")]
+    lines += [f"  calls {call.name}({call.arguments_json()}) (call {call.id})"
+              for call in step.calls]
+    return "\n".join(lines)
+
+
+def render(trajectory: Trajectory) -> str:
+    """The agent's attempt: every step, numbered from 1."""
+    return "\n".join(render_step(n, s) for n, s in enumerate(trajectory.steps, 1))
+
+
+def task_text(trajectory: Trajectory) -> str:
+    """The task and the tools, as the question a judge of the trajectory is given."""
+    tools = [f"- {t.name}: {t.description or '(no description)'}"
+             + (" [changes the world]" if t.side_effects else "") for t in trajectory.tools]
+    parts = [trajectory.task]
+    if tools:
+        parts.append("Tools the agent could call:\n" + "\n".join(tools))
+    if trajectory.requires_confirmation:
+        parts.append("The agent must confirm with the user before any action that "
+                     "changes the world.")
+    return "\n\n".join(parts)
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"    {line}" for line in (text or "(empty)").split("\n"))
