@@ -116,24 +116,31 @@ def _chat(record: dict, ident: str, task: str | None = None) -> Trajectory:
     side_effects = set(record.get("side_effects") or ())
     tools = tuple(_tool(t, side_effects, ident) for t in record.get("tools") or ())
     steps: list[Step] = []
+
+    def here() -> int:
+        """The step a message becomes, numbered as the trajectory will be: the user
+        message that states the task is not a step."""
+        stated = task is None and any(s.role == "user" and s.text for s in steps)
+        return len(steps) + 1 - stated
+
     for number, message in enumerate(messages, 1):
         if not isinstance(message, dict):
-            raise TrajectoryError(ident, number, "a message is not an object",
+            raise TrajectoryError(ident, here(), f"message {number} is not an object",
                                   "each message a JSON object")
         role, content = message.get("role"), message.get("content")
         if role == "system":
             continue
         if isinstance(content, list):  # Anthropic's content blocks
-            steps += _blocks(role, content, ident, len(steps) + 1)
+            steps += _blocks(role, content, ident, here())
         elif role == "tool":
             steps.append(Step(role="tool", text=_text(content), tool=message.get("name"),
                               call_id=str(message.get("tool_call_id") or "")))
         elif role in ("user", "assistant"):
-            calls = tuple(_openai_call(c, ident, len(steps) + 1)
+            calls = tuple(_openai_call(c, ident, here())
                           for c in message.get("tool_calls") or ())
             steps.append(Step(role=role, text=_text(content), calls=calls))
         else:
-            raise TrajectoryError(ident, number, f"an unknown role {role!r}",
+            raise TrajectoryError(ident, here(), f"an unknown role {role!r}",
                                   "roles are system, user, assistant and tool")
     if task is None:
         first = next((n for n, s in enumerate(steps) if s.role == "user" and s.text), None)

@@ -1,0 +1,243 @@
+"""Agents' trajectories (issue 54): each layout read to the same record, a broken
+trajectory refused naming the trajectory and the step, every rule checked on a
+hand-made trajectory, the candidates a vetting queue that `fbi evaluate` judges."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+
+from fbi import load_dataset
+from fbi.cli import main
+from fbi.perturb import perturb_trajectory, trajectory_categories
+from fbi.perturb.rules import Declined
+from fbi.trajectories import (
+    read_trajectories,
+    render,
+    sample_trajectories,
+    trajectory_of,
+)
+
+TOOLS = [{"type": "function", "function": {"name": "search_flights",
+                                           "description": "Find flights."}},
+         {"type": "function", "function": {"name": "book_flight",
+                                           "description": "Book a flight."}}]
+
+
+def openai_booking() -> dict:
+    """Search, ask, the user says yes, book, answer: the shape every layout below
+    spells its own way."""
+    return {"id": "t1", "domain": "booking", "requires_confirmation": True,
+            "side_effects": ["book_flight"], "tools": TOOLS, "messages": [
+        {"role": "system", "content": "You are a travel agent."},
+        {"role": "user", "content": "Book the cheapest flight LIS to MAD on 2026-03-02."},
+        {"role": "assistant", "content": "", "tool_calls": [{
+            "id": "s1", "type": "function", "function": {
+                "name": "search_flights",
+                "arguments": '{"origin": "LIS", "destination": "MAD", "date": "2026-03-02"}'}}]},
+        {"role": "tool", "tool_call_id": "s1", "name": "search_flights",
+         "content": '{"flights": [{"flight_id": "TP100", "price": 80}, '
+                    '{"flight_id": "TP200", "price": 95}]}'},
+        {"role": "assistant", "content": "TP100 at $80 is the cheapest. Book it?"},
+        {"role": "user", "content": "Yes."},
+        {"role": "assistant", "content": "", "tool_calls": [{
+            "id": "b1", "type": "function",
+            "function": {"name": "book_flight", "arguments": '{"flight_id": "TP100"}'}}]},
+        {"role": "tool", "tool_call_id": "b1", "name": "book_flight",
+         "content": '{"confirmation": "BK4000"}'},
+        {"role": "assistant", "content": "Booked TP100 for $80; confirmation BK4000."}]}
+
+
+def anthropic_booking() -> dict:
+    """The same trajectory in Anthropic's Messages layout."""
+    return {"id": "t1", "domain": "booking", "requires_confirmation": True,
+            "side_effects": ["book_flight"], "system": "You are a travel agent.",
+            "tools": [{"name": "search_flights", "description": "Find flights.",
+                       "input_schema": {}},
+                      {"name": "book_flight", "description": "Book a flight.",
+                       "input_schema": {}}], "messages": [
+        {"role": "user", "content": "Book the cheapest flight LIS to MAD on 2026-03-02."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "s1",
+                                           "name": "search_flights", "input": {
+            "origin": "LIS", "destination": "MAD", "date": "2026-03-02"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s1",
+                                      "content": '{"flights": [{"flight_id": "TP100", '
+                                                 '"price": 80}, {"flight_id": "TP200", '
+                                                 '"price": 95}]}'}]},
+        {"role": "assistant", "content": [{"type": "text",
+                                           "text": "TP100 at $80 is the cheapest. Book it?"}]},
+        {"role": "user", "content": "Yes."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "b1",
+                                           "name": "book_flight",
+                                           "input": {"flight_id": "TP100"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b1",
+                                      "content": [{"type": "text",
+                                                   "text": '{"confirmation": "BK4000"}'}]}]},
+        {"role": "assistant", "content": [{"type": "text", "text":
+                                           "Booked TP100 for $80; confirmation BK4000."}]}]}
+
+
+def test_every_layout_reads_to_the_same_trajectory(tmp_path):
+    """OpenAI's, Anthropic's, τ-bench's (its task from info.task.instruction) and fbi's own
+    layout: the same task, steps, calls and results."""
+    from_openai = trajectory_of(openai_booking())
+    from_anthropic = trajectory_of(anthropic_booking())
+    tau = {"task_id": 7, "reward": 1.0, "trial": 0,
+           "info": {"task": {"instruction": from_openai.task}},
+           "traj": openai_booking()["messages"]}
+    from_tau = trajectory_of(tau)
+    mine = json.loads(from_openai.model_dump_json())
+    from_fbi = trajectory_of(mine)
+    assert from_anthropic.steps == from_openai.steps
+    assert from_anthropic.task == from_openai.task == from_tau.task
+    # τ-bench's task is its instruction: the user's first message stays a step
+    assert from_tau.steps[0].role == "user" and from_tau.steps[1:] == from_openai.steps
+    assert from_fbi == from_openai
+    assert [s.role for s in from_openai.steps] == [
+        "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]
+    assert from_openai.steps[0].calls[0].arguments == {
+        "origin": "LIS", "destination": "MAD", "date": "2026-03-02"}
+    assert from_openai.steps[1].tool == "search_flights"
+    assert from_openai.tool("book_flight").side_effects
+    assert from_openai.final_answer == "Booked TP100 for $80; confirmation BK4000."
+    assert from_tau.domain == "tau-bench:reward=1"
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (openai_booking(), {
+        **anthropic_booking(), "id": "t2"})) + "\n")
+    assert [t.id for t in read_trajectories(path)] == ["t1", "t2"]
+
+
+def broken(change) -> dict:
+    record = openai_booking()
+    change(record["messages"])
+    return record
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda m: m.pop(2), "step 1: is a tool result without its call (call id 's1')"),
+    (lambda m: m[6]["tool_calls"][0].update(id="s1"), "step 5: the call id 's1' is used "
+                                                      "twice"),
+    (lambda m: m[2]["tool_calls"][0]["function"].update(arguments="{origin: LIS"),
+     "step 1: the arguments '{origin: LIS' are not JSON"),
+    (lambda m: m.insert(4, dict(m[3])), "step 3: answers a call already answered"),
+])
+def test_a_broken_trajectory_is_one_message_naming_it_and_the_step(tmp_path, change,
+                                                                      message):
+    path = tmp_path / "broken.jsonl"
+    path.write_text(json.dumps(broken(change)) + "\n")
+    result = CliRunner().invoke(main, ["trajectories", "validate", str(path)])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"{path}, line 1: trajectory 't1', {message}" in said, said
+    assert "Traceback" not in result.output
+
+
+def edit(category: str, trajectory=None):
+    return perturb_trajectory(category, trajectory or trajectory_of(openai_booking()), 0)
+
+
+def test_each_rule_changes_what_its_category_names():
+    """Worked on the booking above (search s1, the confirmation exchange, book b1)."""
+    gold = trajectory_of(openai_booking())
+    wrong = edit("trajectory/wrong-tool")
+    changed = [(n, s) for n, (s, g) in enumerate(zip(wrong.trajectory.steps, gold.steps,
+                                                     strict=True), 1) if s != g]
+    assert changed[0][0] == wrong.step and changed[0][1].calls[0].name != \
+        gold.steps[wrong.step - 1].calls[0].name
+
+    argument = edit("trajectory/wrong-argument").trajectory
+    assert [c.arguments for s in argument.steps for c in s.calls] != \
+        [c.arguments for s in gold.steps for c in s.calls]
+
+    skipped = edit("trajectory/skipped-step")  # the search is the only call not last
+    assert [c.name for s in skipped.trajectory.steps for c in s.calls] == ["book_flight"]
+    assert skipped.trajectory.final_answer == gold.final_answer
+
+    swapped = edit("trajectory/swapped-steps").trajectory
+    assert [c.name for s in swapped.steps for c in s.calls] == ["book_flight",
+                                                                 "search_flights"]
+
+    misreported = edit("trajectory/misreported-result")
+    assert misreported.step == 7 and misreported.trajectory.final_answer != gold.final_answer
+    assert misreported.trajectory.steps[:6] == gold.steps[:6]
+
+    failed = edit("trajectory/ignored-error").trajectory
+    errors = [s for s in failed.steps if s.is_error]
+    assert len(errors) == 1 and "not carried out" in errors[0].text
+    assert failed.final_answer == gold.final_answer
+
+    contradicted = edit("trajectory/contradicting-answer").trajectory.final_answer
+    assert contradicted != gold.final_answer and contradicted.count("TP") + \
+        contradicted.count("$") >= 2
+
+    unconfirmed = edit("trajectory/unconfirmed-action")
+    assert "user" not in [s.role for s in unconfirmed.trajectory.steps]
+    assert unconfirmed.trajectory.steps[unconfirmed.step - 1].calls[0].name == "book_flight"
+
+    premature = edit("trajectory/premature-answer").trajectory
+    assert [c.name for s in premature.steps for c in s.calls] == ["search_flights"]
+    assert premature.final_answer == gold.final_answer  # claims the booking anyway
+
+    loop = edit("trajectory/redundant-loop").trajectory
+    names = [c.name for s in loop.steps for c in s.calls]
+    assert len(names) == 5 and len(set(names)) == 2
+
+
+def test_the_score_invariant_rewrites_change_nothing_that_matters():
+    gold = trajectory_of(openai_booking())
+    renamed = edit("score-invariant/renamed-ids").trajectory
+    assert [(s.role, s.text, [(c.name, c.arguments) for c in s.calls]) for s in
+            renamed.steps] == [(s.role, s.text, [(c.name, c.arguments) for c in s.calls])
+                               for s in gold.steps]
+    assert {c.id for s in renamed.steps for c in s.calls}.isdisjoint({"s1", "b1"})
+    extra = edit("score-invariant/extra-read").trajectory
+    assert [c.name for s in extra.steps for c in s.calls] == [
+        "search_flights", "search_flights", "book_flight"]
+    lookup = sample_trajectories()[0]  # two weather calls made together
+    reordered = edit("score-invariant/reordered-calls", lookup).trajectory
+    assert [c.id for c in reordered.steps[0].calls] == [c.id for c in
+                                                         lookup.steps[0].calls][::-1]
+    assert reordered.final_answer == lookup.final_answer
+    with pytest.raises(Declined):
+        edit("score-invariant/reordered-calls")  # the booking makes one call a step
+
+
+def test_rules_are_seeded_and_every_sample_trajectory_gets_most_categories():
+    sample = sample_trajectories()
+    assert len(sample) >= 30 and len({t.domain for t in sample}) >= 4
+    made = 0
+    for category in trajectory_categories():
+        for trajectory in sample:
+            try:
+                first = perturb_trajectory(category, trajectory, 3)
+            except Declined:
+                continue
+            made += 1
+            assert perturb_trajectory(category, trajectory, 3) == first
+            assert 1 <= first.step <= len(first.trajectory.steps)
+            render(first.trajectory)  # a judge can read every edit
+    assert made >= 300
+    assert random.Random(0)  # (the rules draw only from their seeded generator)
+
+
+def test_the_candidates_are_a_queue_fbi_evaluate_judges(tmp_path):
+    """fbi trajectories perturb → a vetting queue whose rows are instances of the agent
+    ability, each rationale naming the step; loaded as any dataset."""
+    queue = tmp_path / "queue.jsonl"
+    result = CliRunner().invoke(main, ["trajectories", "perturb", "--output", str(queue),
+                                       "--categories", "trajectory/wrong-tool,"
+                                       "score-invariant/renamed-ids"])
+    assert result.exit_code == 0, result.output
+    instances = load_dataset(str(queue)).instances
+    assert len(instances) == 64
+    assert {i.category for i in instances} == {"trajectory/wrong-tool", "score-invariant"}
+    assert all(i.ability.value == "agent" and i.rationale.startswith("step ")
+               for i in instances)
+    assert "Step 1 · assistant:" in instances[0].gold_answer
+    bad = CliRunner().invoke(main, ["trajectories", "perturb", "--output",
+                                    str(tmp_path / "q2.jsonl"), "--categories",
+                                    "trajectory/wrong-tol"])
+    assert bad.exit_code == 2 and "trajectory/wrong-tool" in bad.output
