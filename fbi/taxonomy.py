@@ -48,7 +48,7 @@ _AXES = {
     # a preference pair asks which answer does the task better: the task-quality axis
     Ability.PREFERENCE: "task quality",
     # a trajectory is judged on whether it did the task, as the task asked
-    Ability.AGENT: "task success",
+    Ability.AGENT: "task quality",
 }
 _SHORT = {
     Ability.FACTUAL: "F",

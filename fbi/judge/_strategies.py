@@ -74,6 +74,10 @@ class StrategyMeta(BaseModel):
     (`fbi.providers`); single-answer with no score range, or pairwise (both answers'
     rewards in one call, the verdict the higher one's slot)."""
 
+    subject: Literal["answer", "trajectory"] = "answer"
+    """What it judges: an answer, or an agent's trajectory (issue 54; ``all`` names the
+    answer strategies)."""
+
     def range_for(self, axis: str, protocol: str = "fbi") -> tuple[int, int] | None:
         """The score range asked for on this axis under ``protocol`` (None for pairwise
         strategies)."""
@@ -183,11 +187,11 @@ class StrategyRegistry:
 
     def resolve(self, names: list[str] | tuple[str, ...], kind: RunsStrategies | None = None
                 ) -> list[Strategy]:
-        """Strategies for CLI names; 'all' expands to every strategy the judge's ``kind``
-        runs (None: a chat judge's)."""
+        """Strategies for CLI names; 'all' expands to every strategy of answers the judge's
+        ``kind`` runs (None: a chat judge's)."""
         if not names or "all" in names:
-            return [s for s in self.strategies.values()
-                    if (kind.runs(s) if kind is not None else not s.meta.reward)]
+            return [s for s in self.strategies.values() if s.meta.subject == "answer"
+                    and (kind.runs(s) if kind is not None else not s.meta.reward)]
         chosen: list[Strategy] = []
         for name in names:
             strategy = self.get(name)
