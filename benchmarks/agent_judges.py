@@ -9,13 +9,14 @@ The candidates: every rule of `fbi.perturb` on the built-in 32 gold trajectories
 fbi's own harness against a loopback OpenAI-protocol server (tests/openai_server.py)
 whose judge is one of:
 
-* **blind to ignored errors** — catches every planted error but `trajectory/
-  ignored-error`, which it always misses;
+* **blind to ignored errors** — penalises every edit but `trajectory/ignored-error`,
+  which it always misses (so it keeps no score-invariant rewrite either);
 * **final answer only** — compares only the trajectories' last messages: misses an
   edit exactly when the final answer is the gold's.
 
-The expected miss rate of each category is computed from the candidates alone (what
-each judge was built to miss), never from fbi's outcomes, and set beside the measured.
+Both also miss one edit in ten at random (by the edit's hash). The expected miss rate of
+each category is computed from the candidates alone (what each judge was built to
+miss), never from fbi's outcomes, and set beside the measured.
 Then cost: the whole sample's run (three strategies), the same grown 10× (the
 candidates of seeds 0–9), and a baseline in the same invocation doing the same number
 of calls on the same instances with the answer strategies (vanilla, pairwise,
@@ -24,6 +25,7 @@ reference): time and peak RSS. JSON to stdout; copy to RESULTS.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -38,6 +40,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OPENAI_API_KEY", "sk-benchmark")
 
 AGENT = ("agent", "agent_pairwise", "agent_reference")
+#: Both judges also miss one edit in NOISE at random (by the edit's hash), so the rates
+#: are not all 0 and 1.
+NOISE = 10
 ANSWERS = ("vanilla", "pairwise", "reference")
 
 
@@ -66,9 +71,16 @@ def judges(instances):
     golds = [_Gold(q, g) for q, g in {(i.question, i.gold_answer) for i in instances}]
     return {
         "blind to ignored errors": PlantedJudge(
-            golds, lambda gold, edited: category.get(edited) == "trajectory/ignored-error"),
-        "final answer only": PlantedJudge(golds, lambda gold, edited: final.get(edited, False)),
+            golds, lambda gold, edited: category.get(edited) == "trajectory/ignored-error",
+            noise=NOISE),
+        "final answer only": PlantedJudge(golds, lambda gold, edited: final.get(edited, False),
+                                          noise=NOISE),
     }
+
+
+def noisy(edited: str) -> bool:
+    """Whether the judges miss this edit at random too (one in NOISE, by its hash)."""
+    return int(hashlib.sha256(edited.encode()).hexdigest(), 16) % NOISE == 0
 
 
 class _Gold:
@@ -82,10 +94,11 @@ def expected(instances, judge: str) -> dict[str, float]:
     """Each category's miss rate as the judge was built (score-invariant: retained)."""
     by: dict[str, list[bool]] = defaultdict(list)
     for i in instances:
-        if judge == "blind to ignored errors":
-            missed = i.category in ("trajectory/ignored-error", "score-invariant")
+        if judge == "blind to ignored errors":  # it penalises every other edit: SI too
+            missed = i.category == "trajectory/ignored-error"
         else:
             missed = final_line(i.gold_answer) == final_line(i.perturbed_answer)
+        missed = missed or noisy(i.perturbed_answer)
         by[i.category].append(missed)
     return {c: sum(v) / len(v) for c, v in by.items()}
 

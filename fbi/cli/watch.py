@@ -122,7 +122,7 @@ def _print(step) -> None:
     for column in ("strategy", "category", "E", "since step", "failures before",
                    "failures since"):
         table.add_column(column, overflow="fold")
-    for stream in sorted(step.streams, key=lambda s: -(s.log_e or -1e9))[:10]:
+    for stream in sorted(step.streams, key=lambda s: -s.e_value)[:10]:
         table.add_row(escape(stream.strategy), escape(stream.category),
                       f"{stream.e_value:.3g}",
                       str(stream.change_step or "–"), _share(stream.rate_before),
