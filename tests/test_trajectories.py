@@ -5,7 +5,6 @@ hand-made trajectory, the candidates a vetting queue that `fbi evaluate` judges.
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 from click.testing import CliRunner
@@ -220,7 +219,27 @@ def test_rules_are_seeded_and_every_sample_trajectory_gets_most_categories():
             assert 1 <= first.step <= len(first.trajectory.steps)
             render(first.trajectory)  # a judge can read every edit
     assert made >= 300
-    assert random.Random(0)  # (the rules draw only from their seeded generator)
+
+
+def test_the_pre_screen_checks_the_step_a_candidate_names():
+    """Every rule names the first step that differs from the gold trajectory (none of
+    the sample's candidates is flagged); a claim about another step is flagged, and an
+    edit that changed nothing is identical."""
+    from fbi.perturb import (
+        CHANGE_ELSEWHERE,
+        IDENTICAL,
+        TrajectoryEdit,
+        prescreen_trajectory,
+        trajectory_candidates,
+    )
+
+    made, _ = trajectory_candidates(sample_trajectories(), trajectory_categories(), 5)
+    assert made and not [i.id for i in made if i.flags]
+    gold = trajectory_of(openai_booking())
+    wrong = edit("trajectory/wrong-tool")
+    assert prescreen_trajectory(gold, TrajectoryEdit(wrong.trajectory, wrong.step + 1,
+                                                     "")) == [CHANGE_ELSEWHERE]
+    assert prescreen_trajectory(gold, TrajectoryEdit(gold, 1, "")) == [IDENTICAL]
 
 
 def test_the_candidates_are_a_queue_fbi_evaluate_judges(tmp_path):

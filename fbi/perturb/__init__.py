@@ -40,6 +40,7 @@ from fbi.perturb._trajectories import (
     TRAJECTORY_RULES_VERSION,
     TrajectoryEdit,
     perturb_trajectory,
+    prescreen_trajectory,
     trajectory_candidates,
     trajectory_categories,
 )

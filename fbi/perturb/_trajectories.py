@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 
+from fbi.perturb._prescreen import CHANGE_ELSEWHERE, IDENTICAL
 from fbi.perturb.rules import Declined
 from fbi.records import Instance, Provenance
 from fbi.taxonomy import SCORE_INVARIANT, TRAJECTORY_PREFIX, Ability
@@ -387,6 +388,18 @@ def extra_read(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
 
 # ------------------------------------------------------------------ candidates
 
+def prescreen_trajectory(gold: Trajectory, edit: TrajectoryEdit) -> list[str]:
+    """The pre-screen of a trajectory's candidate: `IDENTICAL` when nothing changed,
+    `CHANGE_ELSEWHERE` when the first step that differs from the gold is not the step the
+    edit names (a rule's or a perturber's claim the vetter should not take on trust)."""
+    steps, edited = gold.steps, edit.trajectory.steps
+    first = next((n for n, (a, b) in enumerate(zip(steps, edited, strict=False), 1)
+                  if a != b), min(len(steps), len(edited)) + 1)
+    if steps == edited:
+        return [IDENTICAL]
+    return [] if first == edit.step else [CHANGE_ELSEWHERE]
+
+
 def trajectory_candidates(trajectories: list[Trajectory], categories: list[str],
                           seed: int = 0) -> tuple[list[Instance], list[str]]:
     """One candidate instance per trajectory and category the rules could make, and a
@@ -408,6 +421,7 @@ def trajectory_candidates(trajectories: list[Trajectory], categories: list[str],
                 instruction=task_text(trajectory), gold_answer=render(trajectory),
                 perturbed_answer=render(edit.trajectory),
                 rationale=f"step {edit.step}: {edit.summary}",
+                flags=tuple(prescreen_trajectory(trajectory, edit)),
                 provenance=Provenance(source="trajectory", original_id=trajectory.id,
                                       generator=f"trajectory-rules-{TRAJECTORY_RULES_VERSION}",
                                       template_version=RENDER_VERSION, seed=seed)))
