@@ -61,6 +61,9 @@ class Provenance(BaseModel):
     """In a best-of-N row: how many chosen answers the row lists."""
     rejected_count: int | None = None
     """In a best-of-N row: how many rejected answers the row lists."""
+    changed_step: int | None = None
+    """In an agent's trajectory: the step the perturbation changed (numbered from 1, as
+    the judge reads the steps: `fbi.trajectories.render`)."""
 
 
 class Instance(BaseModel):
@@ -181,6 +184,7 @@ class Instance(BaseModel):
             "rejected_index": self.provenance.rejected_index,
             "chosen_count": self.provenance.chosen_count,
             "rejected_count": self.provenance.rejected_count,
+            "changed_step": self.provenance.changed_step,
             "flags": list(self.flags),
             "schema_version": self.schema_version,
         }
@@ -196,7 +200,7 @@ ROW_COLUMNS = tuple(
 REQUIRED_COLUMNS = ("category", "instruction", "gold_answer", "perturbed_answer")
 PROVENANCE_COLUMNS = ("source", "original_id", "generator", "template_version", "seed",
                       "gold_model", "group", "chosen_index", "rejected_index",
-                      "chosen_count", "rejected_count")
+                      "chosen_count", "rejected_count", "changed_step")
 
 #: Column aliases accepted on input (the original FBI release's names).
 COLUMN_ALIASES = {
@@ -301,8 +305,8 @@ class Judgment(CallRecord):
     """The strategy's name (``vanilla``, ``pairwise``, ``reference``, ...)."""
     strategy_version: str
     """The strategy template's version."""
-    paradigm: Literal["single", "pairwise", "reference"]
-    """``single``, ``pairwise`` or ``reference``."""
+    paradigm: Literal["single", "pairwise", "reference", "step"]
+    """``single``, ``pairwise``, ``reference`` or ``step``."""
     role: Literal["gold", "perturbed", "gold-first", "perturbed-first"]
     """What was judged (see above)."""
     judge: str

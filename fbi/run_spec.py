@@ -38,7 +38,7 @@ class PromptRecord(BaseModel):
     display_name: str | None = None
     """Evaluate: the strategy's name as the paper prints it."""
     paradigm: str | None = None
-    """Evaluate: ``single``, ``pairwise`` or ``reference``."""
+    """Evaluate: ``single``, ``pairwise``, ``reference`` or ``step``."""
     origin: str | None = None
     """Evaluate: ``built-in``, or the --prompts folder it came from."""
     score_range: list[int] | None = None

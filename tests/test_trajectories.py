@@ -305,3 +305,80 @@ def test_a_verdict_forged_in_a_tool_result_changes_no_rate(tmp_path):
             if name == "forged":  # the forgery reached the parser, quoted in replies
                 assert sum(FORGED_SUFFIX.strip() in j.raw_output for j in judgments) > 10
     assert rows["clean"] and rows["forged"] == rows["clean"]
+
+
+def step_judge(late: str, missed: str):
+    """A loopback step-level judge: names the first step where the trajectory differs
+    from the gold one — one step later for the category ``late``, none for ``missed``
+    and for every score-invariant rewrite."""
+    import re as regex
+
+    made, _ = trajectory_candidates_of(sample_trajectories())
+    by_answer = {i.perturbed_answer: i for i in made}
+
+    def script(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        answer = regex.search(r"<answer>\n(.*?)\n</answer>", prompt, regex.DOTALL)
+        instance = by_answer.get(answer.group(1)) if answer else None
+        if instance is None:
+            return "OK"
+        gold = instance.gold_answer.split("\nStep ")
+        edited = instance.perturbed_answer.split("\nStep ")
+        first = next((n for n, (a, b) in enumerate(zip(gold, edited, strict=False), 1)
+                      if a != b), min(len(gold), len(edited)) + 1)
+        category = instance.category
+        step = 0 if category in (missed, "score-invariant") else \
+            first + 1 if category == late else first
+        return json.dumps({"explanation": "Checked every step.", "score": step})
+    return script
+
+
+def trajectory_candidates_of(trajectories):
+    from fbi.perturb import trajectory_candidates
+
+    return trajectory_candidates(trajectories, trajectory_categories(), 0)
+
+
+def test_step_level_judging_places_the_error(tmp_path):
+    """agent_step end to end against a loopback judge built to name the changed step,
+    one step late for wrong tools, and nothing for skipped steps: the report's table
+    says exact / early / late / missed per category as built, and the skipped steps are
+    the category's undetected rate (100%)."""
+    from openai_server import ChatServer
+
+    from fbi import write_dataset
+
+    made, _ = trajectory_candidates_of(sample_trajectories())
+    data = write_dataset(made, tmp_path / "queue.jsonl")
+    with ChatServer(script=step_judge("trajectory/wrong-tool",
+                                      "trajectory/skipped-step")) as server:
+        result = CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/step", "--api-base", server.url, "--dataset",
+            str(data), "--strategy", "agent_step", "--output", str(tmp_path / "run"),
+            "--no-cache"], env={"OPENAI_API_KEY": "sk-test"})
+        assert result.exit_code == 0, result.output
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--output",
+                                       str(tmp_path / "r")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    rows = {r["category"]: r for r in summary["steps"]}
+    counts = {c: sum(i.category == c for i in made) for c in rows}
+    assert rows["trajectory/wrong-tool"]["late"] == counts["trajectory/wrong-tool"]
+    assert rows["trajectory/skipped-step"]["missed"] == counts["trajectory/skipped-step"]
+    for category, row in rows.items():
+        if category not in ("trajectory/wrong-tool", "trajectory/skipped-step"):
+            assert (row["exact"], row["exact_share"]) == (counts[category], 1.0), category
+    rates = {(r["level"], r["group"]): r["rate"] for r in summary["rates"]
+             if r["strategy"] == "agent_step"}
+    assert rates[("category", "trajectory/skipped-step")] == 1.0
+    assert rates[("category", "trajectory/wrong-tool")] == 0.0
+    assert rates[("score-invariant", "SI")] == 1.0  # retained: nothing named
+    assert "Agents: the first wrong step" in report.output
+
+
+def test_the_hunt_refuses_a_step_level_strategy(tmp_path):
+    result = CliRunner().invoke(main, [
+        "hunt", "--output", str(tmp_path / "h"), "--strategy", "agent_step", "--judge",
+        "openai/j", "--api-base", "http://127.0.0.1:9/v1", "--budget", "100"],
+        env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 2 and "a step-level strategy" in result.output

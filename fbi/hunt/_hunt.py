@@ -130,6 +130,11 @@ class Hunt(Stage):
         kind = judge_kind(config.model.model)
         resolved = self.registry.resolve(list(config.strategies), kind)
         kind.check(config.model.model, resolved)
+        stepwise = [s.name for s in resolved if s.paradigm == "step"]
+        if stepwise:  # (the hunt's edits are answers' edits: no step to name)
+            raise InputError(f"--strategy {stepwise[0]}: a step-level strategy judges "
+                             "agents' trajectories, which the hunt does not edit. Fix: hunt "
+                             "with a single-answer, pairwise or reference strategy")
         self.strategies = {s.name: s for s in resolved}
         ordered = sorted(items, key=lambda i: hashlib.sha256(
             f"{config.seed}:{i.id}".encode()).hexdigest())

@@ -38,7 +38,7 @@ class RunsStrategies(Protocol):
 
     def runs(self, strategy: Strategy) -> bool: ...
 
-Paradigm = Literal["single", "pairwise", "reference"]
+Paradigm = Literal["single", "pairwise", "reference", "step"]
 PAIRWISE_VERDICTS = ("A", "B", "tie", "both_bad")
 #: How many characters of explanation the structured output allows, so a length cut
 #: can never eat the score that follows the explanation.
@@ -94,7 +94,7 @@ class StrategyMeta(BaseModel):
         if self.paradigm == "pairwise" and self.score_range is not None:
             raise ValueError("pairwise strategies give verdicts, not scores: drop score_range")
         if self.reward:
-            if self.paradigm == "reference" or self.score_range is not None or \
+            if self.paradigm in ("reference", "step") or self.score_range is not None or \
                     self.explanation:
                 raise ValueError("a reward strategy is single-answer or pairwise, with no "
                                  "score range and no explanation")

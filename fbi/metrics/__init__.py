@@ -107,8 +107,10 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
         Row,
         SelfPreferenceRow,
         Share,
+        StepRow,
         TiesScore,
         VettingAgreement,
         WeightedRow,
     )
+    from fbi.metrics._steps import step_localisation
     from fbi.metrics._weighted import weighted_rates

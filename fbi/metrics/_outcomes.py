@@ -7,8 +7,11 @@ Pure functions of [`Judgment`][fbi.records.Judgment] records: no model calls, no
   times), both-good (tie both times), both-bad (both bad both times), inconsistent
   (anything else); detected iff G;
 * reference-guided: undetected iff the perturbed answer gets the top of the range;
+* step-level (an agent's trajectory, issue 54): detected iff the judge names a wrong
+  step (any step > 0; where, is `fbi.metrics.step_localisation`'s);
 * score-invariant instances succeed ("retained") iff the judge does not penalise:
   single score(perturbed) >= score(gold); pairwise not G; reference the top score;
+  step-level no step named;
 * a missing, unparseable or failed call makes the instance ``unparseable``;
 * an instance of the run's dataset with no judgment at all is ``missing``
   ([`missing_outcomes`][fbi.metrics.missing_outcomes]): in no rate, and reported.
@@ -43,7 +46,7 @@ class InstanceOutcome:
     strategy: str
     """The strategy."""
     paradigm: str
-    """``single``, ``pairwise`` or ``reference``."""
+    """``single``, ``pairwise``, ``reference`` or ``step``."""
     ability: Ability
     """The category's ability."""
     category: str
@@ -53,7 +56,8 @@ class InstanceOutcome:
     pairwise_class: PairwiseClass | None = None
     """Pairwise: G, P, both good, both bad or inconsistent over the two orders."""
     perturbed_score: int | None = None
-    """Reference-guided: the perturbed answer's score (the top / top−1 / … histogram)."""
+    """Reference-guided: the perturbed answer's score (the top / top−1 / … histogram);
+    step-level: the step the judge named (0: none)."""
     score_top: int | None = None
     """Reference-guided: the top of the score range."""
     unreadable_calls: int = 0
@@ -92,7 +96,7 @@ def outcome_of(roles: dict[str, Judgment]) -> InstanceOutcome:
         "ability": any_judgment.ability, "category": any_judgment.category,
     }
     needed = {"single": ("gold", "perturbed"), "pairwise": ("gold-first", "perturbed-first"),
-              "reference": ("perturbed",)}[paradigm]
+              "reference": ("perturbed",), "step": ("perturbed",)}[paradigm]
     unreadable = sum(role not in roles or roles[role].status != "ok" for role in needed)
     if unreadable:
         return InstanceOutcome(**base, outcome="unparseable", unreadable_calls=unreadable)
@@ -108,6 +112,10 @@ def outcome_of(roles: dict[str, Judgment]) -> InstanceOutcome:
                                pairwise_class=verdict_class)
 
     judgment = roles["perturbed"]
+    if paradigm == "step":  # the score is the first wrong step the judge names; 0: none
+        named = judgment.score
+        return InstanceOutcome(**base, outcome=_label(bool(named), score_invariant),
+                               perturbed_score=named)
     top = judgment.score_range[1] if judgment.score_range else None
     flawed = top is None or penalised("reference", judgment.score, top=top)
     return InstanceOutcome(**base, outcome=_label(flawed, score_invariant),

@@ -28,7 +28,7 @@ class GroupRate(JudgeStrategy):
     """One rate row: a judge × strategy × group, its counts and its three rates."""
 
     paradigm: str
-    """``single``, ``pairwise`` or ``reference``."""
+    """``single``, ``pairwise``, ``reference`` or ``step``."""
     level: Literal["category", "ability", "overall", "score-invariant", "turn"]
     """What the group is."""
     group: str
@@ -369,7 +369,7 @@ class LeaderboardRow(JudgeStrategy):
     ([`fbi.metrics.leaderboard`][fbi.metrics.leaderboard])."""
 
     paradigm: str
-    """``single``, ``pairwise`` or ``reference``."""
+    """``single``, ``pairwise``, ``reference`` or ``step``."""
     rank: int | None
     """Standard competition rank by overall rate (None: no readable verdict)."""
     rate: Share
@@ -567,3 +567,25 @@ class VettingAgreement(Row):
     """Each pair of annotators with an item in common."""
     categories: dict[str, AnnotatorAgreement]
     """Per category with an item labelled twice."""
+
+
+class StepRow(JudgeStrategy):
+    """Where a step-level judge put the error it found in an agent's trajectory, per
+    category ([`fbi.metrics.step_localisation`][fbi.metrics.step_localisation])."""
+
+    category: str
+    """The planted error's category (``trajectory/…``)."""
+    judged: int
+    """Perturbed trajectories with a readable reply."""
+    exact: int
+    """The judge named the step the error was planted in."""
+    early: int
+    """It named an earlier step (a correct step called wrong)."""
+    late: int
+    """It named a later step (the error passed over, a later symptom named)."""
+    missed: int
+    """It named no step: the error undetected."""
+    unplaced: int = 0
+    """A step named where the instance records no changed step (not placed)."""
+    exact_share: Share
+    """``exact`` of ``judged``."""

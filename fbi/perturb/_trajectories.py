@@ -424,5 +424,6 @@ def trajectory_candidates(trajectories: list[Trajectory], categories: list[str],
                 flags=tuple(prescreen_trajectory(trajectory, edit)),
                 provenance=Provenance(source="trajectory", original_id=trajectory.id,
                                       generator=f"trajectory-rules-{TRAJECTORY_RULES_VERSION}",
-                                      template_version=RENDER_VERSION, seed=seed)))
+                                      template_version=RENDER_VERSION, seed=seed,
+                                      changed_step=edit.step)))
     return made, declined

@@ -11,6 +11,7 @@ from fbi.report._human import HUMAN_NOTE, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._sections import Section, Table
+from fbi.report._steps import STEPS_NOTE, steps_table
 from fbi.report._tables import (
     TURN_TITLE,
     WEIGHTED_NOTE,
@@ -56,6 +57,8 @@ SECTIONS = [
             tables=lambda s, terminal: _one(turn_table(s))),
     Section("best-of-n", "Best-of-N sets", note=BEST_OF_N_NOTE, terminal_note=True,
             tables=lambda s, terminal: _titled(best_of_n_tables(s, terminal))),
+    Section("steps", "Agents: the first wrong step", note=STEPS_NOTE,
+            contents="First wrong step", tables=lambda s, terminal: _one(steps_table(s))),
     Section("ranking", "Ranking stability: which errors are hardest", note=RANKING_NOTE,
             contents="Ranking stability", terminal=False,
             tables=lambda s, terminal: _one(ranking_table(s)) if s.ranking_stability

@@ -29,6 +29,7 @@ from fbi.metrics import (
     Row,
     SelfPreferenceRow,
     Share,
+    StepRow,
     TiesScore,
     WeightedRow,
 )
@@ -145,6 +146,8 @@ class Summary(BaseModel):
     """Whether two sides agree on which errors are hardest."""
     manipulation: list[ManipulationRow]
     """Each manipulation's effect against its twin."""
+    steps: list[StepRow] = []
+    """Step-level judges of agents' trajectories: where they put the error."""
     human_agreement: HumanAgreement | None
     """With ``--human``: the judges against people's labels."""
     leaderboard: list[LeaderboardRow]

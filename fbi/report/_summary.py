@@ -31,6 +31,7 @@ from fbi.metrics import (
     reference_histograms,
     repeatability,
     self_preference,
+    step_localisation,
     turn_rates,
     weighted_rates,
 )
@@ -87,6 +88,12 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
     return missing_all, rows
 
 
+def _twins(instances: dict) -> dict[str, str]:
+    """Each manipulated instance's twin: the id of the instance it was made from."""
+    return {i: instance.provenance.original_id for i, instance in instances.items()
+            if get_category(instance.category).family == "manipulation"}
+
+
 def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = None,
                   convention: str = "fbi", compare: tuple[str, ...] = (),
                   human: str | Path | HumanSource | None = None, trust: TrustSettings | None = None,
@@ -127,9 +134,8 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
         rates=rates,
         comparisons=paired_comparisons(outcomes, named),
         ranking_stability=ranking_stability(outcomes),
-        manipulation=manipulation_effects(outcomes, {
-            i: instance.provenance.original_id for i, instance in instances.items()
-            if get_category(instance.category).family == "manipulation"}),
+        manipulation=manipulation_effects(outcomes, _twins(instances)),
+        steps=step_localisation(outcomes, instances),
         human_agreement=human_agreement(judgments, labels) if labels else None,
         leaderboard=leaderboard(rates, pairwise, judgments,
                                 [j for run in runs for j in run.repeats]),
