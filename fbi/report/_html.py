@@ -129,6 +129,8 @@ def _verdict_line(outcome, by_key) -> str:
     score = perturbed.score if perturbed else None
     if outcome.paradigm == "reference":
         return f"perturbed answer scored {score} against the gold as reference"
+    if outcome.paradigm == "step":
+        return f"first wrong step named: {score} (0: none)"
     gold = get("gold")
     return f"gold scored {gold.score if gold else '–'}, perturbed scored {score}"
 

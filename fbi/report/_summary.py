@@ -79,7 +79,8 @@ def coverage(runs: list[Run], outcomes: list[InstanceOutcome]) -> tuple[
         for outcome in missing:
             by_strategy[outcome.strategy].append(outcome)
         for strategy, items in sorted(by_strategy.items()):
-            roles = {"single": "gold", "pairwise": "gold-first", "reference": "perturbed"}
+            roles = {"single": "gold", "pairwise": "gold-first", "reference": "perturbed",
+                     "step": "perturbed"}
             rows.append(CoverageRow(
                 folder=str(run.folder), label=run.label, strategy=strategy,
                 instances=len(run.instances), missing=len(items),
