@@ -374,6 +374,12 @@ def test_step_level_judging_places_the_error(tmp_path):
     assert rates[("category", "trajectory/wrong-tool")] == 0.0
     assert rates[("score-invariant", "SI")] == 1.0  # retained: nothing named
     assert "Agents: the first wrong step" in report.output
+    from fbi.view import Viewer  # the viewer's grid has the Ag row and says what it is
+
+    viewer = Viewer([tmp_path / "run"])
+    (key,) = viewer.judge_keys([])
+    grid = viewer.grid_page([key], [])
+    assert ("ability", "Ag") in grid["rows"] and "Ag agents' trajectories" in grid["legend"]
 
 
 def test_the_hunt_refuses_a_step_level_strategy(tmp_path):

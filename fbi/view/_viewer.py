@@ -13,7 +13,13 @@ from typing import Any
 
 from fbi.diffing import word_diff
 from fbi.errors import InputError
-from fbi.taxonomy import ABILITY_LEGEND, FBI_ABILITIES, category_order, strategy_order
+from fbi.taxonomy import (
+    BESIDE_ABILITIES,
+    FBI_ABILITIES,
+    ability_legend,
+    category_order,
+    strategy_order,
+)
 from fbi.view._catalog import RunEntry, discover
 from fbi.view._index import OUTCOMES, PAGE_SIZE, Filters, RunIndex, Stamp, build_index, matching
 
@@ -152,14 +158,16 @@ class Viewer:
                 cells.setdefault((rate.level, rate.group, rate.strategy), []).append(
                     {"key": index.entry.key, "name": names[index.entry.key], "rate": rate})
         rows = [("category", c) for c in category_order(categories)]
-        rows += [("ability", a.short) for a in FBI_ABILITIES
+        # the paper's abilities, then preference pairs and agents' trajectories beside
+        rows += [("ability", a.short) for a in (*FBI_ABILITIES, *BESIDE_ABILITIES)
                  if any(k[:2] == ("ability", a.short) for k in cells)]
         rows += [row for row in (("overall", "all"), ("score-invariant", "SI"))
                  if any(k[:2] == row for k in cells)]
         return {"keys": keys, "names": names, "strategies": shown, "rows": rows,
                 "cells": cells, "all_strategies": strategy_order(
                     {s for index in indexes for s in index.strategies}),
-                "chosen_strategies": list(strategies), "legend": ABILITY_LEGEND,
+                "chosen_strategies": list(strategies),
+                "legend": ability_legend({group for _, group in rows}),
                 "comparisons": self._comparisons(indexes, names, shown),
                 "problems": [(names[i.entry.key], p) for i in indexes for p in i.problems],
                 "display": {s: _display_name(indexes, s) for s in shown}}
@@ -197,7 +205,7 @@ class Viewer:
         categories = category_order({index.instances[i].category for index in indexes
                                      for i in index.ids})
         strategies = strategy_order({s for i in indexes for s in i.strategies})
-        abilities = [a.short for a in FBI_ABILITIES]
+        abilities = [a.short for a in (*FBI_ABILITIES, *BESIDE_ABILITIES)]
         # a filter naming nothing the runs hold would keep nothing, or (ignored) all:
         # either way a page that does not show what the link says
         for name, asked, known in (("outcome", filters.outcomes, OUTCOMES),
