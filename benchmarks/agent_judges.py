@@ -137,6 +137,62 @@ def run(instances, strategies, script, out: Path) -> tuple[float, dict]:
     return seconds, {"calls": totals.total, "rates": rates}
 
 
+#: The step-level judge names the changed step exactly, one step early for these, and
+#: nothing (a miss) for those; each step it names is where the texts first differ.
+EARLY, NONE = "trajectory/ignored-error", "trajectory/misreported-result"
+
+
+def step_judge(instances):
+    """A loopback step-level judge: the first step at which the perturbed trajectory's
+    text differs from the gold one (one earlier for EARLY, none for NONE and for every
+    score-invariant rewrite)."""
+    import re
+
+    by_answer = {i.perturbed_answer: i for i in instances}
+
+    def script(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        found = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.DOTALL)
+        instance = by_answer.get(found.group(1)) if found else None
+        if instance is None:
+            return "OK"
+        gold = instance.gold_answer.split("\nStep ")
+        edited = instance.perturbed_answer.split("\nStep ")
+        first = next((n for n, (a, b) in enumerate(zip(gold, edited, strict=False), 1)
+                      if a != b), min(len(gold), len(edited)) + 1)
+        step = 0 if instance.category in (NONE, "score-invariant") else \
+            max(1, first - 1) if instance.category == EARLY else first
+        return json.dumps({"explanation": "Checked each step.", "score": step})
+    return script
+
+
+def placements(instances, out: Path) -> dict:
+    """agent_step against `step_judge`: fbi's placement table beside the built one."""
+    from openai_server import ChatServer
+
+    from fbi.datasets import load_dataset, write_dataset
+    from fbi.judge import Evaluation, EvaluationConfig
+    from fbi.metrics import instance_outcomes, step_localisation
+    from fbi.providers import ModelClient
+    from fbi.runs import load_run
+    from fbi.settings import ModelSettings
+
+    with ChatServer(step_judge(instances)) as server:
+        config = EvaluationConfig(model=ModelSettings(model="openai/step", api_base=server.url,
+                                                      concurrency=32),
+                                  strategies=("agent_step",))
+        data = write_dataset(instances, out.with_suffix(".jsonl"))
+        Evaluation(load_dataset(str(data)), config, out).run(ModelClient())
+    run = load_run(out)
+    rows = step_localisation(instance_outcomes(run.judgments), run.instances)
+    built = {c: "missed" if c == NONE else "early" if c == EARLY else "exact"
+             for c in {i.category for i in instances} if c != "score-invariant"}
+    return {r.category: {"built": built[r.category], "judged": r.judged, "exact": r.exact,
+                         "early": r.early, "late": r.late, "missed": r.missed,
+                         "as built": getattr(r, built[r.category]) == r.judged}
+            for r in rows}
+
+
 def main() -> None:
     from peak_rss import peak_rss_mb
 
@@ -153,6 +209,7 @@ def main() -> None:
                     for s in AGENT)
         results["judges"][name] = {"match": agree, "seconds": round(seconds, 2),
                                    "calls": measured["calls"], "categories": rows}
+    results["step-level placement"] = placements(once, work / "step")
     grown = candidates(range(10))
     script = judges(grown)["final answer only"]
     for label, instances in (("sample", once), ("sample × 10", grown)):
