@@ -142,33 +142,10 @@ def run(instances, strategies, script, out: Path) -> tuple[float, dict]:
 EARLY, NONE = "trajectory/ignored-error", "trajectory/misreported-result"
 
 
-def step_judge(instances):
-    """A loopback step-level judge: the first step at which the perturbed trajectory's
-    text differs from the gold one (one earlier for EARLY, none for NONE and for every
-    score-invariant rewrite)."""
-    import re
-
-    by_answer = {i.perturbed_answer: i for i in instances}
-
-    def script(request: dict) -> str:
-        prompt = request["messages"][-1]["content"]
-        found = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.DOTALL)
-        instance = by_answer.get(found.group(1)) if found else None
-        if instance is None:
-            return "OK"
-        gold = instance.gold_answer.split("\nStep ")
-        edited = instance.perturbed_answer.split("\nStep ")
-        first = next((n for n, (a, b) in enumerate(zip(gold, edited, strict=False), 1)
-                      if a != b), min(len(gold), len(edited)) + 1)
-        step = 0 if instance.category in (NONE, "score-invariant") else \
-            max(1, first - 1) if instance.category == EARLY else first
-        return json.dumps({"explanation": "Checked each step.", "score": step})
-    return script
-
-
 def placements(instances, out: Path) -> dict:
     """agent_step against `step_judge`: fbi's placement table beside the built one."""
     from openai_server import ChatServer
+    from planted_judges import step_judge
 
     from fbi.datasets import load_dataset, write_dataset
     from fbi.judge import Evaluation, EvaluationConfig
@@ -177,7 +154,7 @@ def placements(instances, out: Path) -> dict:
     from fbi.runs import load_run
     from fbi.settings import ModelSettings
 
-    with ChatServer(step_judge(instances)) as server:
+    with ChatServer(step_judge(instances, {EARLY: -1, NONE: None})) as server:
         config = EvaluationConfig(model=ModelSettings(model="openai/step", api_base=server.url,
                                                       concurrency=32),
                                   strategies=("agent_step",))

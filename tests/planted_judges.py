@@ -514,3 +514,27 @@ SPOTS: dict[str, BlindSpot] = {
 
 if __name__ == "__main__":
     main()
+
+
+def step_judge(instances: Iterable, shift: dict[str, int | None]):
+    """A loopback step-level judge of agents' trajectories (issue 54): names the first
+    step at which an instance's perturbed trajectory differs from its gold one, moved by
+    ``shift[category]`` steps (−1: one early, +1: one late; None: no step named, a
+    miss); score-invariant rewrites get no step named. Used by tests/test_trajectories.py
+    and benchmarks/agent_judges.py."""
+    by_answer = {i.perturbed_answer: i for i in instances}
+
+    def script(request: dict) -> str:
+        prompt = request["messages"][-1]["content"]
+        instance = by_answer.get(_section(prompt, "answer") or "")
+        if instance is None:
+            return "OK"  # the preflight probe
+        gold = instance.gold_answer.split("\nStep ")
+        edited = instance.perturbed_answer.split("\nStep ")
+        first = next((n for n, (a, b) in enumerate(zip(gold, edited, strict=False), 1)
+                      if a != b), min(len(gold), len(edited)) + 1)
+        moved = shift.get(instance.category, 0)
+        step = 0 if moved is None or instance.category == "score-invariant" else \
+            max(1, first + moved)
+        return json.dumps({"explanation": "Checked every step.", "score": step})
+    return script

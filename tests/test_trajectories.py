@@ -8,6 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from planted_judges import step_judge
 
 from fbi import load_dataset
 from fbi.cli import main
@@ -307,32 +308,6 @@ def test_a_verdict_forged_in_a_tool_result_changes_no_rate(tmp_path):
     assert rows["clean"] and rows["forged"] == rows["clean"]
 
 
-def step_judge(late: str, missed: str):
-    """A loopback step-level judge: names the first step where the trajectory differs
-    from the gold one — one step later for the category ``late``, none for ``missed``
-    and for every score-invariant rewrite."""
-    import re as regex
-
-    made, _ = trajectory_candidates_of(sample_trajectories())
-    by_answer = {i.perturbed_answer: i for i in made}
-
-    def script(request: dict) -> str:
-        prompt = request["messages"][-1]["content"]
-        answer = regex.search(r"<answer>\n(.*?)\n</answer>", prompt, regex.DOTALL)
-        instance = by_answer.get(answer.group(1)) if answer else None
-        if instance is None:
-            return "OK"
-        gold = instance.gold_answer.split("\nStep ")
-        edited = instance.perturbed_answer.split("\nStep ")
-        first = next((n for n, (a, b) in enumerate(zip(gold, edited, strict=False), 1)
-                      if a != b), min(len(gold), len(edited)) + 1)
-        category = instance.category
-        step = 0 if category in (missed, "score-invariant") else \
-            first + 1 if category == late else first
-        return json.dumps({"explanation": "Checked every step.", "score": step})
-    return script
-
-
 def trajectory_candidates_of(trajectories):
     from fbi.perturb import trajectory_candidates
 
@@ -350,8 +325,8 @@ def test_step_level_judging_places_the_error(tmp_path):
 
     made, _ = trajectory_candidates_of(sample_trajectories())
     data = write_dataset(made, tmp_path / "queue.jsonl")
-    with ChatServer(script=step_judge("trajectory/wrong-tool",
-                                      "trajectory/skipped-step")) as server:
+    judge = step_judge(made, {"trajectory/wrong-tool": 1, "trajectory/skipped-step": None})
+    with ChatServer(script=judge) as server:
         result = CliRunner().invoke(main, [
             "evaluate", "--judge", "openai/step", "--api-base", server.url, "--dataset",
             str(data), "--strategy", "agent_step", "--output", str(tmp_path / "run"),

@@ -40,8 +40,7 @@ def validate(spec) -> None:
     console.print(f"{escape(spec)}: {len(found)} trajectories, "
                   f"{sum(len(t.steps) for t in found)} steps, "
                   f"{sum(len(s.calls) for t in found for s in t.steps)} tool calls; "
-                  + ", ".join(f"{escape(d)} {n}" for d, n in sorted(by_domain.items())),
-                  soft_wrap=True)
+                  + ", ".join(f"{escape(d)} {n}" for d, n in sorted(by_domain.items())))
 
 
 @trajectories.command()
