@@ -8,6 +8,7 @@ read here.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from rich.text import Text
@@ -20,6 +21,7 @@ from textual.widgets import Footer, Input, Markdown, Static, TextArea
 from fbi.diffing import word_diff
 from fbi.records import Instance
 from fbi.taxonomy import get_category
+from fbi.trajectories import changed_step, rendered_steps
 from fbi.vet import LABEL_KEYS, AnnotatorLog
 
 
@@ -34,6 +36,42 @@ def diff_text(gold: str, perturbed: str) -> Text:
         else:
             text.append(chunk)
     return text
+
+
+def trajectory_diff_text(gold: str, perturbed: str, changed: int | None) -> Text | None:
+    """An agent's perturbed trajectory step by step (issue 54): steps aligned with the
+    gold trajectory's by their text (their numbers aside, so a step put in or taken out
+    does not make every later step look changed), a removed step struck through in red,
+    an added one in green, a changed one with its word diff, and ``changed`` — the step
+    the rationale names — marked " changed ". None when the answers are not renderings of
+    trajectories (`fbi.trajectories.render`)."""
+    before, after = rendered_steps(gold), rendered_steps(perturbed)
+    if not before or not after:
+        return None
+    text = Text()
+
+    def step(number: int, body: Text) -> None:
+        if number == changed:
+            text.append(" changed ", style="bold reverse")
+            text.append(" ")
+        text.append(f"Step {number} · ", style="bold")
+        text.append_text(body)
+        text.append("\n")
+
+    matcher = difflib.SequenceMatcher(None, [s.body for s in before],
+                                      [s.body for s in after], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        paired = min(i2 - i1, j2 - j1) if op == "replace" else 0
+        for k in range(j1, j1 + paired):
+            step(k + 1, diff_text(before[i1 + k - j1].body, after[k].body))
+        for k in range(i1 + paired, i2) if op in ("replace", "delete") else ():
+            text.append(f"(removed) {before[k].body}\n", style="strike red")
+        for k in range(j1 + paired, j2) if op != "delete" else ():
+            step(k + 1, Text(after[k].body, style="green" if op != "equal" else ""))
+    if changed is not None and changed > len(after):
+        text.append(f" changed  step {changed}: the trajectory now ends before it",
+                    style="bold reverse")
+    return text.rstrip() or text
 
 
 class NoteScreen(ModalScreen[str | None]):
@@ -142,7 +180,7 @@ class VettingApp(App):
                 yield Static("Gold answer", classes="section-title")
                 yield Static(id="gold")
                 yield Static("Perturbed answer (red: removed, green: added)",
-                             classes="section-title")
+                             classes="section-title", id="perturbed-title")
                 yield Static(id="perturbed")
                 yield Static("What the generator says it changed", classes="section-title")
                 yield Static(id="rationale")
@@ -186,7 +224,13 @@ class VettingApp(App):
             item.perturbed_answer
         self.query_one("#instruction", Static).update(Text(item.question))
         self.query_one("#gold", Static).update(Text(item.gold_answer))
-        diff = diff_text(item.gold_answer, perturbed)
+        changed = item.provenance.changed_step if item.provenance and not (
+            state and state.edited_answer) else changed_step(item.gold_answer, perturbed)
+        steps = trajectory_diff_text(item.gold_answer, perturbed, changed)
+        self.query_one("#perturbed-title", Static).update(
+            "Perturbed trajectory, step by step (red: removed, green: added)" if steps
+            else "Perturbed answer (red: removed, green: added)")
+        diff = steps or diff_text(item.gold_answer, perturbed)
         if state and state.edited_answer:
             diff = Text("(your edit) ", style="italic") + diff
         self.query_one("#perturbed", Static).update(diff)

@@ -7,7 +7,7 @@ readers able to load older versions.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from fbi.conversations import as_dicts, check_context, parse_messages, question_text, turn_of
 from fbi.taxonomy import SCORE_INVARIANT, Ability, get_category
+from fbi.trajectories import Trajectory, render, task_text
 
 INSTANCE_SCHEMA_VERSION = 1
 
@@ -233,11 +234,21 @@ class GoldItem:
     """The dataset it came from."""
     context: tuple[tuple[str, str], ...] = ()
     """A conversation's turns before the instruction (`Instance.context`)."""
+    trajectory: Trajectory | None = field(default=None, compare=False)
+    """An agent's task: the gold trajectory, which ``gold_answer`` renders (issue 54);
+    not compared or hashed (the rendering says the same)."""
 
     @property
     def question(self) -> str:
         """The instruction as prompts show it (`Instance.question`)."""
         return question_text(self.context, self.instruction)
+
+    @classmethod
+    def of_trajectory(cls, trajectory: Trajectory, source: str = "trajectory") -> GoldItem:
+        """A gold trajectory as a gold item: its task and tools the instruction, its
+        rendering the answer, as a judge of agents reads them (`fbi.trajectories`)."""
+        return cls(trajectory.id, Ability.AGENT.value, task_text(trajectory),
+                   render(trajectory), source, trajectory=trajectory)
 
 
 # ------------------------------------------------------------------ judge runs

@@ -512,9 +512,6 @@ SPOTS: dict[str, BlindSpot] = {
     name: spot for judge in SEVERAL.values() for name, (spot, _) in judge.spots.items()}
 
 
-if __name__ == "__main__":
-    main()
-
 
 def step_judge(instances: Iterable, shift: dict[str, int | None]):
     """A loopback step-level judge of agents' trajectories (issue 54): names the first
@@ -538,3 +535,55 @@ def step_judge(instances: Iterable, shift: dict[str, int | None]):
             max(1, first + moved)
         return json.dumps({"explanation": "Checked every step.", "score": step})
     return script
+
+
+def _changed_block(gold: str, edited: str) -> str | None:
+    """The first step of an edited trajectory's rendering whose text (its number
+    aside) differs from the gold one's; None when the edit removed the last steps."""
+    def blocks(text: str) -> list[str]:
+        return [re.sub(r"^(Step )?\d+ · ", "", b) for b in text.split("\nStep ")]
+    before, after = blocks(gold), blocks(edited)
+    for a, b in zip(before, after, strict=False):
+        if a != b:
+            return b
+    return after[len(before)] if len(after) > len(before) else None
+
+
+def _tools_in(block: str) -> set[str]:
+    found = set(re.findall(r"^ {2}calls ([\w-]+)\(", block, re.MULTILINE))
+    return found | set(re.findall(r"^tool ([\w-]+) returned", block))
+
+
+def trajectory_spots(items: Iterable) -> dict[str, BlindSpot]:
+    """Blind spots of a judge of agents (issue 54), by the step an edit changed: at a
+    tool with side effects (as the trajectory's own tool definitions say), at a tool's
+    error result, in the final answer (the last step, with no call), and at a step of
+    each tool (``tool:NAME``). Used by tests/test_hunt_agents.py and
+    benchmarks/agent_judges.py."""
+    effects = {item.gold_answer: {t.name for t in item.trajectory.tools if t.side_effects}
+               for item in items}
+
+    def at_side_effects(gold: str, edited: str) -> bool:
+        block = _changed_block(gold, edited)
+        return block is not None and bool(_tools_in(block) & effects[gold])
+
+    def at_errors(gold: str, edited: str) -> bool:
+        block = _changed_block(gold, edited)
+        return block is not None and block.split("\n")[0].startswith("tool ") and \
+            "returned an error" in block.split("\n")[0]
+
+    def in_final_answer(gold: str, edited: str) -> bool:
+        block = _changed_block(gold, edited)
+        return block is not None and edited.endswith(block) and \
+            block.startswith("assistant:") and "\n  calls " not in block
+
+    spots = {"side effects": at_side_effects, "tool errors": at_errors,
+             "final answer": in_final_answer}
+    for name in sorted(set().union(*({t.name for t in i.trajectory.tools} for i in items))):
+        spots[f"tool:{name}"] = lambda gold, edited, n=name: (
+            (block := _changed_block(gold, edited)) is not None and n in _tools_in(block))
+    return spots
+
+
+if __name__ == "__main__":
+    main()

@@ -116,6 +116,32 @@ async def test_the_diff_marks_deletions_and_insertions(queue):
     assert any("bold" in s and "green" in s for s in spans)
 
 
+async def test_a_trajectory_is_shown_step_by_step_with_the_changed_step_marked(tmp_path):
+    """Issue 54: the booking trajectory (1 search, 2 its result, 3 "Shall I book it?", 4
+    "Yes", 5 book, 6 its result, 7 the answer) without its confirmation: steps 3 and 4
+    shown removed, the booking call — now step 3 — marked, no later step shown changed
+    for its new number; then a tool result turned into an error, marked."""
+    from fbi.perturb import trajectory_candidates
+    from fbi.trajectories import sample_trajectories
+
+    booking = next(t for t in sample_trajectories() if t.domain == "booking")
+    made, _ = trajectory_candidates([booking], ["trajectory/unconfirmed-action",
+                                                "trajectory/ignored-error"])
+    path = tmp_path / "agents.jsonl"
+    write_dataset(made, path)
+    seen, _ = await drive(path, "ivy")
+    lines = seen["perturbed"].plain.splitlines()
+    assert [line for line in lines if line.startswith("(removed)")] == [
+        "(removed) assistant:", "(removed) user:"]
+    assert " changed  Step 3 · assistant:" in lines
+    assert lines[lines.index(" changed  Step 3 · assistant:") + 1].startswith(
+        "  calls book_flight(")
+    assert not any("green" in str(span.style) for span in seen["perturbed"].spans)
+    seen, _ = await drive(path, "ivy", "l")
+    marked = [line for line in seen["perturbed"].plain.splitlines() if " changed " in line]
+    assert len(marked) == 1 and "returned an error" in marked[0]
+
+
 def test_killing_the_app_loses_no_submitted_label(queue, tmp_path):
     """A real process labels three items and is killed with SIGKILL mid-session."""
     script = tmp_path / "session.py"

@@ -30,7 +30,7 @@ REWARDS = {answer: reward for _, good, bad, rg, rb in PAIRS
 class PoolingServer:
     """vLLM's Pooling API on 127.0.0.1: the reward of the conversation's last turn."""
 
-    def __init__(self, shape=lambda reward: [reward]):
+    def __init__(self, shape=lambda reward: [reward], reply=None):
         self.requests: list[dict] = []
         self.paths: list[str] = []
         server = self
@@ -44,17 +44,17 @@ class PoolingServer:
                 server.paths.append(self.path)
                 server.requests.append(body)
                 last = body["messages"][-1]["content"]
-                reward = REWARDS.get(last, 0.0)
-                reply = json.dumps({"id": "pool-1", "object": "list", "created": 0,
-                                    "model": body["model"],
-                                    "data": [{"index": 0, "object": "pooling",
-                                              "data": shape(reward)}],
-                                    "usage": {"prompt_tokens": 7, "total_tokens": 7}})
+                data = reply(last) if reply else shape(REWARDS.get(last, 0.0))
+                answer = json.dumps({"id": "pool-1", "object": "list", "created": 0,
+                                     "model": body["model"],
+                                     "data": [{"index": 0, "object": "pooling",
+                                               "data": data}],
+                                     "usage": {"prompt_tokens": 7, "total_tokens": 7}})
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
+                self.send_header("Content-Length", str(len(answer.encode())))
                 self.end_headers()
-                self.wfile.write(reply.encode())
+                self.wfile.write(answer.encode())
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128
@@ -316,3 +316,121 @@ def test_a_local_sequence_classifier_rewards_both_answers_of_a_pair(tmp_path, ti
             [reward(question, a), reward(question, b)], rel=1e-6)
         higher = "gold" if reward(question, good) > reward(question, bad) else "perturbed"
         assert judgment["verdict"] == higher
+
+
+# ------------------------------------------------------------------ process reward models
+
+def loopback_prm(tag: str, positive_first: bool, drop_one: bool = False):
+    """A process reward model on 127.0.0.1: the assistant's turn split at ``tag``, each
+    step "correct" with probability 0.9 unless it is a tool's error result (0.1); each
+    step's entry the two labels' probabilities, the positive one first or last."""
+    def reply(content: str) -> list:
+        if tag not in content:
+            return [1.0]  # the preflight probe
+        steps = content.split(tag)
+        assert steps[-1] == ""  # every step, the last one too, ends with the tag
+        entries = []
+        for step in steps[:-1]:
+            p = 0.1 if "returned an error" in step.split("\n")[0] else 0.9
+            entries.append([p, 1 - p] if positive_first else [1 - p, p])
+        return entries[:-1] if drop_one else entries
+    return reply
+
+
+@pytest.mark.parametrize(("tag", "extra"), [
+    ("<extra_0>", ()),  # Qwen2.5-Math-PRM: [wrong, correct], its step token by default
+    ("ки", ("--model-arg", "step_tag=ки", "--model-arg", "positive_label=0")),  # Math-Shepherd
+])
+def test_a_process_reward_model_names_the_first_step_it_doubts(tmp_path, tag, extra):
+    """Issue 54, item 5: agent_prm sends the trajectory's steps, each ended by the step
+    tag, and names the first step under ½. The loopback PRM doubts only error results,
+    so an ignored error is named at its own step (exact, detected) and a misreported
+    result is named nowhere (missed); the rates and placements are counted by hand from
+    the candidates."""
+    from fbi import write_dataset
+    from fbi.perturb import trajectory_candidates
+    from fbi.trajectories import sample_trajectories
+
+    made, _ = trajectory_candidates(sample_trajectories()[:8], [
+        "trajectory/ignored-error", "trajectory/misreported-result",
+        "score-invariant/renamed-ids"])
+    data = write_dataset(made, tmp_path / "agents.jsonl")
+    with PoolingServer(reply=loopback_prm(tag, positive_first=bool(extra))) as server:
+        result = evaluate(tmp_path, "reward/prm", server.url, data, "run", "--strategy",
+                          "agent_prm", *extra)
+        assert result.exit_code == 0, result.output
+    # each request: the task, then the perturbed trajectory's steps, each ended by the tag
+    sent = {(r["messages"][0]["content"], r["messages"][-1]["content"])
+            for r in server.requests if len(r["messages"]) == 2}
+    blocks = {i.id: i.perturbed_answer.split("\nStep ") for i in made}
+    assert sent == {(i.question, tag.join([blocks[i.id][0], *(
+        "Step " + b for b in blocks[i.id][1:])]) + tag) for i in made}
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--output",
+                                       str(tmp_path / "r")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    count = {c: sum(i.category == c for i in made) for c in (
+        "trajectory/ignored-error", "trajectory/misreported-result", "score-invariant")}
+    rows = {r["category"]: r for r in summary["steps"]}
+    assert rows["trajectory/ignored-error"]["exact"] == count["trajectory/ignored-error"]
+    assert rows["trajectory/misreported-result"]["missed"] == \
+        count["trajectory/misreported-result"]
+    rates = {(r["level"], r["group"]): (r["rate"], r["n"]) for r in summary["rates"]}
+    assert rates[("category", "trajectory/ignored-error")] == (
+        0.0, count["trajectory/ignored-error"])
+    assert rates[("category", "trajectory/misreported-result")] == (
+        1.0, count["trajectory/misreported-result"])
+    assert rates[("score-invariant", "SI")] == (1.0, count["score-invariant"])
+
+
+def test_a_prm_reply_with_a_step_too_few_is_a_failed_call_said_so(tmp_path):
+    from fbi import write_dataset
+    from fbi.perturb import trajectory_candidates
+    from fbi.trajectories import sample_trajectories
+
+    made, _ = trajectory_candidates(sample_trajectories()[:1], ["trajectory/ignored-error"])
+    data = write_dataset(made, tmp_path / "agents.jsonl")
+    with PoolingServer(reply=loopback_prm("<extra_0>", False, drop_one=True)) as server:
+        result = evaluate(tmp_path, "reward/prm", server.url, data, "run", "--strategy",
+                          "agent_prm", "--retries", "0")
+    assert result.exit_code == 1, result.output
+    (judged,) = [json.loads(line) for line in (tmp_path / "run" / "judgments.jsonl").open()]
+    steps = made[0].perturbed_answer.count("\nStep ") + 1
+    assert judged["status"] == "error" and judged["score"] is None
+    assert f"holds {steps - 1} entries for {steps} steps" in judged["reason"]
+
+
+def test_a_local_classifier_cannot_score_steps(tmp_path):
+    from fbi import write_dataset
+    from fbi.perturb import trajectory_candidates
+    from fbi.trajectories import sample_trajectories
+
+    made, _ = trajectory_candidates(sample_trajectories()[:1], ["trajectory/ignored-error"])
+    data = write_dataset(made, tmp_path / "agents.jsonl")
+    result = evaluate(tmp_path, "hf-reward/some/model", None, data, "run", "--strategy",
+                      "agent_prm")
+    assert result.exit_code == 2 and "not one a step" in result.output, result.output
+
+
+def test_an_outcome_reward_model_scores_whole_trajectories(tmp_path):
+    """Issue 54, item 5: a reward model scores a rendered trajectory through `reward` as
+    it scores an answer. The loopback model gives −1 to a trajectory holding an error
+    result and +1 to any other, so an ignored error is caught (its reward below the
+    gold trajectory's) and a misreported result missed (a tie): by hand, 0% and 100%."""
+    from fbi import write_dataset
+    from fbi.perturb import trajectory_candidates
+    from fbi.trajectories import sample_trajectories
+
+    made, _ = trajectory_candidates(sample_trajectories()[:8], [
+        "trajectory/ignored-error", "trajectory/misreported-result"])
+    data = write_dataset(made, tmp_path / "agents.jsonl")
+    with PoolingServer(reply=lambda content: [-1.0 if "returned an error" in content
+                                              else 1.0]) as server:
+        result = evaluate(tmp_path, "reward/orm", server.url, data, "run")
+        assert result.exit_code == 0, result.output
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--output",
+                                       str(tmp_path / "r")], terminal_width=120)
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    rates = {r["group"]: r["rate"] for r in summary["rates"] if r["level"] == "category"}
+    assert rates == {"trajectory/ignored-error": 0.0, "trajectory/misreported-result": 1.0}

@@ -357,9 +357,24 @@ def test_step_level_judging_places_the_error(tmp_path):
     assert ("ability", "Ag") in grid["rows"] and "Ag agents' trajectories" in grid["legend"]
 
 
-def test_the_hunt_refuses_a_step_level_strategy(tmp_path):
-    result = CliRunner().invoke(main, [
-        "hunt", "--output", str(tmp_path / "h"), "--strategy", "agent_step", "--judge",
-        "openai/j", "--api-base", "http://127.0.0.1:9/v1", "--budget", "100"],
-        env={"OPENAI_API_KEY": "sk-test"})
-    assert result.exit_code == 2 and "a step-level strategy" in result.output
+def test_the_step_an_edit_changed_is_read_back_from_the_renderings():
+    """What the hunt and the vetting TUI read (`changed_step`, from the two renderings
+    alone) is the step each rule says it changed, for every edit of the sample; text
+    `render` did not write has no steps."""
+    from fbi.trajectories import changed_step, rendered_steps
+
+    checked = 0
+    for trajectory in sample_trajectories():
+        for category in trajectory_categories():
+            try:
+                edit = perturb_trajectory(category, trajectory, 0)
+            except Declined:
+                continue
+            assert changed_step(render(trajectory), render(edit.trajectory)) == edit.step
+            checked += 1
+    assert checked > 300
+    assert rendered_steps("Step 1 was easy.\nStep 2 · is not a header") == []
+    assert changed_step("an answer", "another answer") is None
+    steps = rendered_steps("Step 1 · user:\n    Step 2 · assistant: (quoted)\n"
+                           "Step 2 · tool add returned an error (call c1):\n    {}")
+    assert [(s.role, s.tools) for s in steps] == [("user", ()), ("tool", ("add",))]

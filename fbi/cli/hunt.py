@@ -82,6 +82,21 @@ class HuntProgress:
             self._bar.stop()
 
 
+def _trajectory_items(dataset_spec: str, trajectory_spec: str):
+    """The gold trajectories of ``--trajectories`` as gold items, how many were read,
+    and the spec the hunt records."""
+    from fbi.cli.trajectories import read_spec
+    from fbi.errors import InputError
+    from fbi.records import GoldItem
+    from fbi.trajectories import gold_only
+
+    if dataset_spec != "sample":
+        raise InputError("give --dataset (answers) or --trajectories (agents), not both")
+    read = read_spec(trajectory_spec)
+    items = [GoldItem.of_trajectory(t) for t in gold_only(read)]
+    return items, len(read), f"trajectories:{trajectory_spec}"
+
+
 @click.command()
 @click.option("--judge", default=LOCAL_JUDGE, show_default=True,
               help="Any litellm model string, e.g. gpt-4-turbo or openai/NAME with --api-base.")
@@ -89,8 +104,13 @@ class HuntProgress:
               help="Gold answers to edit: sample (built in), a .jsonl/.csv/.parquet file, "
                    "an FBI TSV folder or hf:ORG/NAME (rows need an instruction and a "
                    "gold answer).")
+@click.option("--trajectories", "trajectory_spec",
+              help="Hunt a judge of agents: gold trajectories to edit with the trajectory "
+                   "rules instead of answers — sample (built in) or a file `fbi "
+                   "trajectories validate` reads (τ-bench's reward-1 runs only).")
 @click.option("--strategy", "strategies", multiple=True,
-              help="Strategy to judge each edit by (repeatable). Default: vanilla.")
+              help="Strategy to judge each edit by (repeatable). Default: vanilla "
+                   "(agent with --trajectories).")
 @click.option("--budget", type=click.IntRange(min=0), default=DEFAULT_BUDGET,
               show_default=True,
               help="Model calls the hunt may make: the judge's, the preflight probe's "
@@ -151,12 +171,11 @@ class HuntProgress:
 @cache_options
 @reasoning_options
 @model_access_options
-def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturber_api_base,
-         perturber_edits, describer, describer_api_base, describer_edits, output, seed,
-         alpha, margin, search, api_bases,
-         label, prompts_dir, model_args, concurrency, timeout, retries, force, dry_run,
-         max_cost, no_cache, cache_path, reasoning_effort, thinking_budget, api_key, rpm,
-         no_probe) -> None:
+def hunt(judge, dataset_spec, trajectory_spec, strategies, budget, operators, perturber,
+         perturber_api_base, perturber_edits, describer, describer_api_base, describer_edits,
+         output, seed, alpha, margin, search, api_bases, label, prompts_dir, model_args,
+         concurrency, timeout, retries, force, dry_run, max_cost, no_cache, cache_path,
+         reasoning_effort, thinking_budget, api_key, rpm, no_probe) -> None:
     """Search JUDGE's blind spots: kinds of edit of the gold answers it misses more often
     than random edits, described by what the text holds (where the change lies, what it
     touches, the answer, how it was judged), found adaptively within --budget calls and
@@ -191,13 +210,19 @@ def hunt(judge, dataset_spec, strategies, budget, operators, perturber, perturbe
     config = HuntConfig(model=config_settings, budget=budget, perturber=perturber_settings,
                         perturber_edits=perturber_edits, describer=describer_settings,
                         describer_edits=describer_edits,
-                        strategies=tuple(strategies) or default_strategies(judge), seed=seed,
+                        strategies=tuple(strategies) or (
+                            ("agent",) if trajectory_spec else default_strategies(judge)),
+                        seed=seed,
                         operators=tuple(operators), label=label, prompts_dir=prompts_dir,
                         alpha=alpha, margin=margin, search=search)
-    items, rows = load_gold_items(dataset_spec)
+    if trajectory_spec is None:
+        items, rows = load_gold_items(dataset_spec)
+    else:
+        items, rows, dataset_spec = _trajectory_items(dataset_spec, trajectory_spec)
     progress = HuntProgress(budget)
     stage = Hunt(items, config, output, dataset_spec, force, observer=progress.status)
-    console.print(f"Read {rows} rows from {escape(dataset_spec)}: {len(items)} gold answers, "
+    console.print(f"Read {rows} rows from {escape(dataset_spec)}: {len(items)} gold "
+                  f"{'trajectories' if trajectory_spec else 'answers'}, "
                   f"{len(stage.search_items)} to search and {len(stage.held_out)} held out; "
                   f"budget {budget} calls.")
     client = model_client(config_settings, no_cache, cache_path, api_key)

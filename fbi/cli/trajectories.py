@@ -18,7 +18,8 @@ from fbi.cli.perturb import split_names
 SAMPLE = "sample"
 
 
-def _read(spec: str):
+def read_spec(spec: str):
+    """The trajectories of a file, or the built-in sample for ``sample``."""
     from fbi.trajectories import read_trajectories, sample_trajectories
 
     return sample_trajectories() if spec == SAMPLE else read_trajectories(spec)
@@ -35,7 +36,7 @@ def validate(spec) -> None:
     """Read SPEC (a .jsonl or .json file in fbi's, OpenAI's, Anthropic's or τ-bench's
     layout, or `sample`) and say what it holds; exit 2 naming the record and step of
     the first broken trajectory."""
-    found = _read(spec)
+    found = read_spec(spec)
     by_domain = Counter(t.domain or "(none)" for t in found)
     console.print(f"{escape(spec)}: {len(found)} trajectories, "
                   f"{sum(len(t.steps) for t in found)} steps, "
@@ -71,7 +72,7 @@ def perturb(input_spec, output, categories, seed, replace) -> None:
 
         raise InputError(unknown_name_message("trajectory category", unknown[0], known))
     claim_file(output, replace)
-    gold = gold_only(_read(input_spec))
+    gold = gold_only(read_spec(input_spec))
     made, declined = trajectory_candidates(gold, list(categories) or known, seed)
     if not made:
         raise InputError(f"{input_spec}: no rule could edit these trajectories "

@@ -18,4 +18,5 @@ from fbi.hunt._hunt import Hunt, HuntStatus
 from fbi.hunt._operators import Edit, Operator, error_operators, hunt_rule
 from fbi.hunt._predicates import PREDICATES, EditView, Predicate, describe, predicate
 from fbi.hunt._structure import PLACES, Place, place
+from fbi.hunt._trajectory_edits import STEP as TRAJECTORY_GROUP
 

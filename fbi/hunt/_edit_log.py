@@ -15,6 +15,7 @@ from fbi.hunt._predicates import EditView
 from fbi.logs import read_log
 from fbi.records import GoldItem, Instance, Provenance
 from fbi.taxonomy import Ability
+from fbi.trajectories import changed_step
 
 EDIT_SCHEMA_VERSION = 1
 
@@ -100,7 +101,11 @@ class EditLog:
                         rationale=record.rationale or None,
                         provenance=Provenance(source=item.source, original_id=item.id,
                                               generator=record.generator or
-                                              f"hunt:{record.operator}", seed=record.seed))
+                                              f"hunt:{record.operator}", seed=record.seed,
+                                              changed_step=changed_step(
+                                                  item.gold_answer, record.edited or
+                                                  record.shown) if item.trajectory
+                                              else None))
 
     def view(self, offset: int) -> EditView:
         """The edit at ``offset`` as predicates see it."""

@@ -40,12 +40,22 @@ from fbi.hunt._describer import (
 )
 from fbi.hunt._edit_log import EditLog
 from fbi.hunt._findings import Summary, assemble, queue_instances
-from fbi.hunt._operators import LLM, PROPOSAL, Edit, Operator, pool_edit
+from fbi.hunt._operators import (
+    LLM,
+    PROPOSAL,
+    Edit,
+    Operator,
+    error_operators,
+    invariant_rules,
+    is_pool,
+    pool_edit,
+)
 from fbi.hunt._planner import Planned, Planner
 from fbi.hunt._predicates import describe
 from fbi.hunt._search import Found, Search, Target
 from fbi.hunt._space import EDIT_ORDERS, EditSpace, predicates_for
 from fbi.hunt._table import Phase, Population, ProbeTable, Row
+from fbi.hunt._trajectory_edits import tools_of
 from fbi.hunt._verdicts import Verdicts
 from fbi.judge import (
     PARSER_VERSION,
@@ -78,6 +88,35 @@ SEARCH_SHARE = 0.55
 #: What a hunt writes in its folder.
 HUNT_FILES = ("judgments.jsonl", "perturbations.jsonl", "edits.jsonl", "describer.jsonl",
               "describer_edits.jsonl", "hunt.json", "hunt.md", "queue.jsonl")
+
+
+def _check_subject(strategies: list, config: HuntConfig, trajectories: bool) -> None:
+    """A hunt over trajectories judges with the agent strategies and edits with the
+    trajectory rules; a hunt over answers with neither."""
+    subject = "trajectory" if trajectories else "answer"
+    plural = {"answer": "answers", "trajectory": "trajectories"}
+    for strategy in strategies:
+        if strategy.paradigm == "step":  # (a step named is not a verdict on one answer)
+            raise InputError(f"--strategy {strategy.name}: a step-level strategy's verdict "
+                             "is a step, which the hunt's tests do not read. Fix: hunt with "
+                             "agent, agent_pairwise or agent_reference")
+        if strategy.meta.subject != subject:
+            raise InputError(f"--strategy {strategy.name} judges "
+                             f"{plural[strategy.meta.subject]}, and this hunt edits "
+                             f"{plural[subject]}. Fix: " + (
+                                 "--strategy agent, agent_pairwise or agent_reference"
+                                 if trajectories else "a strategy of answers (vanilla, "
+                                 "pairwise, reference, ...) or hunt with --trajectories"))
+    own = set(error_operators(trajectories)) | (set() if trajectories else
+                                                  set(invariant_rules()))
+    for name in config.operators:
+        if not {e for e in Operator.parse(name).errors if not is_pool(e)} <= own:
+            raise InputError(f"--operator {name}: not an operator of {plural[subject]}. Fix: "
+                             f"one of {', '.join(sorted(own))}")
+    if trajectories and (config.perturber or config.describer):
+        raise InputError("--perturber and --describer edit answers' text; a hunt over "
+                         "trajectories edits steps with the trajectory rules. Fix: leave "
+                         "them out")
 
 
 def round_probes(budget: int) -> int:
@@ -130,11 +169,8 @@ class Hunt(Stage):
         kind = judge_kind(config.model.model)
         resolved = self.registry.resolve(list(config.strategies), kind)
         kind.check(config.model.model, resolved)
-        stepwise = [s.name for s in resolved if s.paradigm == "step"]
-        if stepwise:  # (the hunt's edits are answers' edits: no step to name)
-            raise InputError(f"--strategy {stepwise[0]}: a step-level strategy judges "
-                             "agents' trajectories, which the hunt does not edit. Fix: hunt "
-                             "with a single-answer, pairwise or reference strategy")
+        self.trajectories = all(item.trajectory is not None for item in items)
+        _check_subject(resolved, config, self.trajectories)
         self.strategies = {s.name: s for s in resolved}
         ordered = sorted(items, key=lambda i: hashlib.sha256(
             f"{config.seed}:{i.id}".encode()).hexdigest())
@@ -274,7 +310,9 @@ class Hunt(Stage):
                      if not n.startswith(LLM)]
         self.space = EditSpace(operators if self.config.operators else None, pool,
                                sway=any(s.paradigm != "reference"
-                                        for s in self.strategies.values()))
+                                        for s in self.strategies.values()),
+                               trajectories=self.trajectories,
+                               tools=tools_of(self.items) if self.trajectories else ())
         self.pairwise = any(s.paradigm == "pairwise" for s in self.strategies.values())
         predicates = predicates_for(self.space, list(self.strategies), self.pairwise)
         self.by_name = {p.name: p for p in predicates}

@@ -30,7 +30,7 @@ import hashlib
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from fbi.errors import InputError
@@ -45,6 +45,7 @@ from fbi.perturb.rules.order import swap_list_items, swap_sentences
 from fbi.perturb.rules.spelling import typo
 from fbi.records import GoldItem, Instance, Provenance
 from fbi.taxonomy import Ability, get_category, unknown_name_message
+from fbi.trajectories import changed_step
 
 LLM = "llm/"  # an LLM perturber's operator: llm/CATEGORY
 PROPOSAL = "proposal/"  # the describer's edits for its K-th hypothesis: proposal/K
@@ -63,6 +64,9 @@ HuntRule = Callable[[GoldItem, random.Random], RuleResult]
 HUNT_RULES: dict[str, HuntRule] = {}
 """The hunt's own error operators beyond the rule engine's, by name."""
 HUNT_FAMILIES: dict[str, str] = {}
+#: The family of the trajectory rules' operators (`fbi.hunt._trajectory_edits`): a hunt
+#: over trajectories uses these alone, a hunt over answers never.
+TRAJECTORY_FAMILY = "trajectory"
 
 
 def hunt_rule(name: str, family: str) -> Callable[[HuntRule], HuntRule]:
@@ -175,10 +179,14 @@ def order_swap(item: GoldItem, rng: random.Random) -> RuleResult:
 
 # ------------------------------------------------------------------ operators
 
-def error_operators() -> list[str]:
-    """The error operators: the rule engine's error categories and the hunt's own."""
-    found = [name for name in perturb_rules() if get_category(name).lowers_score]
-    return sorted(found) + sorted(HUNT_RULES)
+def error_operators(trajectories: bool = False) -> list[str]:
+    """The error operators of a hunt over answers (the rule engine's error categories
+    and the hunt's own), or of a hunt over agents' trajectories (the trajectory rules)."""
+    own = sorted(name for name, family in HUNT_FAMILIES.items()
+                 if (family == TRAJECTORY_FAMILY) == trajectories)
+    if trajectories:
+        return own
+    return sorted(name for name in perturb_rules() if get_category(name).lowers_score) + own
 
 
 def family_of(error: str) -> str:
@@ -224,7 +232,8 @@ class Operator:
 
     @property
     def placeable(self) -> bool:
-        return bool(self.errors) and not is_pool(self.errors[0])
+        return bool(self.errors) and not is_pool(self.errors[0]) and \
+            HUNT_FAMILIES.get(self.errors[0]) != TRAJECTORY_FAMILY
 
     @classmethod
     def parse(cls, name: str) -> Operator:
@@ -232,7 +241,7 @@ class Operator:
         ``manipulation/padding``, ``llm/entity``; an unknown part is an InputError with
         the valid names."""
         parts = name.split(COMPOSITION)
-        known, kinds = error_operators(), manipulations()[1]
+        known, kinds = error_operators() + error_operators(True), manipulations()[1]
         if name in invariant_rules():  # a score-invariant rewrite: the sway baseline
             return cls((name,))
         errors: list[str] = []
@@ -264,8 +273,9 @@ class Operator:
             raise Declined(f"{self.name} edits cannot be placed")
         text, summaries = item.gold_answer, []
         for i, error in enumerate(self.errors):
-            current = GoldItem(item.id, item.ability, item.instruction, text, item.source,
-                               item.context)
+            if i and item.trajectory is not None:
+                raise Declined("trajectory edits are not composed")
+            current = replace(item, gold_answer=text)
             edited, summary = _run(error, current, seed * 7 + i,
                                    placement if i == 0 else None)
             summaries.append(summary)
@@ -285,8 +295,7 @@ def _run(error: str, item: GoldItem, seed: int, placement: str | None) -> tuple[
     spans = list(places_of(gold).get(placement) or ())
     random.Random(f"place:{seed}:{item.id}:{placement}").shuffle(spans)
     for start, end in spans[:PLACED_TRIES]:
-        region = GoldItem(item.id, item.ability, item.instruction, gold[start:end],
-                          item.source, item.context)
+        region = replace(item, gold_answer=gold[start:end])
         try:
             result = _rule(error, region, seed)
         except Declined:
@@ -337,7 +346,10 @@ class Edit:
         added)."""
         item, operator = self.item, self.operator
         first = operator.errors[0] if operator.errors else None
-        if first is None or first in HUNT_RULES or first.startswith(PROPOSAL):
+        # the hunt's own operators have no category of the taxonomy; the trajectory
+        # rules' do (trajectory/KIND), as the rule engine's and a perturber's
+        own = first in HUNT_RULES and HUNT_FAMILIES[first] != TRAJECTORY_FAMILY
+        if first is None or own or first.startswith(PROPOSAL):
             category = f"hunt/{operator.name.replace('/', '-')}"
             ability = Ability(item.ability)
         else:
@@ -349,7 +361,9 @@ class Edit:
             perturbed_answer=self.edited, rationale=self.rationale or None,
             provenance=Provenance(source=item.source, original_id=item.id,
                                   generator=self.generator or f"hunt:{operator.name}",
-                                  seed=self.seed))
+                                  seed=self.seed, changed_step=changed_step(
+                                      item.gold_answer, self.edited)
+                                  if item.trajectory else None))
         if operator.manipulation:
             instance = manipulate(instance, operator.manipulation, self.seed)
             instance = instance.model_copy(update={"id": self.id})

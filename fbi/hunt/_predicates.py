@@ -38,6 +38,7 @@ from functools import cached_property
 
 from fbi.hunt._structure import PLACES, Place, inside, places_of
 from fbi.text import STOPWORDS
+from fbi.trajectories import RenderedStep, changed_step, rendered_steps
 
 #: Predicates per description, at most.
 MAX_TERMS = 3
@@ -136,6 +137,13 @@ class EditView:
         """The error edit's changed stretch."""
         return Change.between(self.gold, self.edited)
 
+    @cached_property
+    def trajectory_step(self) -> tuple[int, list[RenderedStep]] | None:
+        """For an edit of an agent's trajectory: the changed step's number and the edited
+        trajectory's steps (`fbi.trajectories.changed_step`); None for an answer."""
+        number = changed_step(self.gold, self.edited)
+        return None if number is None else (number, rendered_steps(self.edited))
+
     @property
     def places(self) -> dict[str, tuple[tuple[int, int], ...]]:
         """Every place's spans in the gold answer."""
@@ -211,7 +219,9 @@ strategies come on top, `fbi.hunt.predicates_for`)."""
 def predicate(name: str, phrase: str, group: str = "what"
               ) -> Callable[[Callable[[EditView], bool]], Callable[[EditView], bool]]:
     """Register a predicate: a function of an [`EditView`][fbi.hunt.EditView] that says
-    yes or no. Its docstring says what it means. Example::
+    yes or no. Its docstring says what it means. Group ``step`` makes it a predicate of
+    hunts over agents' trajectories (`EditView.trajectory_step`), any other group one of
+    hunts over answers. Example::
 
         from fbi.hunt import predicate
 

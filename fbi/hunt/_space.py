@@ -31,6 +31,8 @@ from fbi.hunt._operators import (
 from fbi.hunt._predicates import PREDICATES, Predicate, where_predicates
 from fbi.hunt._structure import PLACES, places_of
 from fbi.hunt._table import Population
+from fbi.hunt._trajectory_edits import STEP as TRAJECTORY_GROUP
+from fbi.hunt._trajectory_edits import tool_predicates
 from fbi.perturb import manipulations
 from fbi.perturb.rules import Declined
 from fbi.records import GoldItem
@@ -70,11 +72,18 @@ class EditSpace:
     hypothesis)."""
     sway: bool = True
     """Whether the sway population (manipulations alone) is searched."""
+    trajectories: bool = False
+    """A hunt over agents' trajectories: the trajectory rules are its only operators
+    (`fbi.hunt._trajectory_edits`), with no manipulation, composition or placement."""
+    tools: tuple[str, ...] = ()
+    """A trajectory hunt's tools (a ``tool:NAME`` predicate each)."""
 
     def __post_init__(self) -> None:
-        self.errors = error_operators()
-        self.kinds = sorted(manipulations()[1])
-        self.invariants = invariant_rules()
+        self.errors = error_operators(self.trajectories)
+        self.kinds = [] if self.trajectories else sorted(manipulations()[1])
+        self.invariants = [] if self.trajectories else invariant_rules()
+        self.places = [] if self.trajectories else sorted(PLACES)
+        self.sway = self.sway and not self.trajectories
         self.pools = {name: edits for name, edits in self.pools.items() if edits}
 
     # -- the roots and the operators ---------------------------------------------
@@ -90,7 +99,8 @@ class EditSpace:
         roots = [Root(f"op:{name}", Population.ERROR) for name in self.errors]
         roots += [Root(f"added:{MANIPULATION}{kind}", Population.ERROR)
                   for kind in self.kinds]
-        roots += [Root(SECOND_ERROR, Population.ERROR), *pooled]
+        roots += [] if self.trajectories else [Root(SECOND_ERROR, Population.ERROR)]
+        roots += pooled
         if self.sway:
             roots += [Root(f"sway:{kind}", Population.SWAY) for kind in self.kinds]
             roots += [Root("invariant", Population.SWAY)]
@@ -144,10 +154,10 @@ class EditSpace:
             root = rng.choice(sway)
             edit = self._make(self.operator_of_root(root, rng), items, rng, None)
             return (root, edit) if edit is not None and edit.id not in used else None
-        if rng.random() < 0.5:
+        if not self.places or rng.random() < 0.5:
             place = None
         else:
-            options = rng.sample(sorted(PLACES), min(3, len(PLACES)))
+            options = rng.sample(self.places, min(3, len(self.places)))
             place = min(options, key=lambda p: (place_counts.get(p, 0), options.index(p)))
         for _ in range(PLACED_ROOTS if place else 1):
             root = rng.choice(errors)
@@ -257,7 +267,12 @@ def predicates_for(space: EditSpace, strategies: list[str], pairwise: bool
                    ) -> list[Predicate]:
     """Every predicate of a hunt: the registered ones, one per place, and the ``how``
     and ``judged`` ones its operators and strategies make."""
-    found = [*PREDICATES.values(), *where_predicates()]
+    if space.trajectories:  # where a step lies and what it is, not a text's place
+        found = [p for p in PREDICATES.values() if p.group == TRAJECTORY_GROUP]
+        found += tool_predicates(space.tools)
+    else:
+        found = [p for p in PREDICATES.values() if p.group != TRAJECTORY_GROUP]
+        found += where_predicates()
     errors = sorted({*space.errors, *space.pools,
                      *(e for op in space.operators or () for e in op.errors)})
     for error in errors:
@@ -267,7 +282,8 @@ def predicates_for(space: EditSpace, strategies: list[str], pairwise: bool
     families: dict[str, int] = {}
     for error in errors:
         families[family_of(error)] = families.get(family_of(error), 0) + 1
-    for family in sorted(f for f, size in families.items() if size > 1):  # (else: op:)
+    for family in sorted(f for f, size in families.items()  # (one operator: op:; all:
+                         if 1 < size < len(errors)):  # no description)
         found.append(Predicate(f"family:{family}", f"{_family_words(family)} edits", "how",
                                lambda e, f=family: bool(e.rules) and
                                family_of(e.rules[0]) == f,
@@ -281,8 +297,9 @@ def predicates_for(space: EditSpace, strategies: list[str], pairwise: bool
             found.append(Predicate(f"sway:{kind}", f"{kind} added to a correct answer",
                                    "how", lambda e, k=kind: e.manipulation == k and
                                    not e.rules, f"The {kind} manipulation alone."))
-    found.append(Predicate(SECOND_ERROR, "with a second error", "how",
-                           lambda e: len(e.rules) > 1, "Two error operators composed."))
+    if not space.trajectories:
+        found.append(Predicate(SECOND_ERROR, "with a second error", "how",
+                               lambda e: len(e.rules) > 1, "Two error operators composed."))
     if len(strategies) > 1:
         for name in strategies:
             found.append(Predicate(f"strategy:{name}", f"judged by {name}", "judged",

@@ -4,7 +4,17 @@ scores (RewardBench's protocol, Lambert et al. 2024). Asked pairwise
 (``reward_pairwise``), one call gets the rewards of both answers, in the slot order of
 its role, and its verdict is the slot with the higher reward, a tie when they are equal
 (RewardBench's comparison: chosen wins when its reward is higher), so a reward model
-sits in the pairwise tables, leaderboards and juries beside chat judges."""
+sits in the pairwise tables, leaderboards and juries beside chat judges.
+
+A **process reward model** judges an agent's trajectory step by step (``agent_prm``,
+issue 54): the assistant's turn is the trajectory's steps, each followed by the model's
+step tag (``--model-arg step_tag=TOKEN``, default ``<extra_0>``, Qwen2.5-Math-PRM's), and
+the reply one probability of "correct" per step (`fbi.providers.REWARD_STEPS`). The
+first step the model calls more likely wrong than right (probability under ½: the
+classifier's own decision) is the step it names, 0 when none is: ProcessBench's
+question (Zheng et al. 2024: the earliest step a PRM scores under a threshold is its
+predicted error), with the threshold fixed at ½ rather than tuned, which would need
+labelled trajectories per model."""
 
 from __future__ import annotations
 
@@ -12,10 +22,16 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from fbi.errors import InputError
 from fbi.judge._chat import SLOTS
 from fbi.judge._kinds import JudgeKind, Parser, register_judge_kind
-from fbi.providers import REWARD_PAIR, ModelRequest, is_reward_model
+from fbi.providers import REWARD_PAIR, REWARD_STEPS, ModelRequest, is_reward_model
 from fbi.runs import Parsed
+from fbi.trajectories import rendered_steps
+
+#: The model argument naming a process reward model's step tag, and its default
+#: (Qwen2.5-Math-PRM's).
+STEP_TAG, DEFAULT_STEP_TAG = "step_tag", "<extra_0>"
 
 if TYPE_CHECKING:
     from fbi.judge._config import EvaluationConfig
@@ -49,6 +65,13 @@ class RewardJudge(JudgeKind):
                config: EvaluationConfig) -> dict | None:
         return None
 
+    def check(self, model: str, strategies: list[Strategy], repair: int = 0) -> None:
+        super().check(model, strategies, repair)
+        if model.startswith("hf-reward/") and any(s.paradigm == "step" for s in strategies):
+            raise InputError(f"{model}: a local sequence classifier gives one reward a "
+                             "conversation, not one a step. Fix: serve the process reward "
+                             "model with vLLM (--judge reward/NAME --api-base URL)")
+
     def request(self, registry: StrategyRegistry, strategy: Strategy, instance: Instance,
                 variables: dict[str, Any], sample: int,
                 score_range: tuple[int, int] | None, schema: dict | None,
@@ -56,6 +79,20 @@ class RewardJudge(JudgeKind):
         # the conversation itself, the answer its last turn; asked pairwise, both answers
         # last, each the last turn of its own conversation (`fbi.providers.REWARD_PAIR`)
         conversation = (*instance.context, ("user", instance.instruction))
+        if strategy.paradigm == "step":  # a PRM: the steps, each ended by the step tag
+            args = dict(config.model.model_args)
+            tag = str(args.get(STEP_TAG, DEFAULT_STEP_TAG))
+            steps = [f"Step {n} · {step.body}"
+                     for n, step in enumerate(rendered_steps(variables["answer"]), 1)]
+            if not steps:
+                raise InputError(f"instance {instance.id}: {strategy.name} scores an "
+                                 "agent's trajectory step by step, and this answer is not "
+                                 "one. Fix: give it trajectories (fbi trajectories perturb)")
+            return ModelRequest(
+                model=config.judge, api_base=config.model.api_base, sample=sample,
+                messages=(*conversation, ("assistant", tag.join(steps) + tag)),
+                model_args=tuple(sorted((*config.model.model_args,
+                                         (REWARD_STEPS, len(steps))))))
         if strategy.paradigm == "pairwise":
             return ModelRequest(
                 model=config.judge, api_base=config.model.api_base, sample=sample,
@@ -69,7 +106,8 @@ class RewardJudge(JudgeKind):
 
     def parser(self, paradigm: str, role: str, score_range: tuple[int, int] | None,
                echoes: tuple[str, ...]) -> Parser:
-        return pairwise_reward_parser(role) if paradigm == "pairwise" else reward_parser()
+        return {"pairwise": lambda: pairwise_reward_parser(role),
+                "step": step_reward_parser}.get(paradigm, reward_parser)()
 
     def expected_reply_tokens(self, strategy: Strategy) -> int:
         return 0
@@ -87,6 +125,26 @@ def reward_parser():
         if not math.isfinite(value):
             return Parsed("unparseable", {"score": None}, f"not a reward: {text[:60]!r}")
         return Parsed("ok", {"score": value}, None)
+
+    return parse
+
+
+def step_reward_parser():
+    """A process reward model's reply: the probability that each step is correct; the
+    score is the first step under ½, 0 when none is (see the module docstring)."""
+    def parse(responses: list[ModelResponse]) -> Parsed:
+        text = responses[0].text.strip()
+        try:
+            rewards = json.loads(text)
+        except ValueError:
+            rewards = None
+        if not (isinstance(rewards, list) and rewards and all(
+                isinstance(r, int | float) and not isinstance(r, bool) and 0 <= r <= 1
+                for r in rewards)):
+            return Parsed("unparseable", {"score": None},
+                          f"not a reward a step: {text[:60]!r}")
+        first = next((n for n, r in enumerate(rewards, 1) if r < 0.5), 0)
+        return Parsed("ok", {"score": first}, None)
 
     return parse
 

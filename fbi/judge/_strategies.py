@@ -71,8 +71,9 @@ class StrategyMeta(BaseModel):
     reward: bool = False
     """A reward model's strategy: the request is the conversation with the answer as the
     assistant's last turn (no template text is sent) and the reply one scalar reward
-    (`fbi.providers`); single-answer with no score range, or pairwise (both answers'
-    rewards in one call, the verdict the higher one's slot)."""
+    (`fbi.providers`); single-answer with no score range, pairwise (both answers'
+    rewards in one call, the verdict the higher one's slot), or step-level (a process
+    reward model's reward a step, `fbi.judge._reward`)."""
 
     subject: Literal["answer", "trajectory"] = "answer"
     """What it judges: an answer, or an agent's trajectory (issue 54; ``all`` names the
@@ -94,10 +95,10 @@ class StrategyMeta(BaseModel):
         if self.paradigm == "pairwise" and self.score_range is not None:
             raise ValueError("pairwise strategies give verdicts, not scores: drop score_range")
         if self.reward:
-            if self.paradigm in ("reference", "step") or self.score_range is not None or \
+            if self.paradigm == "reference" or self.score_range is not None or \
                     self.explanation:
-                raise ValueError("a reward strategy is single-answer or pairwise, with no "
-                                 "score range and no explanation")
+                raise ValueError("a reward strategy is single-answer, pairwise or "
+                                 "step-level, with no score range and no explanation")
             return self
         if self.paradigm != "pairwise":
             if self.score_range is None:

@@ -44,6 +44,6 @@ from fbi.providers._registry import (
 from fbi.providers._request import ModelRequest
 from fbi.providers._response import ModelResponse, json_object_in
 from fbi.providers._retries import RequestRateLimiter, RetryPolicy
-from fbi.providers._reward import REWARD_PAIR, is_reward_model
+from fbi.providers._reward import POSITIVE_LABEL, REWARD_PAIR, REWARD_STEPS, is_reward_model
 from fbi.providers.local import LOCAL_JUDGE
 

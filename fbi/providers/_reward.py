@@ -43,6 +43,14 @@ from fbi.providers._wire import BoundedHTTP, RawResponse
 #: messages are the answers A and B, each the last turn of its own conversation.
 REWARD_PAIR = "reward_pair"
 
+#: The request argument that asks a process reward model for one reward a step: its
+#: value is the number of steps the assistant's turn holds, each ended by the step tag.
+REWARD_STEPS = "reward_steps"
+#: The request argument naming which label of a step's probabilities means "correct"
+#: (default 1: Qwen2.5-Math-PRM's [wrong, correct]; Math-Shepherd served with
+#: returned_token_ids [+, -] takes 0).
+POSITIVE_LABEL = "positive_label"
+
 #: The prefixes of reward-model strings.
 REWARD_PREFIXES = ("reward", "hf-reward")
 
@@ -64,6 +72,30 @@ def reward_of(value: Any) -> float:
     if not math.isfinite(value):
         raise BadReply(f"the reward {value!r} is not a finite number")
     return float(value)
+
+
+def step_rewards_of(value: Any, steps: int, positive: int) -> list[float]:
+    """The probability that each step is correct, from a process reward model's reply
+    (vLLM's STEP pooling: one entry a step tag, each the labels' probabilities, or one
+    probability); BadReply unless there is one entry a step, each a probability."""
+    if not isinstance(value, list) or len(value) != steps:
+        found = f"{len(value)} entries" if isinstance(value, list) else type(value).__name__
+        raise BadReply(f"the process reward model's reply holds {found} for {steps} steps "
+                       "(one a step tag: is the model's step tag the one fbi sent? "
+                       "--model-arg step_tag=TOKEN)")
+    probabilities = []
+    for entry in value:
+        if isinstance(entry, list):
+            if not -len(entry) <= positive < len(entry):
+                raise BadReply(f"a step's entry holds {len(entry)} labels: no label "
+                               f"{positive} (--model-arg {POSITIVE_LABEL}=INDEX)")
+            entry = entry[positive]
+        if isinstance(entry, bool) or not isinstance(entry, int | float) or \
+                not 0 <= entry <= 1:
+            raise BadReply(f"a step's reward {entry!r} is not a probability (serve the "
+                           "PRM with STEP pooling and softmax)")
+        probabilities.append(float(entry))
+    return probabilities
 
 
 def reward_text(value: float) -> str:
@@ -109,8 +141,9 @@ class PoolingTransport:
                 for messages in _conversations(arguments)]
 
     @staticmethod
-    def _read(found: RawResponse) -> tuple[float, int]:
-        """(the reward, the prompt's tokens) of one Pooling API reply."""
+    def _read(found: RawResponse, arguments: dict[str, Any]) -> tuple[Any, int]:
+        """(the reward — or a process reward model's per-step rewards, `REWARD_STEPS` —,
+        the prompt's tokens) of one Pooling API reply."""
         if found.status_code >= 400:
             raise http_error(found.status_code, found.text[:300], found)
         try:
@@ -125,10 +158,18 @@ class PoolingTransport:
             raise BadReply(f"the reply holds {len(entries)} results (or one for another "
                            "input) for the one conversation sent")
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        return reward_of(value), token_count(usage, "prompt_tokens")
+        tokens = token_count(usage, "prompt_tokens")
+        if arguments.get(REWARD_STEPS):
+            return step_rewards_of(value, int(arguments[REWARD_STEPS]),
+                                   int(arguments.get(POSITIVE_LABEL, 1))), tokens
+        return reward_of(value), tokens
 
-    def _replied(self, found: list[RawResponse], latency: float) -> ModelResponse:
-        read = [self._read(response) for response in found]
+    def _replied(self, found: list[RawResponse], arguments: dict[str, Any],
+                 latency: float) -> ModelResponse:
+        read = [self._read(response, arguments) for response in found]
+        if arguments.get(REWARD_STEPS):  # one conversation: its steps' rewards
+            return ModelResponse(text=json.dumps(read[0][0]), prompt_tokens=read[0][1],
+                                 finish_reason="stop", latency_s=latency)
         return _reply([reward for reward, _ in read], sum(n for _, n in read), latency)
 
     async def send(self, arguments: dict[str, Any], server: str | None,
@@ -136,14 +177,14 @@ class PoolingTransport:
         started = time.perf_counter()
         found = await asyncio.gather(*(self.http.post(url, body, headers) for url, body, headers
                                        in self._requests(arguments, server, api_key)))
-        return self._replied(list(found), time.perf_counter() - started)
+        return self._replied(list(found), arguments, time.perf_counter() - started)
 
     def send_now(self, arguments: dict[str, Any], server: str | None,
                  api_key: str | None) -> ModelResponse:
         started = time.perf_counter()
         found = [self.http.post_now(url, body, headers) for url, body, headers
                  in self._requests(arguments, server, api_key)]
-        return self._replied(found, time.perf_counter() - started)
+        return self._replied(found, arguments, time.perf_counter() - started)
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -188,6 +229,10 @@ class SequenceClassifierTransport:
         import torch
 
         path = arguments["model"].split("/", 1)[1]
+        if arguments.get(REWARD_STEPS):
+            raise ConfigError(f"hf-reward/{path}: a local sequence classifier gives one "
+                              "reward a conversation, not one a step. Fix: serve the "
+                              "process reward model with vLLM (reward/NAME --api-base URL)")
         started = time.perf_counter()
         rewards, tokens = [], 0
         with self._lock:

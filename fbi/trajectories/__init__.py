@@ -11,5 +11,14 @@ from fbi.trajectories._model import (
     TrajectoryError,
 )
 from fbi.trajectories._read import gold_only, read_trajectories, trajectory_of
-from fbi.trajectories._render import RENDER_VERSION, render, render_step, task_text
+from fbi.trajectories._render import (
+    RENDER_VERSION,
+    RenderedStep,
+    changed_step,
+    effectful_tools,
+    render,
+    render_step,
+    rendered_steps,
+    task_text,
+)
 from fbi.trajectories._sample import sample_records, sample_trajectories

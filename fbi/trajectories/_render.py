@@ -9,6 +9,9 @@ any answer (`fbi.judge` reads only the judge's reply).
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from fbi.trajectories._model import Step, Trajectory
 
 #: The rendering's version: another rendering asks the judge another prompt.
@@ -48,3 +51,58 @@ def task_text(trajectory: Trajectory) -> str:
 
 def _indent(text: str) -> str:
     return "\n".join(f"    {line}" for line in (text or "(empty)").split("\n"))
+
+
+# ------------------------------------------------------------------ reading a rendering
+
+_HEADER = re.compile(r"^Step (\d+) · (?:(user|assistant):|tool (\S+) returned)", re.MULTILINE)
+_CALL = re.compile(r"^  calls ([^\s(]+)\(", re.MULTILINE)
+_EFFECTFUL = re.compile(r"^- ([^:\n]+): .*\[changes the world\]$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RenderedStep:
+    """One step of a rendered trajectory, as `render` wrote it."""
+
+    role: str
+    """``user``, ``assistant`` or ``tool``."""
+    tools: tuple[str, ...]
+    """The tools the step calls (assistant) or whose result it is (tool)."""
+    body: str
+    """The step's lines without its number (two steps compare equal when only their
+    numbers differ)."""
+
+
+def rendered_steps(text: str) -> list[RenderedStep]:
+    """The steps of a `render` output, in order (none for text `render` did not
+    write): what lets the hunt describe a trajectory edit from the texts the judge read
+    (`fbi.hunt`), with no copy of the trajectory kept per probe. A step's text is
+    indented, so no line of it is taken for a step's header."""
+    headers = list(_HEADER.finditer(text))
+    if not headers:
+        return []
+    steps = []
+    for header, following in zip(headers, [*headers[1:], None], strict=True):
+        block = text[header.start():following.start() if following else len(text)]
+        role = header[2] or "tool"
+        tools = (header[3],) if header[3] else tuple(_CALL.findall(block))
+        steps.append(RenderedStep(role, tools, block.split(" · ", 1)[1].rstrip("\n")))
+    return steps
+
+
+def changed_step(gold: str, edited: str) -> int | None:
+    """The first step of the ``edited`` rendering that differs from the ``gold`` one
+    (numbered from 1); None when neither is a rendering or nothing differs."""
+    before, after = rendered_steps(gold), rendered_steps(edited)
+    if not after:
+        return None
+    for number, (a, b) in enumerate(zip(before, after, strict=False), 1):
+        if a != b:
+            return number
+    return len(before) + 1 if len(after) > len(before) else \
+        (len(after) if len(after) < len(before) else None)
+
+
+def effectful_tools(task: str) -> frozenset[str]:
+    """The tools `task_text` marks as changing the world."""
+    return frozenset(_EFFECTFUL.findall(task))

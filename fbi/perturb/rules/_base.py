@@ -31,6 +31,8 @@ class RuleResult:
         """The summary and every change, quoting text that appears verbatim in the answers
         (the first line of a multi-line span), so the pre-screen can check it. Guillemets
         quote, since answers are full of ordinary quotation marks."""
+        if not self.changes:  # (a rule of trajectories says its change in the summary)
+            return self.summary
         spans = "; ".join(f"«{_first_line(c.before)}» → «{_first_line(c.after)}» at "
                           f"{c.position}" for c in self.changes)
         return f"{self.summary}: {spans}"

@@ -1,0 +1,133 @@
+"""A hunt over agents' trajectories (issue 54): the trajectory rules as operators, and the
+predicates that say where in a trajectory an edit lies.
+
+**Operators.** Each error category of the trajectory rules (`fbi.perturb`:
+``trajectory/wrong-tool``, ``trajectory/ignored-error``, ...) is an operator of the
+``trajectory`` family: it edits the gold trajectory (`GoldItem.trajectory`), and the
+judge reads the edited one rendered as every agent strategy reads it. A trajectory hunt
+uses these alone: an answer's rules would edit the rendering's text, not the agent's
+steps; two trajectory edits are not composed (the second would need the first's
+trajectory) and are not placed — a suspicion such as "edits at a step with side effects"
+is tested with edits drawn again until the step fits (the rules pick their step at
+random where they can).
+
+**Predicates** (group ``step``), read from the renderings the judge saw
+(`fbi.trajectories.rendered_steps`): where the changed step lies (the first, middle or
+last third of the trajectory, the final answer), what it is (a tool call, a tool's
+result, an error result), what it touches (a tool with side effects, a read-only one,
+``tool:NAME`` for each tool the trajectories name) and whether the task requires a
+confirmation. A user's predicate of group ``step`` joins them
+([`predicate`][fbi.hunt.predicate]).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from fbi.hunt._operators import TRAJECTORY_FAMILY, hunt_rule
+from fbi.hunt._predicates import PREDICATES, EditView, Predicate
+from fbi.perturb import perturb_trajectory, trajectory_categories
+from fbi.perturb.rules import Declined, RuleResult
+from fbi.records import GoldItem
+from fbi.taxonomy import TRAJECTORY_PREFIX
+from fbi.trajectories import effectful_tools, render
+
+#: The predicates' group.
+STEP = "step"
+
+
+def _operator(category: str) -> Callable[[GoldItem, random.Random], RuleResult]:
+    def edit(item: GoldItem, rng: random.Random) -> RuleResult:
+        if item.trajectory is None:
+            raise Declined("not an agent's trajectory")
+        made = perturb_trajectory(category, item.trajectory, rng.randrange(1 << 30))
+        return RuleResult(render(made.trajectory), (), f"step {made.step}: {made.summary}")
+    edit.__doc__ = f"The {category} rule on the gold trajectory."
+    return edit
+
+
+for _category in trajectory_categories():
+    if _category.startswith(TRAJECTORY_PREFIX):  # (not the score-invariant rewrites)
+        hunt_rule(_category, TRAJECTORY_FAMILY)(_operator(_category))
+
+
+# ------------------------------------------------------------------ predicates
+
+def _step(name: str, phrase: str, doc: str, test: Callable[[EditView], bool]) -> None:
+    PREDICATES[name] = Predicate(name, phrase, STEP, test, doc)
+
+
+def _third(view: EditView, third: int) -> bool:
+    step = view.trajectory_step
+    if step is None:
+        return False
+    number, steps = step
+    return min(2, 3 * (number - 1) // max(1, len(steps))) == third
+
+
+def _changed(view: EditView):
+    """The changed step as rendered, or None (a removal at the end: no step to read)."""
+    step = view.trajectory_step
+    if step is None or step[0] > len(step[1]):
+        return None
+    return step[1][step[0] - 1]
+
+
+def _is_final(view: EditView) -> bool:
+    step = view.trajectory_step
+    changed = _changed(view)
+    return changed is not None and step[0] == len(step[1]) and \
+        changed.role == "assistant" and not changed.tools
+
+
+def _touches(view: EditView, effectful: bool) -> bool:
+    changed = _changed(view)
+    if changed is None or not changed.tools:
+        return False
+    marked = effectful_tools(view.question)
+    return any((tool in marked) == effectful for tool in changed.tools)
+
+
+for _third_index, _name in enumerate(("first", "middle", "last")):
+    _step(f"step:{_name}_third", f"in the {_name} third of the trajectory",
+          f"The changed step lies in the {_name} third of the edited trajectory's steps.",
+          lambda v, t=_third_index: _third(v, t))
+_step("step:final_answer", "in the final answer",
+      "The changed step is the agent's final answer (the last step, text without calls).",
+      _is_final)
+_step("step:tool_call", "at a tool call",
+      "The changed step is an assistant step that calls tools.",
+      lambda v: (c := _changed(v)) is not None and c.role == "assistant" and bool(c.tools))
+_step("step:tool_result", "at a tool's result",
+      "The changed step is what a tool returned.",
+      lambda v: (c := _changed(v)) is not None and c.role == "tool")
+_step("step:error_result", "at a tool error",
+      "The changed step is a tool's result that is an error.",
+      lambda v: (c := _changed(v)) is not None and c.role == "tool" and
+      "returned an error" in c.body.split("\n", 1)[0])
+_step("step:side_effects", "at a step with side effects",
+      "The changed step calls, or is the result of, a tool that changes the world.",
+      lambda v: _touches(v, True))
+_step("step:read_only", "at a read-only tool's step",
+      "The changed step calls, or is the result of, a tool that changes nothing.",
+      lambda v: _touches(v, False))
+_step("trajectory:needs_confirmation", "in tasks that require a confirmation",
+      "The task requires the agent to confirm with the user before any action that "
+      "changes the world.",
+      lambda v: "must confirm with the user" in v.question)
+
+
+def tools_of(items: list[GoldItem]) -> tuple[str, ...]:
+    """Every tool the items' trajectories name."""
+    return tuple(sorted({tool.name for item in items if item.trajectory is not None
+                         for tool in item.trajectory.tools}))
+
+
+def tool_predicates(names: tuple[str, ...]) -> list[Predicate]:
+    """``tool:NAME`` for every tool ``names``: the changed step calls it or is its
+    result."""
+    return [Predicate(f"tool:{name}", f"at a {name} step", STEP,
+                      lambda v, n=name: (c := _changed(v)) is not None and n in c.tools,
+                      f"The changed step calls {name} or is its result.")
+            for name in names]
