@@ -57,10 +57,23 @@ def qa_script(request: dict) -> str:
     return json.dumps({"answer": "Paris", "confidence": 60})
 
 
+def trajectory_perturber_script(request: dict) -> str:
+    """An LLM perturber of agents' trajectories (perturbations/trajectory.jinja): the
+    final step's text changed, that step claimed."""
+    prompt = request["messages"][-1]["content"]
+    steps = json.loads(prompt.split("<steps>\n", 1)[1].split("\n</steps>", 1)[0])
+    last = {**steps[-1], "text": (steps[-1].get("text") or "") + " (I did not check.)"}
+    return json.dumps({"rationale": "the final answer admits no check", "step": len(steps),
+                       "steps": [*steps[:-1], last]})
+
+
 def any_prompt_script(request: dict) -> str:
-    """The judge for a judge prompt, the QA model for the rest: one server for every
-    command of the docs (tests/test_doc_commands.py)."""
+    """The judge for a judge prompt, the trajectory perturber for its prompt, the QA
+    model for the rest: one server for every command of the docs
+    (tests/test_doc_commands.py)."""
     prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+    if "<steps>\n" in prompt:
+        return trajectory_perturber_script(request)
     if '"verdict"' in prompt or re.search(r"an integer from \d+ to \d+", prompt):
         if request.get("seed") is not None:  # --samples: each asking its own verdict
             return hashed_verdict_script({**request, "messages": [

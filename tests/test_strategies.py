@@ -33,7 +33,7 @@ def test_the_eleven_strategies_of_the_paper(registry):
     judge, and only the reward ones for a reward model."""
     assert sorted(registry.names()) == sorted([*PAPER, "reward", "reward_pairwise",
                                                "agent", "agent_pairwise",
-                                               "agent_reference", "agent_step"])
+                                               "agent_reference", "agent_step", "agent_prm"])
     assert sorted(s.name for s in registry.resolve(["all"])) == sorted(PAPER)
     assert [s.name for s in registry.resolve(["all"], judge_kind("reward/rm"))] == [
         "reward", "reward_pairwise"]
@@ -95,7 +95,7 @@ def test_user_folder_adds_a_strategy(tmp_path):
     strategy = registry.get("strict")
     assert strategy.version == "2" and strategy.origin == str(tmp_path)
     assert "Be strict." in registry.render(strategy, **{**SINGLE, "score_max": 5})
-    assert len(registry.names()) == 18  # the paper's 11, 2 reward, 4 agent, the user's
+    assert len(registry.names()) == 19  # the paper's 11, 2 reward, 5 agent, the user's
 
 
 def test_templates_cannot_run_code(tmp_path):

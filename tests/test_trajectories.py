@@ -378,3 +378,89 @@ def test_the_step_an_edit_changed_is_read_back_from_the_renderings():
     steps = rendered_steps("Step 1 · user:\n    Step 2 · assistant: (quoted)\n"
                            "Step 2 · tool add returned an error (call c1):\n    {}")
     assert [(s.role, s.tools) for s in steps] == [("user", ()), ("tool", ("add",))]
+
+
+def loopback_perturber(request: dict) -> str:
+    """An LLM perturber on 127.0.0.1 that plants what it is asked in the JSON steps it
+    is given: an ignored error in the first tool result, claiming that step, except that
+    it breaks the trajectory of a `lookup-1` task (a result answering no call) and claims
+    the wrong step for `calculation-1`; for an unconfirmed action, the final answer
+    rewritten to say it did not ask."""
+    prompt = request["messages"][-1]["content"]
+    if "<steps>" not in prompt:
+        return "OK"  # the preflight probe
+    steps = json.loads(prompt.split("<steps>\n", 1)[1].split("\n</steps>", 1)[0])
+    task = prompt.split("<task>\n", 1)[1]
+    if "Unconfirmed action" in prompt:
+        edited = [*steps[:-1], {**steps[-1], "text": "Done, without asking you first."}]
+        step = len(steps)
+    else:
+        first = next(n for n, s in enumerate(steps) if s["role"] == "tool")
+        edited = [dict(s) for s in steps]
+        edited[first].update(is_error=True, text='{"error": "timeout"}')
+        step = first + 1
+        if task.startswith("Which is warmer right now, Lisbon or Oslo?"):  # lookup-1
+            edited[first]["call_id"] = "nobody-called-this"
+        if task.startswith("I buy 3 items at $12.5 each"):  # calculation-1
+            step += 1
+    return json.dumps({"rationale": "planted it", "step": step, "steps": edited})
+
+
+def test_the_llm_perturber_plants_errors_checked_as_trajectories(tmp_path):
+    """--engine llm: every reply's steps are read as a trajectory with the gold one's
+    task and tools; a broken one is no candidate (said why, exit 1), a claim about the
+    wrong step is flagged, the rest are candidates naming the step they changed."""
+    from openai_server import ChatServer
+
+    gold = {t.id: t for t in sample_trajectories()}
+    assert gold["lookup-1"].task.startswith("Which is warmer right now, Lisbon or Oslo?")
+    assert gold["calculation-1"].task.startswith("I buy 3 items at $12.5 each")
+    queue = tmp_path / "llm.jsonl"
+    with ChatServer(script=loopback_perturber) as server:
+        args = ["trajectories", "perturb", "--output", str(queue), "--categories",
+                "trajectory/ignored-error", "--engine", "llm", "--model", "openai/p",
+                "--api-base", server.url]
+        env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite")}
+        result = CliRunner().invoke(main, args, env=env, terminal_width=120)
+        assert result.exit_code == 1, result.output
+        asked = sum(server.counts.values())
+        again = CliRunner().invoke(main, args, env=env, terminal_width=120)
+        assert sum(server.counts.values()) == asked  # resumed from the log: no call
+    assert "no candidate" in again.output
+    made = {i.provenance.original_id: i for i in load_dataset(str(queue)).instances}
+    assert set(made) == set(gold) - {"lookup-1"}
+    calls = [json.loads(line) for line in (tmp_path / "llm.calls.jsonl").open()]
+    (broken,) = [c for c in calls if c["item_id"] == "lookup-1"]
+    assert broken["status"] == "unparseable" and "without its call" in broken["reason"]
+    assert made["calculation-1"].flags == ("change-not-where-rationale-says",)
+    for trajectory_id, instance in made.items():
+        if trajectory_id != "calculation-1":
+            assert not instance.flags, trajectory_id
+            assert instance.rationale.startswith(f"step {instance.provenance.changed_step}:")
+        assert instance.provenance.generator == "llm:openai/p"
+        assert "returned an error" in instance.perturbed_answer
+
+
+def test_auto_asks_the_llm_only_where_a_rule_declines(tmp_path):
+    """The unconfirmed-action rule edits the 8 booking trajectories (which ask for a
+    confirmation); the other 24 ask the model."""
+    from openai_server import ChatServer
+
+    queue = tmp_path / "auto.jsonl"
+    with ChatServer(script=loopback_perturber) as server:
+        result = CliRunner().invoke(main, [
+            "trajectories", "perturb", "--output", str(queue), "--categories",
+            "trajectory/unconfirmed-action", "--engine", "auto", "--model", "openai/p",
+            "--api-base", server.url, "--no-cache"], env={"OPENAI_API_KEY": "sk-test"},
+            terminal_width=120)
+        assert result.exit_code == 0, result.output
+    instances = load_dataset(str(queue)).instances
+    by = {i.provenance.original_id: i.provenance.generator for i in instances}
+    booking = {t.id for t in sample_trajectories() if t.domain == "booking"}
+    assert len(booking) == 8
+    assert {g for t, g in by.items() if t in booking} == {"trajectory-rules-1"}
+    asked = {t for t, g in by.items() if g == "llm:openai/p"}
+    assert asked == {t.id for t in sample_trajectories() if t.domain != "booking"}
+    missing = CliRunner().invoke(main, ["trajectories", "perturb", "--output",
+                                        str(tmp_path / "x.jsonl"), "--engine", "llm"])
+    assert missing.exit_code == 2 and "--model" in missing.output

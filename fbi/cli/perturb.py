@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from fbi.cli._console import console
@@ -70,8 +72,6 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
     from fbi.cli._run import (
         RichProgress,
         batch_of,
-        err_console,
-        exit_for,
         model_client,
         model_settings,
         print_dry_run,
@@ -121,13 +121,24 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
                       f"{llm.prompt_tokens + llm.completion_tokens:,} tokens, ${llm.cost:.4f}.")
     console.print(f"{len(result.candidates)} candidates, all labelled unvetted; "
                   f"vet them with: fbi annotate {output} --annotator NAME")
-    if result.llm is not None:
-        exit_for(result.llm)
-        unusable = sum(t.failed for t in result.tally.values())
-        if unusable:
-            err_console.print(f"[yellow]{unusable} LLM calls gave no candidate (see the "
-                              f"table and {perturber.calls_path}).[/]")
-            sys.exit(1)
+    exit_for_llm(result, perturber.calls_path)
+
+
+def exit_for_llm(result, calls_path: Path) -> None:
+    """Exit 1 when the LLM engine's calls failed or gave no candidate (said, with the
+    commonest reason); nothing when it made no call."""
+    from fbi.cli._run import err_console, exit_for
+
+    if result.llm is None:
+        return
+    exit_for(result.llm)
+    unusable = sum(t.failed for t in result.tally.values())
+    if unusable:
+        reasons = Counter(r for t in result.tally.values() for r in t.reasons.elements())
+        reason = reasons.most_common(1)[0][0] if reasons else "no reply"
+        err_console.print(f"[yellow]{unusable} LLM calls gave no candidate (the "
+                          f"commonest reason: {escape(reason)}; see {calls_path}).[/]")
+        sys.exit(1)
 
 
 def write_manipulations(input_spec: str, output: Path, categories: tuple[str, ...], seed: int,

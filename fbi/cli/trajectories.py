@@ -11,8 +11,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from fbi.cli._console import console
-from fbi.cli._run import SEED, replace_option
-from fbi.cli.perturb import split_names
+from fbi.cli._run import (
+    SEED,
+    FiniteFloat,
+    api_base_option,
+    cache_options,
+    concurrency_option,
+    dry_run_option,
+    model_access_options,
+    replace_option,
+    retries_option,
+    timeout_option,
+)
+from fbi.cli.perturb import exit_for_llm, split_names
 
 #: ``--input sample``: the built-in gold trajectories.
 SAMPLE = "sample"
@@ -53,39 +64,73 @@ def validate(spec) -> None:
 @click.option("--categories", multiple=True, callback=split_names,
               help="trajectory/KIND or score-invariant/KIND (comma-separated or repeated). "
                    "Default: every rule.")
+@click.option("--engine", type=click.Choice(["rules", "auto", "llm"]), default="rules",
+              show_default=True,
+              help="rules: fbi's rules only; auto: the LLM (--model) where a rule finds "
+                   "nothing to change; llm: the LLM for every candidate.")
+@click.option("--model", help="The LLM perturber (any litellm model string); needed by "
+                               "--engine auto and llm.")
+@click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
+@api_base_option
+@concurrency_option
+@timeout_option
+@retries_option
+@dry_run_option
+@click.option("--max-cost", type=FiniteFloat(min=0),
+              help="Stop the LLM perturber before spending more (USD).")
+@cache_options
+@model_access_options
 @replace_option
-def perturb(input_spec, output, categories, seed, replace) -> None:
-    """Plant one error (or a score-invariant rewrite) in each gold trajectory, by rules,
-    and write the candidates as a vetting queue (`fbi annotate`, `fbi evaluate
-    --dataset`): each candidate's rationale names the step changed."""
-    from fbi.datasets import write_dataset
+def perturb(input_spec, output, categories, engine, model, temperature, seed, api_base,
+            concurrency, timeout, retries, dry_run, max_cost, no_cache, cache_path, api_key,
+            rpm, no_probe, replace) -> None:
+    """Plant one error (or a score-invariant rewrite) in each gold trajectory — by rules,
+    and by an LLM where asked — and write the candidates as a vetting queue (`fbi
+    annotate`, `fbi evaluate --dataset`): each candidate's rationale names the step
+    changed, and the pre-screen checks it."""
+    from fbi.cli._run import RichProgress, model_client, model_settings, print_dry_run
     from fbi.errors import InputError
     from fbi.outputs import claim_file
-    from fbi.perturb import trajectory_candidates, trajectory_categories
+    from fbi.perturb import PerturbConfig, TrajectoryPerturber, trajectory_categories
     from fbi.trajectories import gold_only
 
-    known = trajectory_categories()
-    unknown = [c for c in categories if c not in known]
-    if unknown:
-        from fbi.taxonomy import unknown_name_message
-
-        raise InputError(unknown_name_message("trajectory category", unknown[0], known))
-    claim_file(output, replace)
+    if engine != "rules" and not model:
+        raise InputError(f"--engine {engine} asks an LLM perturber. Fix: give --model "
+                         "(and --api-base for a server of your own)")
     gold = gold_only(read_spec(input_spec))
-    made, declined = trajectory_candidates(gold, list(categories) or known, seed)
-    if not made:
-        raise InputError(f"{input_spec}: no rule could edit these trajectories "
-                         f"({declined[0] if declined else 'none given'})")
-    write_dataset(made, output)
-    table = Table(title=f"{len(made)} candidates from {len(gold)} gold trajectories")
-    for column in ("category", "made", "declined"):
+    settings = model_settings(model or "", api_base, concurrency=concurrency,
+                              timeout=timeout, retries=retries, max_cost=max_cost, rpm=rpm,
+                              no_probe=no_probe, temperature=temperature) if model else None
+    config = PerturbConfig(categories=categories, engine=engine, seed=seed,
+                           **({"model": settings} if settings else {}))
+    perturber = TrajectoryPerturber(gold, config, output, source=input_spec)
+    if not (perturber.spec_path.exists() or perturber.calls_path.exists()) and not dry_run:
+        claim_file(output, replace)  # no run of fbi's beside it: the queue may be theirs
+    console.print(f"{len(gold)} gold trajectories: {len(perturber.rule_jobs)} rule "
+                  f"candidates, {len(perturber.llm_jobs)} LLM calls planned.")
+    client = model_client(settings, no_cache, cache_path, api_key) if settings else None
+    if dry_run:
+        if client is not None:
+            print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))
+        return
+    perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None)
+    result = perturber.result
+    assert result is not None  # (finish() sets it, interrupted or not)
+    if not result.candidates:
+        reasons = [r for t in result.tally.values() for r in t.reasons]
+        raise InputError(f"{input_spec}: no candidate could be made of these trajectories "
+                         f"({reasons[0] if reasons else 'none given'})")
+    table = Table(title=f"{len(result.candidates)} candidates from {len(gold)} gold "
+                        "trajectories")
+    columns = ("category", "made", "declined") + (("failed",) if result.llm else ())
+    for column in columns:
         table.add_column(column, justify="left" if column == "category" else "right")
-    made_by = Counter(i.id.rsplit(":", 1)[1] for i in made)  # (ids end ":CATEGORY")
-    refused = Counter(line.split(" × ")[1].split(":")[0] for line in declined)
-    for category in list(categories) or known:
-        table.add_row(escape(category), str(made_by[category]), str(refused[category]))
+    for category in list(categories) or trajectory_categories():
+        counts = result.tally.get(category)
+        row = (counts.generated, counts.declined, counts.failed) if counts else (0, 0, 0)
+        table.add_row(escape(category), *(str(n) for n in row[:len(columns) - 1]))
     console.print(table)
     console.print(f"wrote {escape(str(output))}; vet it with `fbi annotate {escape(str(output))}"
                   " --annotator NAME`", soft_wrap=True)
-
+    exit_for_llm(result, perturber.calls_path)

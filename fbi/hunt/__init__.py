@@ -7,8 +7,10 @@ hunt's own operators and the manipulations, placed where a description says
 `fbi.hunt._structure`: where the change lies, what it touches, the answer, how it was
 judged); the search finds the descriptions the judge misses by subgroup discovery with
 explaining away (`fbi.hunt._discovery`, `fbi.hunt._search`) and confirms them on held-out
-items (`fbi.hunt._confirm`, `fbi.hunt._findings`). No stage imports it; the CLI and a
-Python caller run it like any stage.
+items (`fbi.hunt._confirm`, `fbi.hunt._findings`). Over agents' trajectories, the
+trajectory rules are the operators and the predicates say which step an edit changed
+(`fbi.hunt._trajectory_edits`). No stage imports it; the CLI and a Python caller run it
+like any stage.
 """
 
 from fbi.hunt._config import DEFAULT_BUDGET, HuntConfig
@@ -18,5 +20,4 @@ from fbi.hunt._hunt import Hunt, HuntStatus
 from fbi.hunt._operators import Edit, Operator, error_operators, hunt_rule
 from fbi.hunt._predicates import PREDICATES, EditView, Predicate, describe, predicate
 from fbi.hunt._structure import PLACES, Place, place
-from fbi.hunt._trajectory_edits import STEP as TRAJECTORY_GROUP
 

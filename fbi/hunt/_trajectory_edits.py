@@ -34,7 +34,7 @@ from fbi.taxonomy import TRAJECTORY_PREFIX
 from fbi.trajectories import effectful_tools, render
 
 #: The predicates' group.
-STEP = "step"
+STEP = "step"  # (the group a user names in @predicate(..., group="step"))
 
 
 def _operator(category: str) -> Callable[[GoldItem, random.Random], RuleResult]:

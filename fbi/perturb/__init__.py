@@ -43,4 +43,6 @@ from fbi.perturb._trajectories import (
     prescreen_trajectory,
     trajectory_candidates,
     trajectory_categories,
+    trajectory_flags,
 )
+from fbi.perturb._trajectory_llm import TrajectoryPerturber

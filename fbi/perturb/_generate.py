@@ -210,6 +210,7 @@ class Perturber(Stage):
     kind = "perturb"
     title = "candidate edits of gold answers, one planted error each (fbi perturb)"
     spec_file = "QUEUE.run.json"
+    rules_version = RULES_VERSION
     outputs = ("QUEUE.jsonl", "QUEUE.calls.jsonl", "QUEUE.calls.batches.jsonl")
 
     def __init__(self, items: list[GoldItem], config: PerturbConfig, output: str | Path,
@@ -224,9 +225,9 @@ class Perturber(Stage):
         self.folder = StageFolder(self.spec_path, own_folder=False,
                                   lock_path=self.output.with_name(self.output.stem + ".lock"))
         self.templates = TemplateFolder("perturbations")
-        self.jobs, self.skipped = plan_jobs(items, config)
-        self.rule_jobs = [j for j in self.jobs if uses_rules(j, config.engine)]
-        self.llm_jobs = [j for j in self.jobs if not uses_rules(j, config.engine)]
+        self.jobs, self.skipped = self.plan(items)
+        self.rule_jobs = [j for j in self.jobs if self.by_rule(j)]
+        self.llm_jobs = [j for j in self.jobs if not self.by_rule(j)]
         self.result: PerturbResult | None = None
         """What the last run made (set when it finishes, interrupted or not)."""
 
@@ -238,12 +239,54 @@ class Perturber(Stage):
     def spec_path(self) -> Path:
         return self.output.with_name(self.output.stem + ".run.json")
 
+    # -- what a kind of gold item changes (`fbi.perturb._trajectory_llm` for agents) ----
+
+    def plan(self, items: list[GoldItem]) -> tuple[list[Job], int]:
+        """Every job, and the item × category pairs left out."""
+        return plan_jobs(items, self.config)
+
+    def by_rule(self, job: Job) -> bool:
+        """Whether the rule engine makes ``job`` (else the LLM engine)."""
+        return uses_rules(job, self.config.engine)
+
+    def template_of(self, category: str) -> str:
+        """The LLM engine's template for ``category``."""
+        return f"{category}.jinja"
+
+    def template_variables(self, job: Job) -> dict:
+        return {"category_name": get_category(job.category).display_name,
+                "instruction": job.item.question, "answer": job.item.gold_answer,
+                "variant": job.variant, "score_invariant": job.category == SCORE_INVARIANT}
+
+    def parser(self, job: Job):
+        """How a reply of ``job``'s call is read."""
+        return read_perturbation
+
+    def rule_edit(self, job: Job) -> tuple[str, str]:
+        """The rule engine's (perturbed answer, rationale) for ``job``; raises Declined."""
+        result = apply_rule(job.category, job.item, self.config.seed + job.variant - 1)
+        return result.perturbed, result.rationale
+
+    def candidate(self, job: Job, perturbed: str, rationale: str, generator: str,
+                  version: str) -> Instance:
+        """The candidate instance, pre-screened."""
+        flags = prescreen(job.category, job.item.gold_answer, perturbed, rationale,
+                          self.config.length_threshold)
+        return Instance(
+            id=f"{job.item.id}:{job.category}:{job.variant}", ability=job.item.ability,
+            category=job.category, instruction=job.item.instruction,
+            context=job.item.context, gold_answer=job.item.gold_answer,
+            perturbed_answer=perturbed, rationale=rationale,
+            provenance=Provenance(source=self.source or job.item.source,
+                                  original_id=job.item.id, generator=generator,
+                                  template_version=version, seed=self.config.seed),
+            flags=tuple(flags))
+
+    # -- the stage -------------------------------------------------------------------
+
     def request(self, job: Job) -> tuple[ModelRequest, str]:
-        file_name = f"{job.category}.jinja"
-        text = self.templates.render(
-            file_name, category_name=get_category(job.category).display_name,
-            instruction=job.item.question, answer=job.item.gold_answer,
-            variant=job.variant, score_invariant=job.category == SCORE_INVARIANT)
+        file_name = self.template_of(job.category)
+        text = self.templates.render(file_name, **self.template_variables(job))
         version = str(self.templates.front_matter(file_name).get("version", ""))
         settings = self.settings
         tokens = settings.max_tokens or max(512, 2 * count_tokens(
@@ -259,7 +302,7 @@ class Perturber(Stage):
             fields = {"item_id": job.item.id, "category": job.category,
                       "variant": job.variant, "model": request.model,
                       "template_version": version}
-            calls.append(Call(job.call_id, request, PerturbationCall, fields, read_perturbation,
+            calls.append(Call(job.call_id, request, PerturbationCall, fields, self.parser(job),
                               expected_reply_tokens=request.max_tokens // 2))
         return calls
 
@@ -270,8 +313,9 @@ class Perturber(Stage):
             model=settings.model if self.llm_jobs else "",
             api_base=settings.endpoint if self.llm_jobs else None,
             prompts={c: PromptRecord(
-                version=str(self.templates.front_matter(f"{c}.jinja").get("version", "")),
-                template_sha=self.templates.sha(f"{c}.jinja")) for c in categories},
+                version=str(self.templates.front_matter(self.template_of(c)).get(
+                    "version", "")),
+                template_sha=self.templates.sha(self.template_of(c))) for c in categories},
             dataset=DatasetRecord(spec=self.source,
                                   fingerprint=_items_fingerprint(self.all_items),
                                   items=len(self.items)),
@@ -280,7 +324,7 @@ class Perturber(Stage):
                                 n_per_item=self.config.n_per_item, limit=self.config.limit),
             parameters=Parameters(temperature=self.config.temperature,
                                   max_tokens=settings.max_tokens, seed=self.config.seed,
-                                  rules_version=RULES_VERSION,
+                                  rules_version=self.rules_version,
                                   model_args=settings.recorded_model_args() or None),
             settings=RunSettings(concurrency=settings.concurrency,
                                  max_cost=settings.max_cost,
@@ -312,31 +356,20 @@ class Perturber(Stage):
                 counts.reasons["duplicate of another candidate"] += 1
                 return
             seen.add(key)
-            flags = prescreen(job.category, job.item.gold_answer, perturbed, rationale,
-                              self.config.length_threshold)
+            candidate = self.candidate(job, perturbed, rationale, generator, version)
             counts.generated += 1
-            counts.flagged += bool(flags)
-            candidates.append(Instance(
-                id=f"{job.item.id}:{job.category}:{job.variant}",
-                ability=job.item.ability, category=job.category,
-                instruction=job.item.instruction, context=job.item.context,
-                gold_answer=job.item.gold_answer,
-                perturbed_answer=perturbed, rationale=rationale,
-                provenance=Provenance(source=self.source or job.item.source,
-                                      original_id=job.item.id, generator=generator,
-                                      template_version=version, seed=self.config.seed),
-                flags=tuple(flags)))
+            counts.flagged += bool(candidate.flags)
+            candidates.append(candidate)
 
         for job in self.rule_jobs:
             try:
-                result = apply_rule(job.category, job.item, self.config.seed + job.variant - 1)
+                perturbed, rationale = self.rule_edit(job)
             except Declined as declined:
                 counts = tally.setdefault(job.category, CategoryTally())
                 counts.declined += 1
                 counts.reasons[str(declined)] += 1
                 continue
-            keep(job, result.perturbed, result.rationale, f"rules:{job.category}",
-                 RULES_VERSION)
+            keep(job, perturbed, rationale, f"rules:{job.category}", self.rules_version)
         records = read_log(self.calls_path, PerturbationCall).latest() if self.llm_jobs \
             else {}
         for job in self.llm_jobs:

@@ -19,7 +19,15 @@ from fbi.perturb._prescreen import CHANGE_ELSEWHERE, IDENTICAL
 from fbi.perturb.rules import Declined
 from fbi.records import Instance, Provenance
 from fbi.taxonomy import SCORE_INVARIANT, TRAJECTORY_PREFIX, Ability
-from fbi.trajectories import RENDER_VERSION, Step, ToolCall, Trajectory, render, task_text
+from fbi.trajectories import (
+    RENDER_VERSION,
+    Step,
+    ToolCall,
+    Trajectory,
+    changed_step,
+    render,
+    task_text,
+)
 
 #: The rules' version: another version may plant other edits.
 TRAJECTORY_RULES_VERSION = "1"
@@ -388,24 +396,44 @@ def extra_read(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
 
 # ------------------------------------------------------------------ candidates
 
-def prescreen_trajectory(gold: Trajectory, edit: TrajectoryEdit) -> list[str]:
-    """The pre-screen of a trajectory's candidate: `IDENTICAL` when nothing changed,
-    `CHANGE_ELSEWHERE` when the first step that differs from the gold is not the step the
-    edit names (a rule's or a perturber's claim the vetter should not take on trust)."""
-    steps, edited = gold.steps, edit.trajectory.steps
-    first = next((n for n, (a, b) in enumerate(zip(steps, edited, strict=False), 1)
-                  if a != b), min(len(steps), len(edited)) + 1)
-    if steps == edited:
+def trajectory_flags(gold: str, edited: str, claimed: int | None) -> list[str]:
+    """The pre-screen of a trajectory's candidate, from the two renderings: `IDENTICAL`
+    when nothing changed, `CHANGE_ELSEWHERE` when the first step that differs from the
+    gold is not the step the rule or the model says it changed (a claim the vetter
+    should not take on trust)."""
+    if gold == edited:
         return [IDENTICAL]
-    return [] if first == edit.step else [CHANGE_ELSEWHERE]
+    return [] if changed_step(gold, edited) == claimed else [CHANGE_ELSEWHERE]
+
+
+def prescreen_trajectory(gold: Trajectory, edit: TrajectoryEdit) -> list[str]:
+    """`trajectory_flags` of a rule's edit."""
+    return trajectory_flags(render(gold), render(edit.trajectory), edit.step)
+
+
+def trajectory_instance(trajectory: Trajectory, category: str, edited: str, claimed: int | None,
+                        summary: str, generator: str, seed: int, variant: int = 1,
+                        version: str = RENDER_VERSION) -> Instance:
+    """A candidate: the task with the tools as the question, the gold and ``edited``
+    renderings as the answers, the rationale naming the step ``claimed`` (``step N:
+    …``), the step that really differs as ``changed_step``, pre-screened."""
+    gold = render(trajectory)
+    return Instance(
+        id=f"{trajectory.id}:{category}" + (f":{variant}" if variant > 1 else ""),
+        ability=Ability.AGENT,
+        category=SCORE_INVARIANT if category.startswith(SCORE_INVARIANT) else category,
+        instruction=task_text(trajectory), gold_answer=gold, perturbed_answer=edited,
+        rationale=f"step {claimed}: {summary}" if claimed else summary,
+        flags=tuple(trajectory_flags(gold, edited, claimed)),
+        provenance=Provenance(source="trajectory", original_id=trajectory.id,
+                              generator=generator, template_version=version, seed=seed,
+                              changed_step=changed_step(gold, edited)))
 
 
 def trajectory_candidates(trajectories: list[Trajectory], categories: list[str],
                           seed: int = 0) -> tuple[list[Instance], list[str]]:
     """One candidate instance per trajectory and category the rules could make, and a
-    line for each they declined (what and why). A candidate's question is the task with
-    the tools, its answers the gold and edited trajectories as a judge reads them; its
-    rationale names the step changed (``step N: …``)."""
+    line for each they declined (what and why)."""
     made, declined = [], []
     for trajectory in trajectories:
         for category in categories:
@@ -414,16 +442,7 @@ def trajectory_candidates(trajectories: list[Trajectory], categories: list[str],
             except Declined as why:
                 declined.append(f"{trajectory.id} × {category}: {why}")
                 continue
-            made.append(Instance(
-                id=f"{trajectory.id}:{category}", ability=Ability.AGENT,
-                category=SCORE_INVARIANT if category.startswith(SCORE_INVARIANT)
-                else category,
-                instruction=task_text(trajectory), gold_answer=render(trajectory),
-                perturbed_answer=render(edit.trajectory),
-                rationale=f"step {edit.step}: {edit.summary}",
-                flags=tuple(prescreen_trajectory(trajectory, edit)),
-                provenance=Provenance(source="trajectory", original_id=trajectory.id,
-                                      generator=f"trajectory-rules-{TRAJECTORY_RULES_VERSION}",
-                                      template_version=RENDER_VERSION, seed=seed,
-                                      changed_step=edit.step)))
+            made.append(trajectory_instance(
+                trajectory, category, render(edit.trajectory), edit.step, edit.summary,
+                f"trajectory-rules-{TRAJECTORY_RULES_VERSION}", seed))
     return made, declined
