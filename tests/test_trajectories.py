@@ -464,3 +464,30 @@ def test_auto_asks_the_llm_only_where_a_rule_declines(tmp_path):
     missing = CliRunner().invoke(main, ["trajectories", "perturb", "--output",
                                         str(tmp_path / "x.jsonl"), "--engine", "llm"])
     assert missing.exit_code == 2 and "--model" in missing.output
+
+
+def test_trajectory_candidates_publish_to_the_hub_like_the_rest(tmp_path):
+    """A trajectory queue published (dry run): the `agent` config, a split per
+    category, read by `datasets`; fbi reads the folder back as it was, the step each
+    candidate changed included."""
+    import datasets
+
+    from fbi import write_dataset
+    from fbi.perturb import trajectory_candidates
+
+    made, _ = trajectory_candidates(sample_trajectories(), [
+        "trajectory/wrong-tool", "trajectory/ignored-error", "score-invariant/extra-read"])
+    queue = write_dataset(made, tmp_path / "q.jsonl")
+    result = CliRunner().invoke(main, ["publish", str(queue), "--repo-id", "org/agents",
+                                       "--dry-run", "--output", str(tmp_path / "hub")])
+    assert result.exit_code == 0, result.output
+    agent = datasets.load_dataset(str(tmp_path / "hub"), "agent")
+    assert set(agent) == {"trajectory_wrong_tool", "trajectory_ignored_error"}
+    assert agent["trajectory_ignored_error"].num_rows == sum(
+        i.category == "trajectory/ignored-error" for i in made)
+    back = sorted(load_dataset(str(tmp_path / "hub")).instances, key=lambda i: i.id)
+    assert back == sorted(made, key=lambda i: i.id)
+    assert all(i.provenance.changed_step for i in back)
+    for suffix in (".csv", ".parquet"):  # every format fbi writes keeps the step
+        written = write_dataset(made, tmp_path / f"q{suffix}")
+        assert sorted(load_dataset(str(written)).instances, key=lambda i: i.id) == back

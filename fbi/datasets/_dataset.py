@@ -369,7 +369,8 @@ def parquet_schema():
         ("template_version", text), ("seed", pa.int64()), ("gold_model", text),
         ("group", text), ("chosen_index", pa.int64()), ("rejected_index", pa.int64()),
         ("chosen_count", pa.int64()), ("rejected_count", pa.int64()),
-        ("flags", pa.list_(text)), ("schema_version", pa.int64()),
+        ("changed_step", pa.int64()), ("flags", pa.list_(text)),
+        ("schema_version", pa.int64()),
     ])
 
 

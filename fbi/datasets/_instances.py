@@ -280,7 +280,7 @@ def _flags(value: Any) -> tuple[str, ...]:
 
 #: Provenance fields that hold whole numbers (the rest are text).
 _INTEGER_PROVENANCE = ("seed", "chosen_index", "rejected_index", "chosen_count",
-                       "rejected_count")
+                       "rejected_count", "changed_step")
 
 
 def _whole(value: Any, name: str) -> int | None:

@@ -40,7 +40,7 @@ class InstanceKey(NamedTuple):
 #: Columns a row leaves out of its canonical form when empty: those added after datasets
 #: were fingerprinted, so a dataset without best-of-N rows keeps its fingerprint.
 OMITTED_WHEN_EMPTY = ("context", "group", "chosen_index", "rejected_index", "chosen_count",
-                      "rejected_count")
+                      "rejected_count", "changed_step")
 
 
 def canonical_row(instance: Instance) -> bytes:

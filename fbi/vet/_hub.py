@@ -45,6 +45,7 @@ COLUMN_DOCS = [
     ("rejected_index", "in a best-of-N row, the rejected answer playing perturbed"),
     ("chosen_count", "in a best-of-N row, how many chosen answers it lists"),
     ("rejected_count", "in a best-of-N row, how many rejected answers it lists"),
+    ("changed_step", "an agent's trajectory: the step the planted error changed (from 1)"),
     ("flags", "automatic pre-screen flags the candidate carried"),
     ("schema_version", "version of this record layout"),
 ]
