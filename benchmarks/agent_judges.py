@@ -20,7 +20,15 @@ miss), never from fbi's outcomes, and set beside the measured.
 Then cost: the whole sample's run (three strategies), the same grown 10× (the
 candidates of seeds 0–9), and a baseline in the same invocation doing the same number
 of calls on the same instances with the answer strategies (vanilla, pairwise,
-reference): time and peak RSS. JSON to stdout; copy to RESULTS.md.
+reference): time and peak RSS.
+
+Last, `fbi hunt --trajectories` against loopback judges of agents whose blind spots are
+chosen by where the changed step lies (tests/planted_judges.trajectory_spots, which
+reads the renderings by its own code): three at once (steps with side effects, tool
+errors, final answers), four at once (those and a call repeated with the same
+arguments), one tool's steps, and none (random misses only), each over ten seeds: how
+often every planted spot is named once, by a finding ≥ 80% of whose examples it
+explains, with no other finding. JSON to stdout; copy to RESULTS.md.
 """
 
 from __future__ import annotations
@@ -170,6 +178,58 @@ def placements(instances, out: Path) -> dict:
             for r in rows}
 
 
+#: Hunts per judge of agents, and each hunt's budget.
+HUNT_SEEDS, HUNT_BUDGET = 10, 1200
+
+
+def hunts() -> dict:
+    """`fbi hunt --trajectories sample` against judges of agents with planted spots."""
+    from openai_server import ChatServer
+    from planted_judges import PlantedJudge, trajectory_spots
+
+    from fbi.hunt import Hunt, HuntConfig
+    from fbi.providers import ModelClient
+    from fbi.records import GoldItem
+    from fbi.settings import ModelSettings
+    from fbi.trajectories import sample_trajectories
+
+    items = [GoldItem.of_trajectory(t) for t in sample_trajectories()]
+    spots = trajectory_spots(items)
+    planted = {"three spots": ("side effects", "tool errors", "final answer"),
+               "four spots": ("side effects", "tool errors", "final answer",
+                              "repeated calls"),
+               "one tool": ("tool:search_flights",), "clean": ()}
+    results = {}
+    for name, chosen in planted.items():
+        judge = PlantedJudge(items, lambda g, e, c=chosen: any(spots[s](g, e) for s in c),
+                             noise=NOISE)
+        found, extra, calls, seconds = 0, 0, [], 0.0
+        for seed in range(HUNT_SEEDS):
+            work = Path(tempfile.mkdtemp(prefix="agent-hunt-"))
+            with ChatServer(judge) as server:
+                settings = ModelSettings(model="openai/planted", api_base=server.url,
+                                         concurrency=16)
+                stage = Hunt(items, HuntConfig(model=settings, budget=HUNT_BUDGET,
+                                               seed=seed, strategies=("agent",
+                                                                      "agent_pairwise")),
+                             work / "hunt", "trajectories:sample")
+                started = time.perf_counter()
+                stage.run(ModelClient(api_key="sk-bench"))
+                seconds += time.perf_counter() - started
+            result = stage.result
+            named = {s: [f for f in result.confirmed if f.examples and sum(
+                spots[s](e.gold_answer, e.edited_answer) for e in f.examples) >= 0.8 * len(
+                f.examples)] for s in chosen}
+            found += all(len(f) == 1 for f in named.values())
+            extra += len(result.confirmed) - sum(len(f) for f in named.values())
+            calls.append(result.calls)
+        results[name] = {"planted": list(chosen), "hunts": HUNT_SEEDS,
+                         "every spot named once": found, "other confirmed findings": extra,
+                         "mean calls": round(sum(calls) / len(calls)),
+                         "mean seconds": round(seconds / HUNT_SEEDS, 2)}
+    return results
+
+
 def main() -> None:
     from peak_rss import peak_rss_mb
 
@@ -196,6 +256,7 @@ def main() -> None:
                           "agent strategies (s)": round(agent_s, 2),
                           "baseline: answer strategies, same calls (s)": round(base_s, 2),
                           "baseline calls": base["calls"]}
+    results["hunts of judges of agents"] = hunts()
     results["peak RSS (MB)"] = round(peak_rss_mb(), 1)
     print(json.dumps(results, indent=2))
 

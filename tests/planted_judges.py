@@ -14,6 +14,7 @@ import difflib
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from fbi.text import LIST_ITEM
@@ -557,9 +558,9 @@ def _tools_in(block: str) -> set[str]:
 def trajectory_spots(items: Iterable) -> dict[str, BlindSpot]:
     """Blind spots of a judge of agents (issue 54), by the step an edit changed: at a
     tool with side effects (as the trajectory's own tool definitions say), at a tool's
-    error result, in the final answer (the last step, with no call), and at a step of
-    each tool (``tool:NAME``). Used by tests/test_hunt_agents.py and
-    benchmarks/agent_judges.py."""
+    error result, in the final answer (the last step, with no call), a call made again
+    with the same arguments, and at a step of each tool (``tool:NAME``). Used by
+    tests/test_hunt_agents.py and benchmarks/agent_judges.py."""
     effects = {item.gold_answer: {t.name for t in item.trajectory.tools if t.side_effects}
                for item in items}
 
@@ -577,8 +578,13 @@ def trajectory_spots(items: Iterable) -> dict[str, BlindSpot]:
         return block is not None and edited.endswith(block) and \
             block.startswith("assistant:") and "\n  calls " not in block
 
+    def repeated_calls(gold: str, edited: str) -> bool:
+        def calls(text: str) -> Counter:
+            return Counter(re.findall(r"^ {2}calls (.*) \(call [^)]*\)$", text, re.MULTILINE))
+        return any(n > max(1, calls(gold)[c]) for c, n in calls(edited).items())
+
     spots = {"side effects": at_side_effects, "tool errors": at_errors,
-             "final answer": in_final_answer}
+             "final answer": in_final_answer, "repeated calls": repeated_calls}
     for name in sorted(set().union(*({t.name for t in i.trajectory.tools} for i in items))):
         spots[f"tool:{name}"] = lambda gold, edited, n=name: (
             (block := _changed_block(gold, edited)) is not None and n in _tools_in(block))

@@ -18,6 +18,7 @@ from test_hunt import JUDGE, env_for, fbi
 from fbi.datasets import load_dataset
 from fbi.hunt import EditView, Operator
 from fbi.hunt._space import EditSpace, predicates_for
+from fbi.hunt._trajectory_edits import Toolbox
 from fbi.perturb import perturb_trajectory
 from fbi.records import GoldItem
 from fbi.trajectories import render, sample_trajectories
@@ -88,7 +89,7 @@ def test_each_predicate_reads_the_step_an_edit_changed():
     result (step 2 of search, pick, confirm, book, answer) into an error."""
     item = next(i for i in ITEMS if i.trajectory.domain == "booking")
     trajectory = item.trajectory
-    space = EditSpace(trajectories=True, tools=tuple(sorted(t.name for t in trajectory.tools)))
+    space = EditSpace(trajectories=True, toolbox=Toolbox.of([item]))
     by_name = {p.name: p for p in predicates_for(space, ["agent"], False)}
     for seed in range(40):
         edit = perturb_trajectory("trajectory/ignored-error", trajectory, seed)

@@ -55,7 +55,7 @@ from fbi.hunt._predicates import describe
 from fbi.hunt._search import Found, Search, Target
 from fbi.hunt._space import EDIT_ORDERS, EditSpace, predicates_for
 from fbi.hunt._table import Phase, Population, ProbeTable, Row
-from fbi.hunt._trajectory_edits import tools_of
+from fbi.hunt._trajectory_edits import Toolbox
 from fbi.hunt._verdicts import Verdicts
 from fbi.judge import (
     PARSER_VERSION,
@@ -312,7 +312,8 @@ class Hunt(Stage):
                                sway=any(s.paradigm != "reference"
                                         for s in self.strategies.values()),
                                trajectories=self.trajectories,
-                               tools=tools_of(self.items) if self.trajectories else ())
+                               toolbox=Toolbox.of(self.items) if self.trajectories
+                               else None)
         self.pairwise = any(s.paradigm == "pairwise" for s in self.strategies.values())
         predicates = predicates_for(self.space, list(self.strategies), self.pairwise)
         self.by_name = {p.name: p for p in predicates}

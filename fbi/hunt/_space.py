@@ -32,7 +32,7 @@ from fbi.hunt._predicates import PREDICATES, Predicate, where_predicates
 from fbi.hunt._structure import PLACES, places_of
 from fbi.hunt._table import Population
 from fbi.hunt._trajectory_edits import STEP as TRAJECTORY_GROUP
-from fbi.hunt._trajectory_edits import tool_predicates
+from fbi.hunt._trajectory_edits import Toolbox
 from fbi.perturb import manipulations
 from fbi.perturb.rules import Declined
 from fbi.records import GoldItem
@@ -75,8 +75,8 @@ class EditSpace:
     trajectories: bool = False
     """A hunt over agents' trajectories: the trajectory rules are its only operators
     (`fbi.hunt._trajectory_edits`), with no manipulation, composition or placement."""
-    tools: tuple[str, ...] = ()
-    """A trajectory hunt's tools (a ``tool:NAME`` predicate each)."""
+    toolbox: Toolbox | None = None
+    """A trajectory hunt's tools (`fbi.hunt._trajectory_edits.Toolbox`)."""
 
     def __post_init__(self) -> None:
         self.errors = error_operators(self.trajectories)
@@ -269,7 +269,7 @@ def predicates_for(space: EditSpace, strategies: list[str], pairwise: bool
     and ``judged`` ones its operators and strategies make."""
     if space.trajectories:  # where a step lies and what it is, not a text's place
         found = [p for p in PREDICATES.values() if p.group == TRAJECTORY_GROUP]
-        found += tool_predicates(space.tools)
+        found += (space.toolbox or Toolbox((), {})).predicates()
     else:
         found = [p for p in PREDICATES.values() if p.group != TRAJECTORY_GROUP]
         found += where_predicates()

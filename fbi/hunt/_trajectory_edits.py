@@ -15,15 +15,16 @@ random where they can).
 (`fbi.trajectories.rendered_steps`): where the changed step lies (the first, middle or
 last third of the trajectory, the final answer), what it is (a tool call, a tool's
 result, an error result), what it touches (a tool with side effects, a read-only one,
-``tool:NAME`` for each tool the trajectories name) and whether the task requires a
-confirmation. A user's predicate of group ``step`` joins them
-([`predicate`][fbi.hunt.predicate]).
+``tool:NAME`` for each tool the trajectories define: `Toolbox`, made per hunt) and
+whether the task requires a confirmation. A user's predicate of group ``step`` joins
+them ([`predicate`][fbi.hunt.predicate]).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from fbi.hunt._operators import TRAJECTORY_FAMILY, hunt_rule
 from fbi.hunt._predicates import PREDICATES, EditView, Predicate
@@ -31,7 +32,7 @@ from fbi.perturb import perturb_trajectory, trajectory_categories
 from fbi.perturb.rules import Declined, RuleResult
 from fbi.records import GoldItem
 from fbi.taxonomy import TRAJECTORY_PREFIX
-from fbi.trajectories import effectful_tools, render
+from fbi.trajectories import render
 
 #: The predicates' group.
 STEP = "step"  # (the group a user names in @predicate(..., group="step"))
@@ -81,14 +82,6 @@ def _is_final(view: EditView) -> bool:
         changed.role == "assistant" and not changed.tools
 
 
-def _touches(view: EditView, effectful: bool) -> bool:
-    changed = _changed(view)
-    if changed is None or not changed.tools:
-        return False
-    marked = effectful_tools(view.question)
-    return any((tool in marked) == effectful for tool in changed.tools)
-
-
 for _third_index, _name in enumerate(("first", "middle", "last")):
     _step(f"step:{_name}_third", f"in the {_name} third of the trajectory",
           f"The changed step lies in the {_name} third of the edited trajectory's steps.",
@@ -106,28 +99,49 @@ _step("step:error_result", "at a tool error",
       "The changed step is a tool's result that is an error.",
       lambda v: (c := _changed(v)) is not None and c.role == "tool" and
       "returned an error" in c.body.split("\n", 1)[0])
-_step("step:side_effects", "at a step with side effects",
-      "The changed step calls, or is the result of, a tool that changes the world.",
-      lambda v: _touches(v, True))
-_step("step:read_only", "at a read-only tool's step",
-      "The changed step calls, or is the result of, a tool that changes nothing.",
-      lambda v: _touches(v, False))
 _step("trajectory:needs_confirmation", "in tasks that require a confirmation",
       "The task requires the agent to confirm with the user before any action that "
       "changes the world.",
       lambda v: "must confirm with the user" in v.question)
 
 
-def tools_of(items: list[GoldItem]) -> tuple[str, ...]:
-    """Every tool the items' trajectories name."""
-    return tuple(sorted({tool.name for item in items if item.trajectory is not None
-                         for tool in item.trajectory.tools}))
+@dataclass(frozen=True)
+class Toolbox:
+    """The tools of a trajectory hunt's items, as their definitions say (not read back
+    from the rendering, so any tool name works)."""
 
+    names: tuple[str, ...]
+    """Every tool the trajectories define."""
+    effectful: dict[str, frozenset[str]]
+    """By question (a task with its tools): the tools that change the world."""
 
-def tool_predicates(names: tuple[str, ...]) -> list[Predicate]:
-    """``tool:NAME`` for every tool ``names``: the changed step calls it or is its
-    result."""
-    return [Predicate(f"tool:{name}", f"at a {name} step", STEP,
-                      lambda v, n=name: (c := _changed(v)) is not None and n in c.tools,
-                      f"The changed step calls {name} or is its result.")
-            for name in names]
+    @classmethod
+    def of(cls, items: list[GoldItem]) -> Toolbox:
+        trajectories = [(i.question, i.trajectory) for i in items if i.trajectory]
+        return cls(tuple(sorted({tool.name for _, t in trajectories for tool in t.tools})),
+                   {question: frozenset(tool.name for tool in t.tools if tool.side_effects)
+                    for question, t in trajectories})
+
+    def touches(self, view: EditView, effectful: bool) -> bool:
+        """Whether the changed step calls (or is the result of) a tool that changes the
+        world (``effectful``) or one that changes nothing."""
+        changed = _changed(view)
+        if changed is None:
+            return False
+        marked = self.effectful.get(view.question, frozenset())
+        return any((tool in marked) == effectful for tool in changed.tools)
+
+    def predicates(self) -> list[Predicate]:
+        """The per-hunt predicates: side effects or none, and ``tool:NAME`` for each
+        tool."""
+        found = [
+            Predicate("step:side_effects", "at a step with side effects", STEP,
+                      lambda v: self.touches(v, True), "The changed step calls, or is the "
+                      "result of, a tool that changes the world."),
+            Predicate("step:read_only", "at a read-only tool's step", STEP,
+                      lambda v: self.touches(v, False), "The changed step calls, or is the "
+                      "result of, a tool that changes nothing.")]
+        return found + [Predicate(f"tool:{name}", f"at a {name} step", STEP,
+                                  lambda v, n=name: (c := _changed(v)) is not None and
+                                  n in c.tools, f"The changed step calls {name} or is its "
+                                  "result.") for name in self.names]

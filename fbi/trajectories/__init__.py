@@ -15,7 +15,6 @@ from fbi.trajectories._render import (
     RENDER_VERSION,
     RenderedStep,
     changed_step,
-    effectful_tools,
     render,
     render_step,
     rendered_steps,

@@ -57,7 +57,6 @@ def _indent(text: str) -> str:
 
 _HEADER = re.compile(r"^Step (\d+) · (?:(user|assistant):|tool (\S+) returned)", re.MULTILINE)
 _CALL = re.compile(r"^  calls ([^\s(]+)\(", re.MULTILINE)
-_EFFECTFUL = re.compile(r"^- ([^:\n]+): .*\[changes the world\]$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -101,8 +100,3 @@ def changed_step(gold: str, edited: str) -> int | None:
             return number
     return len(before) + 1 if len(after) > len(before) else \
         (len(after) if len(after) < len(before) else None)
-
-
-def effectful_tools(task: str) -> frozenset[str]:
-    """The tools `task_text` marks as changing the world."""
-    return frozenset(_EFFECTFUL.findall(task))
