@@ -129,18 +129,26 @@ def reward_parser():
     return parse
 
 
+def _numbers(text: str) -> list[float] | None:
+    """A reply's JSON list of finite numbers (several rewards); None for anything else."""
+    try:
+        values = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(values, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values):
+        return None
+    return [float(v) for v in values]
+
+
 def step_reward_parser():
     """A process reward model's reply: the probability that each step is correct; the
     score is the first step under ½, 0 when none is (see the module docstring)."""
     def parse(responses: list[ModelResponse]) -> Parsed:
         text = responses[0].text.strip()
-        try:
-            rewards = json.loads(text)
-        except ValueError:
-            rewards = None
-        if not (isinstance(rewards, list) and rewards and all(
-                isinstance(r, int | float) and not isinstance(r, bool) and 0 <= r <= 1
-                for r in rewards)):
+        rewards = _numbers(text)
+        if not rewards or not all(0 <= r <= 1 for r in rewards):
             return Parsed("unparseable", {"score": None},
                           f"not a reward a step: {text[:60]!r}")
         first = next((n for n, r in enumerate(rewards, 1) if r < 0.5), 0)
@@ -155,13 +163,8 @@ def pairwise_reward_parser(role: str):
     ``tie`` when they are equal."""
     def parse(responses: list[ModelResponse]) -> Parsed:
         text = responses[0].text.strip()
-        try:
-            rewards = json.loads(text)
-        except ValueError:
-            rewards = None
-        if not (isinstance(rewards, list) and len(rewards) == 2 and
-                all(isinstance(r, int | float) and not isinstance(r, bool) and
-                    math.isfinite(r) for r in rewards)):
+        rewards = _numbers(text)
+        if rewards is None or len(rewards) != 2:
             return Parsed("unparseable", {"verdict": None},
                           f"not a pair of rewards: {text[:60]!r}")
         a, b = rewards
