@@ -48,9 +48,10 @@ def named(result: dict, spots: dict) -> dict[str, list[str]]:
     return found
 
 
-def test_three_spots_of_one_judge_of_agents_are_each_named_once(tmp_path):
+def test_four_spots_of_one_judge_of_agents_are_each_named_once(tmp_path):
     spots = trajectory_spots(ITEMS)
-    planted = {name: spots[name] for name in ("side effects", "tool errors", "final answer")}
+    planted = {name: spots[name] for name in ("side effects", "tool errors", "final answer",
+                                              "repeated calls")}
     judge = PlantedJudge(ITEMS, lambda g, e: any(s(g, e) for s in planted.values()),
                          noise=10)
     _, result = hunt_agents(judge, tmp_path / "h", tmp_path,
@@ -58,10 +59,11 @@ def test_three_spots_of_one_judge_of_agents_are_each_named_once(tmp_path):
     found = named(result, planted)
     assert all(len(descriptions) == 1 for descriptions in found.values()), found
     confirmed = [f for f in result["findings"] if f["confirmed"]]
-    assert len(confirmed) == 3, [f["description"] for f in confirmed]
+    assert len(confirmed) == 4, [f["description"] for f in confirmed]
     assert found["side effects"] == ["edits at a step with side effects"]
     assert found["tool errors"] == ["edits at a tool error"]
     assert found["final answer"] == ["edits in the final answer"]
+    assert found["repeated calls"] == ["edits repeating a call already made"]
     # the queue: each missed edit of a finding once, an agent's instance naming its step
     queue = load_dataset(str(tmp_path / "h" / "queue.jsonl"))
     assert queue and len({i.id for i in queue}) == len(queue)
@@ -106,6 +108,13 @@ def test_each_predicate_reads_the_step_an_edit_changed():
     assert holds == {"step:tool_result", "step:error_result", "step:read_only",
                      f"step:{third}_third", "tool:search_flights",
                      "trajectory:needs_confirmation"}
+    # a call made again with the same arguments: by a loop, or beside its twin in a step
+    loop = perturb_trajectory("trajectory/redundant-loop", trajectory, 0)
+    again = EditView(item.question, item.gold_answer, render(loop.trajectory),
+                     render(loop.trajectory), "agent", "trajectory/redundant-loop",
+                     ("trajectory/redundant-loop",))
+    assert by_name["step:repeats_a_call"].test(again)
+    assert not by_name["step:repeats_a_call"].test(view)
     # the answer hunt's places and the trajectory hunt's predicates never mix
     assert not any(p.group == "where" for p in by_name.values())
     answers = predicates_for(EditSpace(), ["vanilla"], False)

@@ -14,15 +14,16 @@ random where they can).
 **Predicates** (group ``step``), read from the renderings the judge saw
 (`fbi.trajectories.rendered_steps`): where the changed step lies (the first, middle or
 last third of the trajectory, the final answer), what it is (a tool call, a tool's
-result, an error result), what it touches (a tool with side effects, a read-only one,
-``tool:NAME`` for each tool the trajectories define: `Toolbox`, made per hunt) and
-whether the task requires a confirmation. A user's predicate of group ``step`` joins
-them ([`predicate`][fbi.hunt.predicate]).
+result, an error result, a call made before with the same arguments), what it touches (a
+tool with side effects, a read-only one, ``tool:NAME`` for each tool the trajectories
+define: `Toolbox`, made per hunt) and whether the task requires a confirmation. A user's
+predicate of group ``step`` joins them ([`predicate`][fbi.hunt.predicate]).
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -99,6 +100,27 @@ _step("step:error_result", "at a tool error",
       "The changed step is a tool's result that is an error.",
       lambda v: (c := _changed(v)) is not None and c.role == "tool" and
       "returned an error" in c.body.split("\n", 1)[0])
+def _calls(body: str) -> list[str]:
+    """A rendered step's calls, each as its tool and arguments (its call id left out)."""
+    return re.findall(r"^ {2}calls (.*) \(call [^\n]*\)$", body, re.MULTILINE)
+
+
+def _repeats(view: EditView) -> bool:
+    changed = _changed(view)
+    if changed is None or changed.role != "assistant":
+        return False
+    number, steps = view.trajectory_step
+    made = [c for s in steps[:number - 1] for c in _calls(s.body)]
+    for call in _calls(changed.body):
+        if call in made:
+            return True
+        made.append(call)  # (two calls of one step alike repeat too)
+    return False
+
+
+_step("step:repeats_a_call", "repeating a call already made",
+      "The changed step calls a tool with the same arguments as an earlier call (of an "
+      "earlier step, or of the same step).", _repeats)
 _step("trajectory:needs_confirmation", "in tasks that require a confirmation",
       "The task requires the agent to confirm with the user before any action that "
       "changes the world.",
