@@ -8,7 +8,6 @@ read here.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from rich.text import Text
@@ -21,7 +20,7 @@ from textual.widgets import Footer, Input, Markdown, Static, TextArea
 from fbi.diffing import word_diff
 from fbi.records import Instance
 from fbi.taxonomy import get_category
-from fbi.trajectories import changed_step, rendered_steps
+from fbi.trajectories import changed_step, step_changes
 from fbi.vet import LABEL_KEYS, AnnotatorLog
 
 
@@ -39,36 +38,26 @@ def diff_text(gold: str, perturbed: str) -> Text:
 
 
 def trajectory_diff_text(gold: str, perturbed: str, changed: int | None) -> Text | None:
-    """An agent's perturbed trajectory step by step (issue 54): steps aligned with the
-    gold trajectory's by their text (their numbers aside, so a step put in or taken out
-    does not make every later step look changed), a removed step struck through in red,
-    an added one in green, a changed one with its word diff, and ``changed`` — the step
-    the rationale names — marked " changed ". None when the answers are not renderings of
-    trajectories (`fbi.trajectories.render`)."""
-    before, after = rendered_steps(gold), rendered_steps(perturbed)
-    if not before or not after:
+    """An agent's perturbed trajectory step by step (issue 54, `step_changes`): a
+    removed step struck through in red, an added one in green, a changed one with its
+    word diff, and ``changed`` — the step the rationale names — marked " changed ". None
+    when the answers are not renderings of trajectories."""
+    changes = step_changes(gold, perturbed)
+    if changes is None:
         return None
     text = Text()
-
-    def step(number: int, body: Text) -> None:
-        if number == changed:
+    for change in changes:
+        if change.after is None:
+            text.append(f"(removed) {change.before}\n", style="strike red")
+            continue
+        if change.number == changed:
             text.append(" changed ", style="bold reverse")
             text.append(" ")
-        text.append(f"Step {number} · ", style="bold")
-        text.append_text(body)
+        text.append(f"Step {change.number} · ", style="bold")
+        text.append_text(Text(change.after, style="green") if change.before is None
+                         else diff_text(change.before, change.after))
         text.append("\n")
-
-    matcher = difflib.SequenceMatcher(None, [s.body for s in before],
-                                      [s.body for s in after], autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        paired = min(i2 - i1, j2 - j1) if op == "replace" else 0
-        for k in range(j1, j1 + paired):
-            step(k + 1, diff_text(before[i1 + k - j1].body, after[k].body))
-        for k in range(i1 + paired, i2) if op in ("replace", "delete") else ():
-            text.append(f"(removed) {before[k].body}\n", style="strike red")
-        for k in range(j1 + paired, j2) if op != "delete" else ():
-            step(k + 1, Text(after[k].body, style="green" if op != "equal" else ""))
-    if changed is not None and changed > len(after):
+    if changed is not None and changed > sum(c.after is not None for c in changes):
         text.append(f" changed  step {changed}: the trajectory now ends before it",
                     style="bold reverse")
     return text.rstrip() or text

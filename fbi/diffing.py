@@ -20,6 +20,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from fbi.trajectories import step_changes
+
 #: Stretches up to this many tokens a side are diffed by difflib (quadratic, exact).
 DIFFLIB_TOKENS = 1500
 
@@ -168,3 +170,23 @@ def changed_regions(gold: str, perturbed: str) -> tuple[list[tuple[int, int]],
         if j2 > j1:
             inserted.append((b[j1][0], b[j2 - 1][1]))
     return removed, inserted
+
+
+def answer_diff(gold: str, perturbed: str) -> list[tuple[str, str]]:
+    """`word_diff`, or for an agent's trajectories the steps aligned by their text
+    (`fbi.trajectories.step_changes`): a removed step as one deletion, an added one as
+    one insertion, a changed one with its word diff — not every later step's new number
+    shown as a change."""
+    changes = step_changes(gold, perturbed)
+    if changes is None:
+        return word_diff(gold, perturbed)
+    segments: list[tuple[str, str]] = []
+    for change in changes:
+        if change.after is None:
+            segments.append(("delete", f"(removed) {change.before}\n"))
+        elif change.before is None:
+            segments.append(("insert", f"Step {change.number} · {change.after}\n"))
+        else:
+            segments += [("equal", f"Step {change.number} · "),
+                         *word_diff(change.before, change.after), ("equal", "\n")]
+    return segments

@@ -491,3 +491,22 @@ def test_trajectory_candidates_publish_to_the_hub_like_the_rest(tmp_path):
     for suffix in (".csv", ".parquet"):  # every format fbi writes keeps the step
         written = write_dataset(made, tmp_path / f"q{suffix}")
         assert sorted(load_dataset(str(written)).instances, key=lambda i: i.id) == back
+
+
+def test_the_viewer_and_report_diff_a_trajectory_step_by_step():
+    """answer_diff (fbi view, report.html): the booking trajectory without its
+    confirmation shows exactly the two steps left out as deletions — the later steps'
+    new numbers are no change — and no insertion; a plain answer keeps its word diff."""
+    from fbi.diffing import answer_diff, word_diff
+
+    booking = next(t for t in sample_trajectories() if t.domain == "booking")
+    edited = perturb_trajectory("trajectory/unconfirmed-action", booking, 0).trajectory
+    segments = answer_diff(render(booking), render(edited))
+    asked, confirmed = booking.steps[2].text, booking.steps[3].text
+    assert [text for op, text in segments if op == "delete"] == [
+        f"(removed) assistant:\n    {asked}\n", f"(removed) user:\n    {confirmed}\n"]
+    assert not [text for op, text in segments if op == "insert"]
+    assert "".join(text for op, text in segments if op == "equal").rstrip("\n") == \
+        render(edited)
+    assert answer_diff("Paris is big.", "Lyon is big.") == word_diff("Paris is big.",
+                                                                     "Lyon is big.")

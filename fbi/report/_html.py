@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from fbi.diffing import word_diff
+from fbi.diffing import answer_diff
 from fbi.report._human import human_chart
 from fbi.report._markdown import (
     convention_note,
@@ -106,7 +106,7 @@ def missed_examples(runs: list[Run]) -> list[dict]:
                 "judge": outcome.judge, "strategy": outcome.strategy,
                 "category": instance.category, "instruction": instance.question,
                 "diff": diffs.get(instance.id) or diffs.setdefault(
-                    instance.id, word_diff(instance.gold_answer, instance.perturbed_answer)),
+                    instance.id, answer_diff(instance.gold_answer, instance.perturbed_answer)),
                 "rationale": instance.rationale,
                 "explanation": judgment.explanation if judgment else None,
                 "verdict": _verdict_line(outcome, by_key),

@@ -14,10 +14,12 @@ from fbi.trajectories._read import gold_only, read_trajectories, trajectory_of
 from fbi.trajectories._render import (
     RENDER_VERSION,
     RenderedStep,
+    StepChange,
     changed_step,
     render,
     render_step,
     rendered_steps,
+    step_changes,
     task_text,
 )
 from fbi.trajectories._sample import sample_records, sample_trajectories

@@ -9,6 +9,7 @@ any answer (`fbi.judge` reads only the judge's reply).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -100,3 +101,39 @@ def changed_step(gold: str, edited: str) -> int | None:
             return number
     return len(before) + 1 if len(after) > len(before) else \
         (len(after) if len(after) < len(before) else None)
+
+
+@dataclass(frozen=True)
+class StepChange:
+    """One step of a trajectory's edit, aligned with the gold trajectory's by text."""
+
+    kind: str
+    """``equal``, ``replace``, ``delete`` (a gold step left out) or ``insert``."""
+    number: int | None
+    """Its number in the edited trajectory (None: a removed step)."""
+    before: str | None
+    """The gold step's text without its number (None: an added step)."""
+    after: str | None
+    """The edited step's text without its number (None: a removed step)."""
+
+
+def step_changes(gold: str, edited: str) -> list[StepChange] | None:
+    """The edit step by step, aligned by the steps' text (their numbers aside, so a
+    step put in or taken out does not make every later step look changed); None when
+    the texts are not renderings of trajectories. What the vetting TUI, the viewer and
+    report.html show of an agent's candidate."""
+    before, after = rendered_steps(gold), rendered_steps(edited)
+    if not before or not after:
+        return None
+    found: list[StepChange] = []
+    matcher = difflib.SequenceMatcher(None, [s.body for s in before],
+                                      [s.body for s in after], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        paired = min(i2 - i1, j2 - j1) if op in ("equal", "replace") else 0
+        found += [StepChange(op, j + 1, before[i1 + j - j1].body, after[j].body)
+                  for j in range(j1, j1 + paired)]
+        found += [StepChange("delete", None, before[i].body, None)
+                  for i in range(i1 + paired, i2)]
+        found += [StepChange("insert", j + 1, None, after[j].body)
+                  for j in range(j1 + paired, j2)]
+    return found

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fbi.diffing import word_diff
+from fbi.diffing import answer_diff
 from fbi.errors import InputError
 from fbi.taxonomy import (
     BESIDE_ABILITIES,
@@ -246,8 +246,8 @@ class Viewer:
                             "outcomes": outcomes, "calls": by_strategy})
         strategies = strategy_order({s for c in columns for s in c["outcomes"]})
         labels, warnings = self._human_labels(holding)
-        return {"instance": instance, "diff": word_diff(instance.gold_answer,
-                                                        instance.perturbed_answer),
+        return {"instance": instance, "diff": answer_diff(instance.gold_answer,
+                                                          instance.perturbed_answer),
                 "columns": columns, "strategies": strategies, "keys": keys,
                 "display": {s: _display_name(holding, s) for s in strategies},
                 "human": labels.get(instance_id, []), "human_warnings": warnings}
@@ -345,7 +345,7 @@ def _hunt_view(hunt) -> dict[str, Any]:
     confirmed = [f for f in hunt.findings if f.confirmed]
     others = [f for f in hunt.findings if not f.confirmed]
     numbered = list(enumerate(confirmed, 1))
-    examples = {f.name: [(e, word_diff(e.gold_answer, e.edited_answer),
+    examples = {f.name: [(e, answer_diff(e.gold_answer, e.edited_answer),
                           (e.judge_reply or "")[:REPLY_SHOWN],
                           len(e.judge_reply or "") > REPLY_SHOWN) for e in f.examples]
                 for f in confirmed}
