@@ -148,3 +148,30 @@ def test_a_hunt_that_mixes_answers_and_trajectories_is_refused(tmp_path, args, s
                str(tmp_path / "h"), *args, env=env_for(tmp_path))
     assert done.returncode == 2, done.stderr
     assert said in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_outcome_reward_model_of_trajectories_is_hunted_too(tmp_path):
+    """--judge reward/NAME --trajectories: `reward` by default; the loopback reward model
+    (tests/test_reward_models.PoolingServer) gives the gold trajectory +1 and any edit
+    −1, except an edit at a tool error, which it rewards as gold — one blind spot."""
+    from test_reward_models import PoolingServer
+
+    spot = trajectory_spots(ITEMS)["tool errors"]
+    golds = {i.gold_answer for i in ITEMS}
+
+    def reward(content: str) -> list[float]:
+        if content in golds:
+            return [1.0]
+        gold = next((g for g in golds if g.split("\n", 1)[0] == content.split("\n", 1)[0]
+                     and spot(g, content)), None)
+        return [1.0 if gold is not None else -1.0]
+
+    with PoolingServer(reply=reward) as server:
+        done = fbi("hunt", "--judge", "reward/orm", "--api-base", server.url,
+                   "--trajectories", "sample", "--budget", "600", "--output",
+                   str(tmp_path / "h"), env=env_for(tmp_path))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "h" / "hunt.json").read_text())
+    assert result["strategies"] == ["reward"]
+    confirmed = [f["description"] for f in result["findings"] if f["confirmed"]]
+    assert confirmed == ["edits at a tool error"], confirmed

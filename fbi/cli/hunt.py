@@ -210,8 +210,8 @@ def hunt(judge, dataset_spec, trajectory_spec, strategies, budget, operators, pe
     config = HuntConfig(model=config_settings, budget=budget, perturber=perturber_settings,
                         perturber_edits=perturber_edits, describer=describer_settings,
                         describer_edits=describer_edits,
-                        strategies=tuple(strategies) or (
-                            ("agent",) if trajectory_spec else default_strategies(judge)),
+                        strategies=tuple(strategies) or default_strategies(
+                            judge, "trajectory" if trajectory_spec else "answer"),
                         seed=seed,
                         operators=tuple(operators), label=label, prompts_dir=prompts_dir,
                         alpha=alpha, margin=margin, search=search)

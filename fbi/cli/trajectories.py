@@ -99,7 +99,7 @@ def perturb(input_spec, output, categories, engine, model, temperature, seed, ap
         raise InputError(f"--engine {engine} asks an LLM perturber. Fix: give --model "
                          "(and --api-base for a server of your own)")
     gold = gold_only(read_spec(input_spec))
-    settings = model_settings(model or "", api_base, concurrency=concurrency,
+    settings = model_settings(model, api_base, concurrency=concurrency,
                               timeout=timeout, retries=retries, max_cost=max_cost, rpm=rpm,
                               no_probe=no_probe, temperature=temperature) if model else None
     config = PerturbConfig(categories=categories, engine=engine, seed=seed,

@@ -100,7 +100,8 @@ def _check_subject(strategies: list, config: HuntConfig, trajectories: bool) -> 
             raise InputError(f"--strategy {strategy.name}: a step-level strategy's verdict "
                              "is a step, which the hunt's tests do not read. Fix: hunt with "
                              "agent, agent_pairwise or agent_reference")
-        if strategy.meta.subject != subject:
+        if strategy.meta.subject != subject and not strategy.meta.reward:  # (a reward
+            # model reads the task and the rendered trajectory as any conversation)
             raise InputError(f"--strategy {strategy.name} judges "
                              f"{plural[strategy.meta.subject]}, and this hunt edits "
                              f"{plural[subject]}. Fix: " + (

@@ -42,6 +42,8 @@ class JudgeKind(ABC):
     """The kind's name (``chat``, ``reward``)."""
     default_strategies: ClassVar[tuple[str, ...]]
     """What a judge of this kind runs unless told (``--strategy``)."""
+    trajectory_strategies: ClassVar[tuple[str, ...]] = ("agent",)
+    """What it runs on agents' trajectories unless told (``fbi hunt --trajectories``)."""
     repairs: ClassVar[bool] = True
     """Whether --repair can ask it again for a verdict it gave unreadably."""
 
@@ -153,7 +155,10 @@ def judge_kinds() -> list[JudgeKind]:
     return list(reversed(_kinds))
 
 
-def default_strategies(judge: str) -> tuple[str, ...]:
+def default_strategies(judge: str, subject: str = "answer") -> tuple[str, ...]:
     """The strategies a judge runs unless told: its kind's (``vanilla`` for a chat
-    judge, ``reward`` for a reward model)."""
-    return judge_kind(judge).default_strategies
+    judge, ``reward`` for a reward model); of agents' trajectories (``subject``
+    ``trajectory``), ``agent`` for a chat judge, ``reward`` for a reward model."""
+    kind = judge_kind(judge)
+    return kind.trajectory_strategies if subject == "trajectory" else \
+        kind.default_strategies

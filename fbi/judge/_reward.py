@@ -45,7 +45,7 @@ class RewardJudge(JudgeKind):
     number a reply (two, asked pairwise), nothing to repair."""
 
     name = "reward"
-    default_strategies = ("reward",)
+    default_strategies = trajectory_strategies = ("reward",)
     repairs = False
 
     def matches(self, model: str) -> bool:
