@@ -24,11 +24,12 @@ reference): time and peak RSS.
 
 Last, `fbi hunt --trajectories` against loopback judges of agents whose blind spots are
 chosen by where the changed step lies (tests/planted_judges.trajectory_spots, which
-reads the renderings by its own code): three at once (steps with side effects, tool
-errors, final answers), four at once (those and a call repeated with the same
-arguments), one tool's steps, and none (random misses only), each over ten seeds: how
-often every planted spot is named once, by a finding ≥ 80% of whose examples it
-explains, with no other finding. JSON to stdout; copy to RESULTS.md.
+reads the renderings by its own code), the first missed 95% of the time and the others
+70%: three at once (steps with side effects, tool errors, final answers), four at once
+(those and a call repeated with the same arguments), one tool's steps, and none (random
+misses only), each over ten seeds: how often every planted spot is named once, by a
+finding ≥ 80% of whose examples it explains, with no other finding. JSON to stdout; copy
+to RESULTS.md.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ HUNT_SEEDS, HUNT_BUDGET = 10, 1200
 def hunts() -> dict:
     """`fbi hunt --trajectories sample` against judges of agents with planted spots."""
     from openai_server import ChatServer
-    from planted_judges import PlantedJudge, trajectory_spots
+    from planted_judges import PlantedJudge, SeveralSpots, trajectory_spots
 
     from fbi.hunt import Hunt, HuntConfig
     from fbi.providers import ModelClient
@@ -195,13 +196,15 @@ def hunts() -> dict:
 
     items = [GoldItem.of_trajectory(t) for t in sample_trajectories()]
     spots = trajectory_spots(items)
-    planted = {"three spots": ("side effects", "tool errors", "final answer"),
-               "four spots": ("side effects", "tool errors", "final answer",
+    planted = {"three spots": ("final answer", "side effects", "tool errors"),
+               "four spots": ("final answer", "side effects", "tool errors",
                               "repeated calls"),
                "one tool": ("tool:search_flights",), "clean": ()}
     results = {}
     for name, chosen in planted.items():
-        judge = PlantedJudge(items, lambda g, e, c=chosen: any(spots[s](g, e) for s in c),
+        # the first spot loud (missed 95% of the time), the others quiet (70%)
+        judge = PlantedJudge(items, SeveralSpots({s: (spots[s], 0.95 if k == 0 else 0.7)
+                                                  for k, s in enumerate(chosen)}),
                              noise=NOISE)
         found, extra, calls, seconds = 0, 0, [], 0.0
         for seed in range(HUNT_SEEDS):
