@@ -16,10 +16,13 @@ covering** (Lavrač, Kavšek, Flach and Todorovski, "Subgroup discovery with CN2
    beats a narrower part of it (less evidence) and a broader one (diluted);
 3. the best description is taken — as broad as its evidence (`generalize`), and named by
    the description that explains the same misses without caught edits (`explainer`) —
-   its rows are set aside as *explained*, and the search starts again on the rest — so
-   the second finding is measured against rows the first does not explain, and a loud
-   blind spot cannot make a quiet one look ordinary, nor return as four descriptions of
-   itself.
+   unless its rows are a *mix* (`hot_part`: hot parts and an ordinary remainder, as
+   "short edits" are when negations and edits inside parentheses are short), in which
+   case its hottest part is taken instead (`unmixed`) and the others are left for the
+   next steps — its rows are set aside as *explained*, and the search starts again on
+   the rest — so the second finding is measured against rows the first does not
+   explain, a loud blind spot cannot make a quiet one look ordinary, nor return as four
+   descriptions of itself, and two quiet ones cannot hide inside a broad description.
 
 Why not pysubgroup or sliceline as they are (docs/how-to/hunt.md, "Why fbi searches
 descriptions itself"): both rank descriptions by one quality over the *whole* table, so
@@ -45,6 +48,11 @@ MIN_N = 6
 GENERALIZE_ALPHA = 0.05
 #: Naming: the other descriptions `explainer` weighs, the strongest this many.
 EXPLAINERS_TRIED = 100
+#: A mix (`hot_part`): a part of a description's rows missed this much more often than
+#: the rest of them, at this level (strict: every description of the rows is tried).
+SPLIT_EFFECT = 0.25
+SPLIT_P = 1e-3
+MAX_PARTS = 4
 
 Description = tuple[int, ...]
 """A conjunction of predicates, as their sorted column indices."""
@@ -186,9 +194,35 @@ def _part_of(X: np.ndarray, missed: np.ndarray, rows: np.ndarray, core: np.ndarr
              outside: tuple[int, int]) -> bool:
     """Whether ``rows`` belong with ``core``: missed not significantly less often than
     it, or significantly more often than the rows ``outside`` (a blind spot with a
-    louder part is still one blind spot)."""
-    return _greater(core, missed, rows) > GENERALIZE_ALPHA or \
-        _greater(rows, missed, outside) < GENERALIZE_ALPHA
+    louder part is still one blind spot) — unless only because another blind spot lies
+    among them (`hot_part`)."""
+    if _greater(core, missed, rows) > GENERALIZE_ALPHA:
+        return True
+    return _greater(rows, missed, outside) < GENERALIZE_ALPHA and \
+        hot_part(X, missed, rows, outside) is None
+
+
+def hot_part(X: np.ndarray, missed: np.ndarray, rows: np.ndarray,
+             outside: tuple[int, int]) -> Description | None:
+    """The first of the parts of ``rows`` that make them a *mix* — hot parts, each
+    missed much more often than the rest of ``rows`` (``SPLIT_P``), and a remainder of
+    at least ``MIN_N`` rows missed no more often than the rows ``outside`` — or None.
+    "Edits changing 1–5 characters" that are missed more often only because negations
+    and edits inside parentheses are short is a mix of two blind spots and ordinary
+    edits; "edits changing digits", missed less often when the change is larger but
+    still more often than the rest, is one blind spot (its remainder stands out)."""
+    active = rows.copy()
+    parts: list[Description] = []
+    while len(parts) < MAX_PARTS and active.sum() >= 2 * MIN_N:
+        found = best(score_all(X[active], missed[active], max_terms=2), SPLIT_EFFECT)
+        if found is None or found.p_value > SPLIT_P:
+            break
+        parts.append(found.description)
+        active &= ~covers(X, found.description)
+    if not parts or active.sum() < MIN_N or \
+            _greater(active, missed, outside) < GENERALIZE_ALPHA:
+        return None
+    return parts[0]
 
 
 def generalize(X: np.ndarray, missed: np.ndarray, found: Scored, min_effect: float
@@ -249,6 +283,25 @@ def explainer(X: np.ndarray, missed: np.ndarray, found: Scored, scored_all: list
     return found if best is None else best
 
 
+def unmixed(X: np.ndarray, missed: np.ndarray, found: Scored, min_effect: float
+            ) -> Scored:
+    """``found``, or its hottest part when its rows are a mix (`hot_part`): the part's
+    own description or its conjunction with ``found``'s, whichever has the stronger
+    evidence (at most three predicates), as broad as that evidence allows. The rest of
+    the mix stays unexplained, so the covering finds the other parts in turn."""
+    part = hot_part(X, missed, covers(X, found.description),
+                    (found.outside_misses, found.outside_n))
+    if part is None:
+        return found
+    options = [scored(X, missed, d) for d in
+               {part, tuple(sorted(set(part) | set(found.description)))} if len(d) <= 3]
+    options = [o for o in options if o.rate - o.outside_rate >= min_effect]
+    if not options:
+        return found
+    return generalize(X, missed, min(options, key=lambda s: (s.p_value, s.description)),
+                      min_effect)
+
+
 def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: float,
           min_effect: float, allowed: np.ndarray | None = None, min_n: int = MIN_N,
           explained: np.ndarray | None = None) -> list[Scored]:
@@ -265,6 +318,7 @@ def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: flo
             break
         found = generalize(X[active], missed[active], found, min_effect)
         found = explainer(X[active], missed[active], found, scored_all)
+        found = unmixed(X[active], missed[active], found, min_effect)
         chosen.append(found)
         active &= ~covers(X, found.description)
     return chosen
