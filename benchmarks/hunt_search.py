@@ -195,8 +195,17 @@ def main() -> None:
                     break
                 first = budget
             smallest[search][name] = first
+    calls = {f"{search} {budget}": {
+        "solved": sum(r["every_spot_named_once"] for r in rows
+                      if r["search"] == search and r["budget"] == budget),
+        "hunts": sum(r["search"] == search and r["budget"] == budget for r in rows),
+        "spots named once": sum(len(v) == 1 for r in rows if r["search"] == search
+                                and r["budget"] == budget for v in r["named"].values()),
+        "mean calls": round(sum(r["calls"] for r in rows if r["search"] == search
+                                and r["budget"] == budget) / max(1, len(names) * len(seeds)))}
+        for search in ("adaptive", "grid") for budget in budgets}
     print(json.dumps({"smallest budget naming every planted spot once, nothing false":
-                      smallest, "seeds": seeds}))
+                      smallest, "seeds": seeds, "by budget": calls}))
 
 
 if __name__ == "__main__":

@@ -446,3 +446,48 @@ def test_confirmation_counts_what_it_shows(tmp_path, gold):
             (table.population == decision.found.population)
         assert finding.baseline_n == base.sum()
         earlier |= table.covered(tuple(finding.predicates))
+
+
+def test_each_candidate_gets_the_held_out_edits_its_search_evidence_needs(tmp_path, gold):
+    """A candidate's held-out edits number what give its test 90% power at the rates its
+    search evidence bounds — worked here with statsmodels' sample size (margin 0: the
+    plain score test) and one-sided 95% Wilson bounds — and when every candidate has
+    them, the baseline stops once that many random edits lie outside every candidate:
+    the hunt ends under its budget."""
+    import math
+
+    from statsmodels.stats.proportion import (
+        proportion_confint,
+        samplesize_proportions_2indep_onetail,
+    )
+
+    from fbi.hunt._planner import CANDIDATE_CAP
+    from fbi.hunt._table import Phase
+
+    items, _ = load_gold_items(str(gold))
+    spots = SeveralSpots({"numbers": (FOUR_SPOTS.spots["numbers"][0], 0.95)})
+    with ChatServer(PlantedJudge(items, spots, noise=10)) as server:
+        # two operators, one the judge misses: one candidate, well supported
+        stage = Hunt(items, HuntConfig(model=ModelSettings(model=JUDGE, api_base=server.url),
+                                       budget=3000, margin=0.0,
+                                       operators=("number-errors", "grammar")),
+                     tmp_path / "h", str(gold))
+        stage.run(ModelClient(api_key="sk-test"))
+    table, candidates = stage.table, stage.summary.candidates
+    needs = []
+    for index, found in enumerate(candidates):
+        evidence = found.scored
+        low = proportion_confint(evidence.misses, evidence.n, 0.1, "wilson")[0]
+        high = proportion_confint(evidence.outside_misses, evidence.outside_n, 0.1,
+                                  "wilson")[1]
+        assert low > high, evidence
+        needs.append(max(20, math.ceil(samplesize_proportions_2indep_onetail(
+            low - high, high, 0.9, 1, 0.05 / len(candidates), alternative="larger"))))
+        drawn = ((table.phase == Phase.CANDIDATE) & (table.candidate == index)).sum()
+        assert drawn == needs[-1] < CANDIDATE_CAP, (found.description, evidence)
+    outside = table.phase == Phase.BASELINE
+    for found in candidates:
+        outside &= ~table.covered(found.description)
+    assert int(outside.sum()) == max(needs) and stage.result.calls < 3000
+    assert [f.description for f in stage.result.confirmed] in (
+        ["number-errors edits"], ["edits changing digits"])

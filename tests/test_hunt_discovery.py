@@ -76,6 +76,43 @@ def test_the_margin_test_by_hand():
     assert margin_test(20, 40, 20, 200, 0.3) > margin_test(20, 40, 20, 200, 0.1)
 
 
+@pytest.mark.parametrize("rate, base", [(0.5, 0.2), (0.7, 0.15), (0.4, 0.3)])
+def test_the_held_out_size_at_margin_zero_is_statsmodels(rate, base):
+    from statsmodels.stats.proportion import samplesize_proportions_2indep_onetail
+
+    from fbi.hunt._confirm import probes_needed
+
+    expected = samplesize_proportions_2indep_onetail(rate - base, base, 0.9, 1, 0.01,
+                                                     alternative="larger")
+    assert probes_needed(rate, base, 0.0, 0.01) == max(20, math.ceil(expected))
+
+
+@pytest.mark.parametrize("rate, base", [(0.55, 0.15), (0.7, 0.2), (0.45, 0.1)])
+def test_the_held_out_size_gives_the_margin_test_its_power(rate, base):
+    """Simulated: held-out edits and baseline edits of that size, drawn 4,000 times at
+    those rates, are confirmed (margin 10 points, level 0.01) about 90% of the time."""
+    from fbi.hunt._confirm import probes_needed
+
+    n = probes_needed(rate, base, 0.1, 0.01)
+    rng = np.random.default_rng(0)
+    inside, outside = rng.binomial(n, rate, 4000), rng.binomial(n, base, 4000)
+    power = np.mean([margin_test(int(a), n, int(b), n, 0.1) < 0.01
+                     for a, b in zip(inside, outside, strict=True)])
+    assert 0.87 <= power <= 0.94
+    assert probes_needed(base + 0.1, base, 0.1, 0.01) is None  # no effect beyond the margin
+
+
+def test_a_candidate_is_sized_for_the_rates_its_search_evidence_bounds():
+    # one-sided 95% Wilson bounds (z = 1.645), from statsmodels
+    from statsmodels.stats.proportion import proportion_confint
+
+    from fbi.hunt._confirm import planned_rates
+
+    low, high = planned_rates(30, 40, 50, 400)
+    assert low == pytest.approx(proportion_confint(30, 40, 0.1, "wilson")[0])
+    assert high == pytest.approx(proportion_confint(50, 400, 0.1, "wilson")[1])
+
+
 # ------------------------------------------------------------------ discovery
 
 
@@ -419,3 +456,46 @@ def test_sliceline_alone_sees_the_loud_spot_several_ways():
         assert loud & {i for i, value in enumerate(top) if value == 2}
     found = cover(X, missed, max_found=3, p_threshold=1e-4, min_effect=0.15)
     assert [s.description for s in found[:2]] == [(0,), (1,)]
+
+
+def test_a_finding_s_examples_are_different_edits_that_share_least_with_other_findings():
+    """Two confirmed findings, "changing a named entity" and "changing digits", and a
+    third candidate, "changing a unit". Of the entity finding's missed held-out probes,
+    one changes digits too (the digits finding explains it: not an example), one changes
+    a unit besides (shared with the third candidate), and two are the same edit: the
+    plain one comes first, and the same edit is shown once."""
+    from fbi.findings import HuntExample
+    from fbi.hunt._discovery import Scored
+    from fbi.hunt._findings import Summary, _distinct
+    from fbi.hunt._predicates import PREDICATES
+    from fbi.hunt._search import Found
+    from fbi.hunt._table import Phase, Population, ProbeTable, Row
+
+    names = ["changes_entity", "changes_digits", "changes_unit"]
+    table = ProbeTable([PREDICATES[n] for n in names])
+
+    def add(values, missed, phase, offset):
+        table.add(Row(np.array(values, dtype=bool), missed, Population.ERROR, phase, -1,
+                      "entity-swap", offset, (f"c{offset}",), False, 3, 0, 0))
+
+    add([1, 1, 0], True, Phase.BASELINE, 0)   # both findings: not an example
+    add([1, 0, 1], True, Phase.BASELINE, 1)   # shares the unit candidate's predicate
+    add([1, 0, 0], True, Phase.BASELINE, 2)   # plain
+    add([1, 0, 0], True, Phase.BASELINE, 3)   # the same edit as row 2
+    add([1, 0, 0], False, Phase.BASELINE, 4)  # caught
+    add([0, 0, 0], False, Phase.BASELINE, 5)
+    found = [Found((n,), Population.ERROR, Scored((i,), 10, 9, 10, 1, 1e-9))
+             for i, n in enumerate(names)]
+    summary = Summary(table, found, {n: PREDICATES[n] for n in names}, 0.05, 0.1)
+    entity = summary.decisions[0]
+    entity.status = summary.decisions[1].status = "confirmed"
+    summary.decisions[2].status = "not confirmed"
+    assert summary.examples(entity) == [2, 3, 1]
+
+    def example_of(row: int):
+        edited = "the same edit" if row in (2, 3) else f"edit {row}"
+        return f"c{row}", HuntExample(instance_id=str(row), strategy="vanilla",
+                                      held_out=True, question="q", gold_answer="a",
+                                      edited_answer=edited)
+
+    assert [call for call, _ in _distinct(example_of, [2, 3, 1])] == ["c2", "c1"]

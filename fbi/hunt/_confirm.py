@@ -27,6 +27,13 @@ restricted likelihood otherwise.) A judge
 with random misses and no blind spot gets nothing confirmed: its candidates' held-out
 rates sit at the baseline's, a margin below what the test asks.
 
+**How many held-out edits.** Each candidate gets as many as give the margin test 90%
+power (`probes_needed`, Farrington and Manning's sample size, 1990, §3) at its Bonferroni
+level, for the rates its *search* evidence bounds (`planned_rates`) — a function of the
+search half only, so the sizes are fixed before any held-out edit is judged and the test
+stays valid; the baseline as many outside every candidate as the largest need (the
+planner, `fbi.hunt._planner`).
+
 **Explaining away.** Candidates are tested in the order the search ranked them; each
 later one against the held-out probes that the findings already confirmed do not cover
 (its own and the baseline's alike), so a quiet blind spot is measured against the
@@ -40,8 +47,14 @@ import math
 
 from scipy import stats
 
+from fbi.metrics import wilson_interval
+
 #: Held-out edits a candidate needs before it can be confirmed.
 MIN_HELD_OUT = 10
+#: A candidate's held-out edits are as many as give its test this power at the rates
+#: its search evidence supports (`planned_rates`; one-sided 95% bounds) — no more.
+POWER = 0.9
+SIZING_Z = 1.6448536269514722
 
 
 def margin_test(misses: int, n: int, base_misses: int, base_n: int,
@@ -95,6 +108,37 @@ def confirmation_test(misses: int, n: int, base_misses: int, base_n: int,
     exact = stats.fisher_exact([[misses, n - misses], [base_misses, base_n - base_misses]],
                                alternative="greater").pvalue if base_n else 1.0
     return max(margin_test(misses, n, base_misses, base_n, margin), float(exact))
+
+
+def probes_needed(rate: float, base_rate: float, margin: float, alpha: float,
+                  power: float = POWER) -> int | None:
+    """Held-out edits a candidate needs for the margin test to confirm it at level
+    ``alpha`` with probability ``power``, if its miss rate is ``rate`` and the baseline's
+    ``base_rate`` (as many baseline edits as its own, which the baseline's are at least):
+    Farrington and Manning's sample size (1990, §3),
+    n = (z_α·σ₀ + z_β·σ₁)² / (rate − base_rate − margin)², σ₀² the variance at the
+    restricted estimates, σ₁² at the rates themselves; at least ``2·MIN_HELD_OUT``, as
+    Fisher's exact test must agree. None when ``rate`` is not ``margin`` above."""
+    difference = rate - base_rate - margin
+    if difference <= 1e-9:  # (none, up to rounding)
+        return None
+    r1, r2 = _restricted(rate, 1, base_rate, 1, margin)
+    z_alpha, z_beta = stats.norm.isf(alpha), stats.norm.isf(1 - power)
+    sigma0 = math.sqrt(r1 * (1 - r1) + r2 * (1 - r2))
+    sigma1 = math.sqrt(rate * (1 - rate) + base_rate * (1 - base_rate))
+    n = ((z_alpha * sigma0 + z_beta * sigma1) / difference) ** 2
+    return max(2 * MIN_HELD_OUT, math.ceil(n))
+
+
+def planned_rates(misses: int, n: int, outside_misses: int, outside_n: int
+                  ) -> tuple[float, float]:
+    """The rates a candidate's held-out test is sized for, from its search evidence: its
+    miss rate as low as the search allows and the rest's as high (the ends of their
+    one-sided 95% Wilson bounds), so the winner's curse of a search that chose it on
+    these probes does not make its held-out test too small."""
+    low = wilson_interval(misses, n, SIZING_Z)
+    high = wilson_interval(outside_misses, outside_n, SIZING_Z)
+    return (0.0 if low is None else low[0]), (1.0 if high is None else high[1])
 
 
 def bonferroni(p_value: float, family: int) -> float:

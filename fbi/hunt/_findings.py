@@ -155,17 +155,26 @@ class Summary:
         return mask
 
     def examples(self, decision: Decision) -> list[int]:
-        """The rows of its examples, plainest first."""
+        """The rows that could be its examples, plainest first: held-out before
+        searched, then sharing less with the other candidates (each covering it counts,
+        and each predicate of another confirmed finding it has: a typo in a heading that
+        changes a name shows "inside a heading" less plainly beside "changing a named
+        entity"), made by one operator, readable, smaller."""
         table = self.table
         rows = np.flatnonzero(self.only_theirs(decision))
-        others = [table.covered(c.description) for c in self.candidates
-                  if c is not decision.found]
-        overlap = sum((o[rows].astype(int) for o in others), np.zeros(len(rows), int))
+        overlap = np.zeros(len(rows), int)
+        for candidate in self.candidates:
+            if candidate is not decision.found:
+                overlap += table.covered(candidate.description)[rows]
+        for other in self.confirmed:
+            if other is not decision:
+                for name in other.found.description:
+                    overlap += table.X[rows, table.column[name]]
         composed = np.array([table.operator_names[i].count("+") for i in
                              table.operator[rows]], dtype=int)
         order = np.lexsort((rows, table.change_size[rows], table.unreadable[rows],
                             composed, overlap, table.phase[rows] < Phase.BASELINE))
-        return [int(r) for r in rows[order][:EXAMPLES]]
+        return [int(r) for r in rows[order]]
 
 
 def _rate(table: ProbeTable, mask: np.ndarray) -> tuple[float | None, list[float] | None,
@@ -173,6 +182,23 @@ def _rate(table: ProbeTable, mask: np.ndarray) -> tuple[float | None, list[float
     n, misses = int(mask.sum()), int(table.missed[mask].sum())
     interval = wilson_interval(misses, n)
     return (misses / n if n else None, list(interval) if interval else None, n, misses)
+
+
+def _distinct(example_of: Callable[[int], tuple[str, HuntExample]], rows: list[int]
+              ) -> list[tuple[str, HuntExample]]:
+    """The first ``EXAMPLES`` of ``rows`` that show different edits (two operators can
+    make the same edit of an answer; one strategy's verdict on it is enough to see)."""
+    chosen: list[tuple[str, HuntExample]] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        call, example = example_of(row)
+        key = (example.gold_answer, example.edited_answer)
+        if key not in seen:
+            seen.add(key)
+            chosen.append((call, example))
+            if len(chosen) == EXAMPLES:
+                break
+    return chosen
 
 
 def assemble(summary: Summary, example_of: Callable[[int], tuple[str, HuntExample]],
@@ -184,7 +210,7 @@ def assemble(summary: Summary, example_of: Callable[[int], tuple[str, HuntExampl
     chosen: dict[int, list[tuple[str, HuntExample]]] = {}
     for index, decision in enumerate(summary.decisions):
         if decision.status == "confirmed":
-            chosen[index] = [example_of(row) for row in summary.examples(decision)]
+            chosen[index] = _distinct(example_of, summary.examples(decision))
     texts = replies({call for examples in chosen.values() for call, _ in examples})
     findings = []
     for index, decision in enumerate(summary.decisions):

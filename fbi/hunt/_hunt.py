@@ -30,6 +30,7 @@ from fbi.datasets import write_dataset
 from fbi.errors import InputError
 from fbi.findings import HuntExample, HuntResult
 from fbi.hunt._config import HuntConfig
+from fbi.hunt._confirm import planned_rates, probes_needed
 from fbi.hunt._describer import (
     SHOWN,
     DescriberCall,
@@ -252,7 +253,8 @@ class Hunt(Stage):
         self.search_calls = len(self.planner.planned)
         candidates = search.candidates()
         self._status("confirmation", [], search)
-        probes = self.planner.confirmation(candidates, budget - len(self.planner.planned))
+        probes = self.planner.confirmation(candidates, budget - len(self.planner.planned),
+                                           self._needs(candidates))
         if probes:
             yield from self._judge(probes)
         self.result = self._result(candidates, len(perturbing))
@@ -323,6 +325,14 @@ class Hunt(Stage):
         self.planner = Planner(self.space, self.table, self.by_name, self.strategies,
                                self.registry, self.evaluation,
                                (self.search_items, self.held_out), self.config.seed)
+
+    def _needs(self, candidates: list[Found]) -> list[int | None]:
+        """Held-out edits each candidate needs, sized from its search evidence at its
+        Bonferroni level (`fbi.hunt._confirm.probes_needed`)."""
+        level = self.config.alpha / max(1, len(candidates))
+        return [probes_needed(*planned_rates(f.scored.misses, f.scored.n,
+                                             f.scored.outside_misses, f.scored.outside_n),
+                              self.config.margin, level) for f in candidates]
 
     def _status(self, stage: str, targets: list[Target], search: Search) -> None:
         best = [(describe([self.by_name[n] for n in f.description]), f.scored.rate,

@@ -195,19 +195,33 @@ class Planner:
             probes.append(planned)
         return probes
 
-    def confirmation(self, candidates: list[Found], left: int) -> list[Planned]:
-        """The held-out probes of each candidate, each within its share of the ``left``
-        calls, then the held-out baseline's with the rest."""
+    def confirmation(self, candidates: list[Found], left: int, needs: list[int | None]
+                     ) -> list[Planned]:
+        """The held-out probes of each candidate — as many as it ``needs`` (None: as
+        many as it can have) within an equal share of the candidates' part of the
+        ``left`` calls, what one needs not taken by the next — then the held-out
+        baseline's: if every candidate had what it needs, until as many random edits as
+        the largest need lie outside every candidate (each is tested against those at
+        least: the size its need assumed), else with all the calls left (a candidate
+        short of edits gains power from a larger baseline)."""
         if not candidates:
             return []
         self._count_places()
         probes: list[Planned] = []
         pending: set[str] = set()
         end = len(self.planned) + left
-        share = int(left * (1 - BASELINE_SHARE)) // len(candidates)
-        for index, found in enumerate(candidates):
-            limit, count, failures = len(self.planned) + len(pending) + share, 0, 0
-            while count < CANDIDATE_CAP and failures < 20:
+        candidates_end = len(self.planned) + int(left * (1 - BASELINE_SHARE))
+        # those needing fewest first, so what they leave goes to the others
+        order = sorted(range(len(candidates)), key=lambda i: (
+            needs[i] is None, needs[i] or 0, i))
+        short = False
+        for served, index in enumerate(order):
+            found = candidates[index]
+            used = len(self.planned) + len(pending)
+            limit = used + (candidates_end - used) // (len(candidates) - served)
+            wanted = min(CANDIDATE_CAP, needs[index] or CANDIDATE_CAP)
+            count, failures = 0, 0
+            while count < wanted and failures < 20:
                 planned = self.draw(Target(found.population, found.description), None,
                                     Phase.CANDIDATE, index)
                 if planned is None:
@@ -217,16 +231,26 @@ class Planner:
                     break
                 probes.append(planned)
                 count += 1
-        populations = {c.population for c in candidates}
+            short |= needs[index] is None or count < needs[index]
+        # the baseline's need, by population: outside every candidate of it
+        wanted_outside = {c.population: 0 for c in candidates}
+        for found, need in zip(candidates, needs, strict=True):
+            wanted_outside[found.population] = max(wanted_outside[found.population],
+                                                   need or 0)
+        columns = [(c.population, [self.table.column[n] for n in c.description])
+                   for c in candidates]
         failures = 0
-        while failures < 50:  # the baseline takes what is left
+        while failures < 50 and (short or any(n > 0 for n in wanted_outside.values())):
             planned = self.draw(Target(None), None, Phase.BASELINE)
-            if planned is None or planned.population not in populations:
+            if planned is None or planned.population not in wanted_outside:
                 failures += 1
                 continue
             if not self.admit(planned, end, pending):
                 break
             probes.append(planned)
+            if not any(population == planned.population and planned.values[c].all()
+                       for population, c in columns):
+                wanted_outside[planned.population] -= 1
         return probes
 
 
