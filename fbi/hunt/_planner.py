@@ -22,7 +22,8 @@ from fbi.judge import EvaluationConfig, Strategy, StrategyRegistry, plan_calls
 from fbi.records import GoldItem
 from fbi.runs import Call
 
-#: Of the confirmation's calls, the share spent on the held-out baseline.
+#: Of the confirmation's calls, the share kept for the held-out baseline (what the
+#: candidates leave goes to it too, unless every candidate had what it needs).
 BASELINE_SHARE = 0.35
 #: Held-out probes a candidate gets at most (the rest go to the baseline).
 CANDIDATE_CAP = 160
