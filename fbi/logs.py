@@ -26,6 +26,7 @@ from typing import BinaryIO, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from fbi.errors import InputError, StorageError, validation_summary
+from fbi.files import open_regular
 from fbi.outputs import atomic_file
 
 Record = TypeVar("Record", bound=BaseModel)
@@ -48,6 +49,7 @@ class LogContents(Generic[Record]):
 
     path: Path
     records: list[Record] = field(default_factory=list)  # empty when read with keep=False
+    lines: list[int] = field(default_factory=list)  # each kept record's line number
     bad_lines: list[BadLine] = field(default_factory=list)
     torn_tail: bool = False
     valid_bytes: int = 0  # length of the file up to the end of its last complete line
@@ -87,12 +89,12 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
     if not path.exists():
         return contents
     try:
-        file = open(path, "rb")  # noqa: SIM115 (closed below; OSError is reported)
+        file = open_regular(path, "rb")  # (closed below; OSError is reported)
     except OSError as error:
         raise InputError(f"{path}: cannot be read ({error.strerror}). Fix: check the file's "
                          "permissions") from None
 
-    def take(raw: bytes, start: int) -> None:
+    def take(raw: bytes, start: int, number: int) -> None:
         record = model.model_validate_json(raw)
         call_id = getattr(record, "call_id", None)
         if call_id is not None:  # a call's log (batch logs are keyed otherwise)
@@ -100,6 +102,7 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
                                           getattr(record, "cost", None) or 0.0)
         if keep:
             contents.records.append(record)
+            contents.lines.append(number)
         if visit is not None:
             visit(record)
         if visit_at is not None:
@@ -112,7 +115,7 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
             if not raw.endswith(b"\n"):  # the last line, without its newline
                 if raw.strip():
                     try:  # a whole record that only lacks its newline is still a record
-                        take(raw, offset)
+                        take(raw, offset, number + 1)
                         offset += len(raw)
                     except (ValidationError, ValueError):
                         contents.torn_tail = True
@@ -122,7 +125,7 @@ def read_log(path: str | Path, model: type[Record], keep: bool = True,
             if not raw.strip():
                 continue
             try:
-                take(raw[:-1], start)
+                take(raw[:-1], start, number)
             except (ValidationError, ValueError) as error:
                 contents.bad_lines.append(BadLine(number, validation_summary(error, limit=1)))
     contents.valid_bytes = offset
@@ -182,7 +185,7 @@ class AppendLog(Generic[Record]):
     def _open(self) -> None:
         # Unbuffered: a record is in the OS's hands when append returns (it survives the
         # process being killed), and a failed write leaves no bytes in a buffer.
-        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
+        self._file = open_regular(self.path, "ab", buffering=0)  # (closed by close())
         # Where the next record starts, kept here rather than asked of the OS for every
         # record: the run's lock keeps every other writer out.
         self._end = os.fstat(self._file.fileno()).st_size
@@ -261,7 +264,7 @@ def append_durably(path: str | Path, record: BaseModel) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = dumps(record) + b"\n"
-    with open(path, "a+b", buffering=0) as log:  # unbuffered: a failed write leaves nothing
+    with open_regular(path, "a+b", buffering=0) as log:  # unbuffered: a failed write leaves nothing
         end = log.seek(0, os.SEEK_END)
         if end:
             start = _last_line_start(log, end)
@@ -302,6 +305,6 @@ def _last_line_start(log: BinaryIO, end: int, block: int = 65536) -> int:
 
 
 def data_ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as file:
+    with open_regular(path, "rb") as file:
         file.seek(-1, os.SEEK_END)
         return file.read(1) == b"\n"

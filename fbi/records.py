@@ -260,9 +260,13 @@ Status = Literal["ok", "unparseable", "error"]
 class CallRecord(BaseModel):
     """What every record of a model call carries: its id, the reply kept raw, what came of
     it, and what it cost. Judgments, perturbation calls, explanation checks, rewrites and
-    QA answers all extend it."""
+    QA answers all extend it.
 
-    model_config = ConfigDict(extra="forbid")
+    No number in a record is NaN or infinite (``allow_inf_nan=False``): fbi never writes
+    one (JSON has none), so a line holding one was edited, and is refused as a bad line
+    rather than read as a miss or a score."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     schema_version: Literal[1] = 1
     """The record format's version."""

@@ -45,6 +45,11 @@ from fbi.cli._run import (
               default=0.05, show_default=True,
               help="Family-wise error level of the paired tests (Holm over every "
                    "category and strategy).")
+@click.option("--max-left-out", type=FiniteFloat(min=0, max=1, max_open=True),
+              default=0.10, show_default=True,
+              help="The gate fails when the candidate gives no verdict (a failed call, an "
+                   "unreadable reply) on more than this share of the suite under a "
+                   "strategy: silence is no evidence of no regression.")
 @click.option("--human", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Human labels of the suite (as `fbi trust --human`): the gate also "
                    "fails when a strategy whose baseline was certified is not any more.")
@@ -56,7 +61,8 @@ from fbi.cli._run import (
 @max_cost_option
 @force_option
 @model_access_options
-def gate(suite, judge, baseline, output, max_regression, alpha, human, api_bases,
+def gate(suite, judge, baseline, output, max_regression, alpha, max_left_out, human,
+         api_bases,
          concurrency, timeout, retries, max_cost, force, api_key, rpm, no_probe) -> None:
     """Judge SUITE with JUDGE as the baseline run was judged (its strategies, selection
     and protocol) and compare: exit 1 when a miss rate rose by more than
@@ -65,7 +71,7 @@ def gate(suite, judge, baseline, output, max_regression, alpha, human, api_bases
     cached reply would hide the very change the gate looks for."""
     from fbi.gate import GateSettings, run_gate
 
-    checks = GateSettings(max_regression, alpha)
+    checks = GateSettings(max_regression, alpha, max_left_out)
     settings = model_settings(judge, api_bases, concurrency=concurrency, timeout=timeout,
                               retries=retries, max_cost=max_cost, rpm=rpm,
                               no_probe=no_probe)
@@ -95,6 +101,12 @@ def _print(result) -> None:
             str(row.newly_missed), str(row.newly_caught), f"{row.p_holm:.3g}",
             "[bold red]regressed[/]" if row.regressed else "")
     console.print(table)
+    for evidence in result.evidence:
+        if evidence.candidate_left_out or evidence.baseline_left_out:
+            mark = "" if evidence.enough else " [bold red]too little evidence[/]"
+            console.print(f"under {escape(evidence.strategy)}: the candidate left out "
+                          f"{evidence.candidate_left_out} of {evidence.instances} instances, "
+                          f"the baseline {evidence.baseline_left_out}{mark}", soft_wrap=True)
     for held in result.certificates:
         mark = "held" if held.held else "[bold red]lost[/]"
         console.print(f"certificate under {escape(held.strategy)}: {mark} — "

@@ -28,17 +28,23 @@ from fbi.cli._run import (
 )
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+#: The longest wait between steps: a year. Past it no schedule means anything, and the
+#: operating system's timers overflow (a step would run, then the wait die).
+LONGEST_EVERY_S = 366 * 86_400
+#: The shortest: a second (a step takes longer than that anyway).
+SHORTEST_EVERY_S = 1
 
 
 def parse_every(ctx, param, value: str | None) -> float | None:
-    """``--every 90s | 10m | 1h | 1d`` in seconds."""
+    """``--every 90s | 10m | 1h | 1d`` in seconds, between a second and a year."""
     if value is None:
         return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", value)
-    if not match or float(match.group(1)) <= 0:
-        raise click.BadParameter(f"{value!r}: give a positive duration such as 90s, 10m, 1h "
-                                 "or 1d")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+    match = re.fullmatch(r"\s*([0-9]{1,12}(?:\.[0-9]{1,6})?)\s*([smhd])\s*", value)
+    seconds = float(match.group(1)) * _UNITS[match.group(2)] if match else 0.0
+    if not SHORTEST_EVERY_S <= seconds <= LONGEST_EVERY_S:
+        raise click.BadParameter(f"{value!r}: give a duration from 1s to 366d, such as 90s, "
+                                 "10m, 1h or 1d")
+    return seconds
 
 
 @click.command()
@@ -110,9 +116,8 @@ def watch(suite, judge, output, strategies, per_category, alpha, every, steps, s
 
 
 def _print(step) -> None:
-    threshold = 1 / step.alpha
     line = (f"step {step.step}: E = {step.e_value:.3g} (the alarm sounds at "
-            f"{threshold:g}), {step.calls} calls")
+            f"{1 / step.alpha:g}), {step.calls} calls")
     if not step.alarm:
         console.print(f"[green]{escape(line)} — no change seen[/]", soft_wrap=True)
         return

@@ -2,12 +2,20 @@
 judge got significantly worse than a baseline run (paired exact tests per category and
 overall, Holm). Above the stages: it drives the judge stage through its face."""
 
-from fbi.gate._compare import GateResult, GateRow, compare_outcomes, compare_runs
+from fbi.gate._compare import (
+    EvidenceRow,
+    GateResult,
+    GateRow,
+    compare_outcomes,
+    compare_runs,
+    evidence_rows,
+)
 from fbi.gate._gate import (
     GateSettings,
     baseline_run,
     gate_evaluation,
     run_gate,
     suite_of,
+    verified_run,
     write_gate,
 )

@@ -9,10 +9,24 @@ X ~ Binomial(b + c, ½) — McNemar's exact test, one-sided (scipy's ``binomtest
 ``alpha`` **and** its miss rate rose by more than ``max_regression``: significant and
 large enough to matter. Score-invariant rewrites are not errors and are left out;
 instances either run could not read are counted and said, never folded into a rate.
+
+**Missing evidence fails the gate** (`EvidenceRow`): a paired test reads only what both
+runs judged, so a candidate whose replies became unreadable would otherwise pass on
+silence. Per strategy the gate fails when
+
+* the candidate left out more than ``max_left_out`` of the suite's planted-error
+  instances (no verdict: a failed call, an unreadable reply);
+* a single-answer candidate lost the *perturbed* answer's verdict alone (its gold one
+  read) more often than the gold's alone: missingness that follows the planted error is
+  how a regression hides. Under replies that fail whatever they judge the two counts are
+  alike, so P(X ≥ p), X ~ Binomial(p + g, ½), one-sided, tests it at ``alpha``;
+* the left-out instances could hide a regression: counted as missed by the candidate
+  (the worst case), some row regresses (Holm, as above).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -58,6 +72,35 @@ class GateRow(BaseModel):
     """Holm p ≤ alpha and the miss rate rose by more than max_regression."""
 
 
+class EvidenceRow(BaseModel):
+    """One strategy: how much of the suite the comparison could not read, and whether
+    that is too much to conclude anything (see the module docstring)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    strategy: str
+    """The strategy."""
+    instances: int
+    """Planted-error instances of the suite under it (either run)."""
+    baseline_left_out: int
+    """Of them, those the baseline gave no verdict on."""
+    candidate_left_out: int
+    """Those the candidate gave no verdict on."""
+    perturbed_only: int
+    """Single-answer: candidate instances whose perturbed answer's call alone was
+    unreadable (or failed)."""
+    gold_only: int
+    """Single-answer: those whose gold answer's call alone was."""
+    p_side: float
+    """P(X ≥ perturbed_only), X ~ Binomial(perturbed_only + gold_only, ½)."""
+    worst_case: list[str] = Field(default_factory=list)
+    """Rows that regress when the candidate's left-out instances count as missed."""
+    enough: bool = True
+    """The evidence suffices: none of the three failures above."""
+    reason: str = ""
+    """Why not, in one sentence (empty when it does)."""
+
+
 class HeldCertificate(BaseModel):
     """Whether a strategy's certificate (``--human``) still holds for the candidate."""
 
@@ -92,12 +135,16 @@ class GateResult(BaseModel):
     """The family-wise error level of the tests (Holm)."""
     max_regression: float
     """The rise in a miss rate that matters (e.g. 0.05: five points)."""
+    max_left_out: float = 0.10
+    """The share of the suite the candidate may leave unjudged before the gate fails."""
     rows: list[GateRow] = Field(default_factory=list)
     """Every strategy × group tested."""
+    evidence: list[EvidenceRow] = Field(default_factory=list)
+    """Per strategy: what the comparison could not read, and whether that fails it."""
     certificates: list[HeldCertificate] = Field(default_factory=list)
     """With ``--human``: each strategy's certificate, before and now."""
     passed: bool = True
-    """No row regressed and every certificate held."""
+    """No row regressed, the evidence sufficed and every certificate held."""
     sentence: str = ""
     """The decision in one sentence."""
 
@@ -111,14 +158,72 @@ def _p_greater(b: int, c: int) -> float:
 
 
 def compare_runs(baseline: Run, candidate: Run, max_regression: float = 0.05,
-                 alpha: float = 0.05) -> GateResult:
+                 alpha: float = 0.05, max_left_out: float = 0.10) -> GateResult:
     """The gate's comparison of two judge runs of the same suite (see the module
     docstring)."""
-    rows = compare_outcomes(instance_outcomes(baseline.judgments),
-                            instance_outcomes(candidate.judgments), max_regression, alpha)
+    before, after = instance_outcomes(baseline.judgments), \
+        instance_outcomes(candidate.judgments)
+    rows = compare_outcomes(before, after, max_regression, alpha)
+    evidence = evidence_rows(before, after, candidate.judgments, max_regression, alpha,
+                             max_left_out)
     return decide(GateResult(baseline=str(baseline.folder), candidate=str(candidate.folder),
                              judge=candidate.spec.model, alpha=alpha,
-                             max_regression=max_regression, rows=rows))
+                             max_regression=max_regression, max_left_out=max_left_out,
+                             rows=rows, evidence=evidence))
+
+
+def evidence_rows(baseline: Sequence[InstanceOutcome], candidate: Sequence[InstanceOutcome],
+                  candidate_judgments: Iterable, max_regression: float = 0.05,
+                  alpha: float = 0.05, max_left_out: float = 0.10) -> list[EvidenceRow]:
+    """Per strategy, whether what the candidate left unjudged is too much to conclude
+    from (the module docstring's three failures)."""
+    before = {(o.strategy, o.instance_id): o for o in baseline if not o.is_score_invariant}
+    after = {(o.strategy, o.instance_id): o for o in candidate if not o.is_score_invariant}
+    unreadable: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for judgment in candidate_judgments:
+        if judgment.paradigm == "single" and judgment.status != "ok":
+            unreadable[(judgment.strategy, judgment.instance_id)].add(judgment.role)
+    rows = []
+    for strategy in sorted({key[0] for key in before.keys() | after.keys()}):
+        keys = [k for k in before.keys() | after.keys() if k[0] == strategy]
+        left = [k for k in keys if k not in after or after[k].outcome not in _READ]
+        sides = [unreadable.get(k, set()) for k in keys]
+        perturbed_only = sum(s == {"perturbed"} for s in sides)
+        gold_only = sum(s == {"gold"} for s in sides)
+        # the worst case: what the candidate left out (and the baseline read) was missed
+        worst = [o for k, o in after.items() if k[0] == strategy and k not in left] + [
+            dataclasses.replace(before[k], outcome="undetected") for k in left
+            if k in before and before[k].outcome in _READ]
+        hidden = [f"{r.group} ({100 * r.baseline_rate:.0f}% → "  # type: ignore[operator]
+                  f"{100 * r.candidate_rate:.0f}%)"  # type: ignore[operator]
+                  for r in compare_outcomes([o for k, o in before.items() if k[0] == strategy],
+                                            worst, max_regression, alpha)
+                  if r.regressed] if left else []
+        row = EvidenceRow(
+            strategy=strategy, instances=len(keys),
+            baseline_left_out=sum(k not in before or before[k].outcome not in _READ
+                                  for k in keys),
+            candidate_left_out=len(left), perturbed_only=perturbed_only,
+            gold_only=gold_only, p_side=_p_greater(perturbed_only, gold_only),
+            worst_case=hidden)
+        share = row.candidate_left_out / row.instances if row.instances else 0.0
+        if share > max_left_out:
+            row.reason = (f"under {strategy} the candidate gave no verdict on "
+                          f"{row.candidate_left_out} of {row.instances} instances "
+                          f"({100 * share:.0f}%, more than the {100 * max_left_out:g}% "
+                          "allowed)")
+        elif perturbed_only > gold_only and row.p_side <= alpha:
+            row.reason = (f"under {strategy} the candidate's verdict was unreadable on the "
+                          f"perturbed answer alone {perturbed_only} times and on the gold "
+                          f"answer alone {gold_only} times (p = {row.p_side:.3g}): what it "
+                          "left out follows the planted errors")
+        elif row.worst_case:
+            row.reason = (f"under {strategy} the {row.candidate_left_out} instances the "
+                          "candidate left out could hide a regression (counted as missed: "
+                          f"{'; '.join(row.worst_case)})")
+        row.enough = not row.reason
+        rows.append(row)
+    return rows
 
 
 def compare_outcomes(baseline: Iterable[InstanceOutcome],
@@ -178,9 +283,10 @@ def held_certificates(baseline: Run, candidate: Run, labels: Sequence[HumanLabel
 
 
 def decide(result: GateResult) -> GateResult:
-    """``passed`` and ``sentence`` from the rows and certificates."""
+    """``passed`` and ``sentence`` from the rows, the evidence and the certificates."""
     result.passed = not any(row.regressed for row in result.rows) and \
-        all(c.held for c in result.certificates)
+        all(e.enough for e in result.evidence) and \
+        all(c.held for c in result.certificates) and any(r.paired for r in result.rows)
     result.sentence = _sentence(result)
     return result
 
@@ -188,6 +294,13 @@ def decide(result: GateResult) -> GateResult:
 def _sentence(result: GateResult) -> str:
     regressed = [r for r in result.rows if r.regressed]
     lost = [c.strategy for c in result.certificates if not c.held]
+    short = [e.reason for e in result.evidence if not e.enough]
+    if short:
+        return (f"{result.judge} fails: too little evidence to pass — " + "; ".join(short) +
+                ". A gate never reads 'no regression' into missing verdicts" +
+                (f" (and {len(regressed)} test(s) regressed)" if regressed else "") + ".")
+    if not result.rows or not any(r.paired for r in result.rows):
+        return f"{result.judge} fails: no instance was judged readably by both runs."
     if lost:
         return (f"{result.judge} lost its certificate under {', '.join(lost)}" +
                 (f", and regressed on {len(regressed)} test(s)" if regressed else "") + ".")

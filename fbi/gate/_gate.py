@@ -9,14 +9,17 @@ instances or it says nothing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.datasets import Dataset, load_dataset
 from fbi.errors import InputError
 from fbi.gate._compare import GateResult, compare_runs, decide, held_certificates
-from fbi.judge import Evaluation, EvaluationConfig
+from fbi.judge import PARSER_VERSION, Evaluation, EvaluationConfig, reparse
+from fbi.logs import read_log
 from fbi.outputs import claim_folder, mark_written, write_atomically
+from fbi.records import Judgment
 from fbi.run_spec import RunTotals
 from fbi.runs import Run, load_run, read_spec, stopped
 from fbi.settings import ModelSettings
@@ -32,17 +35,30 @@ class GateSettings:
     """The rise in a miss rate that matters (0.05: five points)."""
     alpha: float = 0.05
     """The family-wise error level of the tests (Holm)."""
+    max_left_out: float = 0.10
+    """The share of the suite's planted-error instances the candidate may leave without a
+    verdict (a failed call, an unreadable reply) before the gate fails for want of
+    evidence."""
 
     def __post_init__(self) -> None:
+        for name in ("max_regression", "alpha", "max_left_out"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or \
+                    not math.isfinite(value):
+                raise InputError(f"--{name.replace('_', '-')} {value!r}: give a number")
         if not 0 < self.alpha < 1:
             raise InputError(f"--alpha {self.alpha}: must lie strictly between 0 and 1")
         if not 0 <= self.max_regression < 1:
             raise InputError(f"--max-regression {self.max_regression}: a share of "
                              "instances in [0, 1), e.g. 0.05 for five points")
+        if not 0 <= self.max_left_out < 1:
+            raise InputError(f"--max-left-out {self.max_left_out}: a share of instances in "
+                             "[0, 1), e.g. 0.1 for a tenth of the suite")
 
 
 def baseline_run(folder: Path) -> Run:
-    """The baseline: a finished judge run folder, or one message saying what it is not."""
+    """The baseline: a finished judge run folder whose every record its stored reply
+    confirms (`verified_run`), or one message saying what it is not."""
     if not (folder / "run.json").is_file():
         raise InputError(f"--baseline {folder}: no run.json. Fix: give a folder `fbi "
                          "evaluate --output` wrote")
@@ -50,10 +66,44 @@ def baseline_run(folder: Path) -> Run:
     if spec.kind != "evaluate":
         raise InputError(f"--baseline {folder}: a {spec.kind} run, not a judge run. Fix: "
                          "give a folder `fbi evaluate` wrote")
-    run = load_run(folder)
+    if not (folder / "instances.jsonl").is_file():
+        raise InputError(f"--baseline {folder}: no instances.jsonl, so its replies cannot "
+                         "be read again. Fix: give the whole folder `fbi evaluate` wrote")
+    run = verified_run(folder, "--baseline")
     if not run.judgments:
         raise InputError(f"--baseline {folder}: no judgment. Fix: finish the run (run the "
                          "same command again) or give another")
+    return run
+
+
+def verified_run(folder: Path, option: str) -> Run:
+    """A judge run whose verdicts are re-derived from its stored replies: a line that
+    does not read (a NaN or an infinity included) is refused with its line, and so is a
+    record whose verdict its own reply contradicts under the parser that wrote it (an
+    edited file). Records of an older parser are read again, as ``fbi evaluate`` would."""
+    run = load_run(folder)
+    if run.problems:
+        raise InputError(f"{option} {folder}: {run.problems[0]}")
+    path = folder / "judgments.jsonl"
+    contents = read_log(path, Judgment)
+    line_of = {record.call_id: line
+               for record, line in zip(contents.records, contents.lines, strict=True)}
+    fields = ("status", "score", "verdict", "slot_verdict")
+    reread = []
+    for judgment in (*run.judgments, *run.repeats):
+        again = reparse(judgment, run.instances.get(judgment.instance_id))
+        said = tuple(getattr(judgment, f) for f in fields)
+        read = tuple(getattr(again, f) for f in fields)
+        if judgment.parser_version == PARSER_VERSION and said != read:
+            shown = ", ".join(f"{f} {a!r} (its reply reads {b!r})"
+                              for f, a, b in zip(fields, said, read, strict=True) if a != b)
+            raise InputError(f"{path}, line {line_of[judgment.call_id]}: the record says "
+                             f"{shown}: it no longer matches its stored reply (the file "
+                             f"was edited). Fix: restore {folder}, or make it anew with "
+                             "fbi evaluate")
+        reread.append(again)
+    run.judgments = [j for j in reread if j.sample == 0]
+    run.repeats = [j for j in reread if j.sample > 0]
     return run
 
 
@@ -141,8 +191,9 @@ def run_gate(suite: str, baseline: Path, settings: ModelSettings, output: Path,
     totals = evaluation.run(client, progress)
     if stopped(totals) or totals.failed or totals.in_batches:
         return totals, None
-    after = load_run(output / "run")
-    result = compare_runs(before, after, checks.max_regression, checks.alpha)
+    after = verified_run(output / "run", "the candidate's run")
+    result = compare_runs(before, after, checks.max_regression, checks.alpha,
+                          checks.max_left_out)
     if human is not None:
         labels, _ = read_human_labels(human, {**before.instances, **after.instances})
         result.certificates = held_certificates(before, after, labels,

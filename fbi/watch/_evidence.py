@@ -117,4 +117,10 @@ def combined_log_e(log_es: Sequence[float]) -> float:
 
 def alarm(log_e: float, alpha: float) -> bool:
     """Whether E reached 1/α (Ville: under no change, the chance it ever does is ≤ α)."""
-    return log_e >= math.log(1 / alpha)
+    return log_e >= -math.log(alpha)
+
+
+def largest_log_e() -> float:
+    """The largest log e-value shown and compared: e^700, near where a float ends; an
+    alarm threshold past it could never be reached as fbi stores E."""
+    return 700.0

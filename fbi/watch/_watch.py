@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import json
+import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,14 +41,15 @@ from fbi.records import Instance, Judgment
 from fbi.run_spec import RunIdentity, RunTotals
 from fbi.runs import Call, Phase, Stage, StageFolder, now
 from fbi.settings import ModelSettings
-from fbi.watch._evidence import alarm, change_evidence, combined_log_e
+from fbi.watch._evidence import largest_log_e
 from fbi.watch._history import (
     WATCH_FILE,
     StreamStep,
+    WatchShape,
     WatchStep,
     append_step,
-    finite,
     read_history,
+    recomputed,
 )
 
 #: Marks a drawn copy's instance id: ``ID#wSTEP.DRAW``.
@@ -71,8 +75,15 @@ class WatchConfig:
     """Strategies of the user's own (``--prompts DIR``)."""
 
     def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, int | float) or \
+                not 0 < self.alpha < 1:
             raise InputError(f"--alpha {self.alpha}: must lie strictly between 0 and 1")
+        if -math.log(self.alpha) >= largest_log_e():
+            raise InputError(f"--alpha {self.alpha:g}: the alarm would sound at E = "
+                             f"1/α = e^{-math.log(self.alpha):.0f}, past any e-value "
+                             "fbi can hold "
+                             f"(e^{largest_log_e():.0f}), so it could never sound. Fix: "
+                             "give an α of 1e-300 or more (0.01 is usual)")
         if self.per_category < 1:
             raise InputError(f"--canary {self.per_category}: at least 1 instance per "
                              "category")
@@ -100,7 +111,8 @@ class Watch(Stage):
             model=config.model, strategies=strategies, prompts_dir=config.prompts_dir),
             self.output_dir, force)
         self.canary = canary
-        self.history: list[WatchStep] = read_history(self.output_dir)
+        self.shape = self._shape()
+        self.history: list[WatchStep] = read_history(self.output_dir, self.shape)
         self.result: WatchStep | None = None
         """The step this run finished, once it has."""
         self.incomplete = 0
@@ -131,8 +143,19 @@ class Watch(Stage):
                 drawn.append(chosen.model_copy(update={"id": f"{chosen.id}{_DRAW}{step}.{n}"}))
         return drawn
 
+    def _shape(self) -> WatchShape:
+        """What each of this watch's steps holds (`read_history` checks every line)."""
+        per_category = Counter(i.category for i in self.canary.instances)
+        strategies = [s.name for s in self.evaluation.strategies]
+        identity = json.dumps({"instances": sorted(i.id for i in self.canary.instances),
+                               "strategies": strategies, "seed": self.config.seed})
+        return WatchShape(
+            judge=self.settings.model, alpha=self.config.alpha,
+            canary=hashlib.sha256(identity.encode()).hexdigest()[:16],
+            streams={(s, c): n for s in strategies for c, n in per_category.items()})
+
     def phases(self) -> Iterator[Phase]:
-        self.history = read_history(self.output_dir)
+        self.history = read_history(self.output_dir, self.shape)
         self.judgments: dict[str, Judgment] = {}
         mark = f"{_DRAW}{self.step}."
 
@@ -168,34 +191,18 @@ class Watch(Stage):
         self.history.append(self.result)
 
     def _record(self, by_stream: dict[tuple[str, str], list[bool]], calls: int) -> WatchStep:
-        """This step's line: each stream's counts and e-value over the whole history."""
-        earlier: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-        for step in self.history:
-            for s in step.streams:
-                earlier[(s.strategy, s.category)].append((s.failures, s.asked))
-        streams, log_es = [], []
-        for (strategy, category), failed in sorted(by_stream.items()):
-            counts = [*earlier[(strategy, category)], (sum(failed), len(failed))]
-            evidence = change_evidence(counts)
-            log_es.append(evidence.log_e)
-            streams.append(StreamStep(
-                strategy=strategy, category=category, failures=sum(failed),
-                asked=len(failed), log_e=finite(evidence.log_e),
-                change_step=evidence.change_step,
-                rate_before=_rate(*evidence.before), rate_after=_rate(*evidence.after)))
-        log_e = combined_log_e(log_es)
-        previous = self.history[-1] if self.history else None
-        raised = alarm(log_e, self.config.alpha)
-        first = previous.first_alarm if previous and previous.first_alarm else (
-            self.step if raised else None)
-        return WatchStep(step=self.step, at=now(), judge=self.settings.model, calls=calls,
-                         streams=streams, log_e=finite(log_e), alpha=self.config.alpha,
-                         alarm=first is not None, first_alarm=first)
+        """This step's line: each stream's counts, and the evidence over the whole
+        history computed from the counts alone (`recomputed`)."""
+        streams = [StreamStep(strategy=strategy, category=category, failures=sum(failed),
+                              asked=len(failed), log_e=None)
+                   for (strategy, category), failed in sorted(by_stream.items())]
+        step = WatchStep(step=self.step, at=now(), judge=self.settings.model, calls=calls,
+                         streams=streams, log_e=None, alpha=self.config.alpha, alarm=False,
+                         canary=self.shape.canary)
+        return recomputed([*self.history, step], self.config.alpha)[-1]
 
 
 def _own_asking(call: Call, number: int) -> ModelRequest:
     return dataclasses.replace(call.request, sample=number)
 
 
-def _rate(failures: int, asked: int) -> float | None:
-    return failures / asked if asked else None
