@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from fbi.errors import InputError
 from fbi.records import Instance
 from fbi.trust import LabelFile
 
@@ -138,15 +139,16 @@ class LabellingApp(App):
         if item is None:
             return
         try:
-            self.labels.add(item.instance.id, item.verdict(key), self.annotator,
-                            "gold" if item.gold_first else "perturbed")
-        except OSError as error:
+            added = self.labels.add(item.instance.id, item.verdict(key), self.annotator,
+                                    "gold" if item.gold_first else "perturbed")
+        except (OSError, InputError) as error:
             self.say(f"NOT SAVED: {error}. The item stays here; fix the problem and retry.")
             self.bell()
             return
-        self.added += 1
+        self.added += added is not None
         self.queue.pop(self.position)
-        self.say("")
+        self.say("" if added else "You had labelled this item already (in another "
+                 "session); your first label stands.")
         self.show()
 
     def action_skip(self) -> None:
@@ -157,15 +159,16 @@ class LabellingApp(App):
     def action_undo(self) -> None:
         try:
             removed = self.labels.undo(self.annotator)
-        except OSError as error:
+        except (OSError, InputError) as error:
             self.say(f"NOT SAVED: {error}.")
             return
         if removed is None:
             self.say("Nothing to undo.")
             return
         self.added -= 1
-        item = next(i for i in self.items if i.instance.id == removed.instance_id)
-        self.queue.insert(self.position, item)
+        item = next((i for i in self.items if i.instance.id == removed.instance_id), None)
+        if item is not None and item not in self.queue:
+            self.queue.insert(self.position, item)
         self.say("Undid your last label; it is shown again.")
         self.show()
 

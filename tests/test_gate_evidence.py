@@ -114,7 +114,7 @@ def test_the_share_is_an_option(baseline, tmp_path):
     """--max-left-out 0.05: the 6 of 66 (9.1%) of two silent categories are too many."""
     code, said, result = gate(baseline, tmp_path / "g", silent_on({"entity", "number-errors"}),
                               "--max-left-out", "0.05", "--alpha", "0.01")
-    assert code == 1 and "more than the 5% allowed" in result["evidence"][0]["reason"]
+    assert code == 1 and "more than the 5% allowed" in result["evidence"][0]["reason"], said
 
 
 def outcome(key: str, category: str, outcome: str) -> InstanceOutcome:

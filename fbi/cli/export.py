@@ -59,20 +59,26 @@ def label_studio(run_dirs, output, seed, force) -> None:
     export of the labelled tasks is read by `fbi trust --human` and `fbi report --human`
     as it is."""
     import json
+    import secrets
 
     from fbi.outputs import claim_folder, mark_written, write_atomically
     from fbi.runs import load_run
-    from fbi.trust import LABEL_CONFIG, label_studio_tasks
+    from fbi.trust import LABEL_CONFIG, MAPPING_FILE, label_studio_tasks, task_mapping
 
     instances = {}
     for folder in run_dirs:
         instances.update(load_run(folder, full=False).instances)
-    files = ["tasks.json", "label_config.xml"]
+    files = ["tasks.json", "label_config.xml", MAPPING_FILE]
     theirs = claim_folder(output, files, force)
     output.mkdir(parents=True, exist_ok=True)
-    tasks = label_studio_tasks(instances.values(), seed)
+    key = secrets.token_hex(16)
+    tasks = label_studio_tasks(instances.values(), seed, key)
     write_atomically(output / files[0], json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
     write_atomically(output / files[1], LABEL_CONFIG)
+    write_atomically(output / files[2], json.dumps(
+        task_mapping(instances.values(), seed, key), indent=1) + "\n")
     mark_written(output, [output / name for name in files], theirs)
-    console.print(f"wrote {len(tasks)} tasks to {escape(str(output / files[0]))} and the "
-                  f"labeling config to {escape(str(output / files[1]))}", highlight=False)
+    console.print(f"wrote {len(tasks)} blind tasks to {escape(str(output / files[0]))} (import "
+                  f"it with the labeling config {escape(str(output / files[1]))}); which "
+                  f"instance each is stays in {escape(str(output / files[2]))}, fbi's own "
+                  "file: keep it, never import it", highlight=False)

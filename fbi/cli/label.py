@@ -36,8 +36,8 @@ def label(run_dirs, output, annotator, plan, seed, agreement) -> None:
     from fbi.runs import load_run
     from fbi.trust import LabelFile, label_plan
 
+    labels = LabelFile(output, plan, seed)  # (a file fbi cannot use is said first)
     runs = [load_run(folder, full=False) for folder in run_dirs]
-    labels = LabelFile(output, plan, seed)
     instances = {i: inst for run in runs for i, inst in run.instances.items()}
     unknown = sorted({r.instance_id for r in labels.rows} - set(instances))
     if unknown:

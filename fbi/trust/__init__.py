@@ -23,7 +23,12 @@ from fbi.trust._certificate import certificates
 from fbi.trust._evaluate import check_judges, trust_runs
 from fbi.trust._items import one_sided_labels
 from fbi.trust._label_file import LabelFile, LabelRow
-from fbi.trust._label_studio import LABEL_CONFIG, label_studio_tasks
+from fbi.trust._label_studio import (
+    LABEL_CONFIG,
+    MAPPING_FILE,
+    label_studio_tasks,
+    task_mapping,
+)
 from fbi.trust._labels import HumanSource, read_human_labels
 from fbi.trust._models import (
     BlindSpot,

@@ -34,7 +34,8 @@ from pathlib import Path
 from fbi.errors import DatasetError, InputError, Problem
 from fbi.metrics import HumanLabel
 from fbi.trust._items import one_sided_labels
-from fbi.trust._label_studio import is_label_studio_task, labels_of_task
+from fbi.trust._label_file import is_label_file, read_label_rows
+from fbi.trust._label_studio import TaskIndex, is_label_studio_task, labels_of_task
 
 #: A Label Studio annotation that chose no verdict (counted, said, left out).
 _NO_CHOICE = object()
@@ -64,7 +65,7 @@ def read_human_labels(source: str | Path | HumanSource, instances: dict[str, obj
     """The labels of ``source`` and the warnings about them (MT-Bench rows of pairs no
     run holds, rows left out). ``instances``: id → instance of the runs reported. A bad
     row is an InputError naming its file and line or row."""
-    from fbi.datasets import read_rows, readable_rows
+    from fbi.datasets import RawRow, read_rows, readable_rows
 
     path = source.path if isinstance(source, HumanSource) else source
     authors_count = isinstance(source, HumanSource) and source.authors
@@ -77,15 +78,23 @@ def read_human_labels(source: str | Path | HumanSource, instances: dict[str, obj
     by_text.update(_by_models(instances))
     problems: list[Problem] = []
     labels, unknown, authors, unchosen = [], 0, 0, 0
-    try:
-        rows = list(read_rows(str(path), [], problems, "fbi"))
-    except DatasetError as error:
-        raise InputError(f"--human: {error}") from None
+    if is_label_file(path):  # fbi label's own file: its one reader, retractions applied
+        rows = [RawRow(str(path), f"line {r.line}", {
+            "instance_id": r.instance_id, "verdict": r.verdict, "annotator": r.annotator})
+            for r in read_label_rows(path)]
+    else:
+        try:
+            rows = list(read_rows(str(path), [], problems, "fbi"))
+        except DatasetError as error:
+            raise InputError(f"--human: {error}") from None
     first_at: dict[tuple, str] = {}  # (instance, annotator, what) → where first labelled
+    tasks: list[TaskIndex] = []  # made when a Label Studio task is first seen
     for row in readable_rows(rows, problems):
         try:
+            if is_label_studio_task(row.data) and not tasks:
+                tasks.append(TaskIndex(instances.values()))
             found = [_label(data, by_text, authors_count) if data is not None else _NO_CHOICE
-                     for data in (labels_of_task(row.data)
+                     for data in (labels_of_task(row.data, tasks[0])
                                   if is_label_studio_task(row.data) else [row.data])]
         except ValueError as error:
             problems.append(Problem(row.file, row.location, str(error),
