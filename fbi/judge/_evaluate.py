@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fbi.datasets import Dataset, write_dataset
 from fbi.judge._config import PROTOCOL_VERSIONS, EvaluationConfig
-from fbi.judge._kinds import judge_kind
+from fbi.judge._kinds import Parser, judge_kind
 from fbi.judge._parsing import PARSER_VERSION
 from fbi.judge._strategies import EXPLANATION_MAX_CHARS, Strategy, StrategyRegistry
 from fbi.logs import AppendLog, read_log
@@ -44,6 +44,7 @@ from fbi.runs import (
     BatchOptions,
     Call,
     DryRun,
+    Parsed,
     Phase,
     Progress,
     RunTotals,
@@ -55,6 +56,7 @@ from fbi.runs import (
     run_stage,
     sampled_dry_run,
 )
+from fbi.trajectories import rendered_steps
 
 #: Planned calls the preflight looks at: when the first this many calls still to make are
 #: all in the response cache, the run is taken as a cached re-run and the probe call is
@@ -95,6 +97,28 @@ def echoes_of(instance: Instance | None) -> tuple[str, ...]:
             *(content for _, content in instance.context))
 
 
+def call_parser(kind, paradigm: str, role: str, score_range: tuple[int, int] | None,
+                instance: Instance | None) -> Parser:
+    """How one call's replies are read: the judge kind's parser, never reading a verdict
+    from the texts under evaluation; a step-level verdict (the first wrong step) must
+    name a step of the trajectory the judge was shown, or the reply is unreadable."""
+    parse = kind.parser(paradigm, role, score_range, echoes_of(instance))
+    steps = len(rendered_steps(instance.perturbed_answer)) \
+        if paradigm == "step" and instance is not None else 0
+    if not steps:
+        return parse
+
+    def within_the_trajectory(responses: list[ModelResponse]) -> Parsed:
+        parsed = parse(responses)
+        named = parsed.fields.get("score")
+        if parsed.status == "ok" and isinstance(named, int | float) and named > steps:
+            return Parsed("unparseable", {**parsed.fields, "score": None},
+                          f"names step {named:g} of a trajectory of {steps} steps")
+        return parsed
+
+    return within_the_trajectory
+
+
 def plan_calls(
     instances: Iterable[Instance],
     strategies: list[Strategy],
@@ -125,7 +149,7 @@ def plan_calls(
                 yield Call(
                     f"{instance.id}|{strategy.name}|{role}" + (f"|s{sample}" if sample else ""),
                     render, Judgment, fields,
-                    kind.parser(strategy.paradigm, role, score_range, echoes_of(instance)),
+                    call_parser(kind, strategy.paradigm, role, score_range, instance),
                     repair=kind.repair(registry, strategy, score_range),
                     repairs=config.repair,
                     expected_reply_tokens=kind.expected_reply_tokens(strategy))
@@ -149,8 +173,8 @@ def reparse(judgment: Judgment, instance: Instance | None) -> Judgment:
     if judgment.raw_output is None or judgment.status == "error":
         return judgment
     # (the judge's kind reads it, told by the model string the judgment records)
-    parse = judge_kind(judgment.judge).parser(judgment.paradigm, judgment.role,
-                                              judgment.score_range, echoes_of(instance))
+    parse = call_parser(judge_kind(judgment.judge), judgment.paradigm, judgment.role,
+                        judgment.score_range, instance)
     texts = [judgment.raw_output, *judgment.repair_outputs]
     parsed = parse([ModelResponse(text=t) for t in texts])
     update = {**parsed.fields, "status": parsed.status, "reason": parsed.reason,

@@ -84,11 +84,16 @@ def step_rewards_of(value: Any, steps: int, positive: int) -> list[float]:
                        "(one a step tag: is the model's step tag the one fbi sent? "
                        "--model-arg step_tag=TOKEN)")
     probabilities = []
-    for entry in value:
+    for number, entry in enumerate(value, 1):
         if isinstance(entry, list):
             if not -len(entry) <= positive < len(entry):
                 raise BadReply(f"a step's entry holds {len(entry)} labels: no label "
                                f"{positive} (--model-arg {POSITIVE_LABEL}=INDEX)")
+            if len(entry) < 2 or not all(_is_probability(p) for p in entry) or \
+                    abs(sum(entry) - 1) > DISTRIBUTION_TOLERANCE:
+                raise BadReply(f"step {number}'s entry {entry!r:.120} is not a probability "
+                               "distribution over the labels (each in [0, 1], summing to "
+                               "1): serve the PRM with STEP pooling and softmax")
             entry = entry[positive]
         if isinstance(entry, bool) or not isinstance(entry, int | float) or \
                 not 0 <= entry <= 1:
@@ -96,6 +101,16 @@ def step_rewards_of(value: Any, steps: int, positive: int) -> list[float]:
                            "PRM with STEP pooling and softmax)")
         probabilities.append(float(entry))
     return probabilities
+
+
+#: How far a step's label probabilities may sum from 1 (a float32 softmax is off by
+#: about 1e-7; a reply off by more is not a softmax).
+DISTRIBUTION_TOLERANCE = 1e-3
+
+
+def _is_probability(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and \
+        math.isfinite(value) and 0 <= value <= 1
 
 
 def reward_text(value: float) -> str:
