@@ -3,6 +3,7 @@ terminal raw (control characters are shown as escapes, see `fbi.escaping.visible
 
 from __future__ import annotations
 
+import rich
 from rich.console import Console
 
 from fbi.escaping import visible
@@ -18,6 +19,11 @@ class SafeConsole(Console):
 
 console = SafeConsole(highlight=False)
 err_console = SafeConsole(stderr=True, highlight=False)
+
+# The console rich's own helpers draw on (rich.get_console()) is this one, so a bar a
+# library part starts while a run's bar is up — the embedded judge's first weights
+# fetch — is nested in the same live display rather than fighting it for the terminal.
+rich._console = console
 
 
 def print_command(lead: str, command: str, style: str = "") -> None:

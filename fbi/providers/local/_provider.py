@@ -163,6 +163,8 @@ def _fallback_engine(path: str, threads: int, missing: list[str]):
 
 
 THREADS_VARIABLE = "FBI_LOCAL_THREADS"
+#: The most threads asked for (no machine this model runs on has more cores).
+MAX_THREADS = 1024
 
 
 def llama_threads() -> int:
@@ -193,9 +195,10 @@ def given_threads() -> int | None:
     given = os.environ.get(THREADS_VARIABLE, "").strip()
     if not given:
         return None
-    if not given.isdigit() or int(given) < 1:
-        raise ConfigError(f"{THREADS_VARIABLE}={given!r}: give a whole number of threads, "
-                          "1 or more, or unset it")
+    # (ASCII digits only: "²" and "٣" are digits to str.isdigit, not to int)
+    if not (given.isascii() and given.isdigit()) or not 1 <= int(given) <= MAX_THREADS:
+        raise ConfigError(f"{THREADS_VARIABLE}={given[:40]!r}: give a whole number of "
+                          f"threads from 1 to {MAX_THREADS}, or unset it")
     return int(given)
 
 
