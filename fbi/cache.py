@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import ConfigError, FbiWarning
+from fbi.files import NotRegularFile, check_regular
 
 CACHE_ENV = "FBI_CACHE"
 
@@ -35,6 +36,7 @@ class ResponseCache:
         self.broken: str | None = None  # why the cache stopped being used mid-run
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            check_regular(self.path)  # (sqlite would block on a FIFO)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                        check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -44,7 +46,7 @@ class ResponseCache:
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,"
                 " created REAL NOT NULL)"
             )
-        except (sqlite3.Error, OSError) as error:
+        except (sqlite3.Error, OSError, NotRegularFile) as error:
             raise ConfigError(
                 f"{self.path}: not a usable response cache ({error}). Fix: delete it, pass "
                 "another --cache FILE, or run with --no-cache") from None

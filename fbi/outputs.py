@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from fbi.errors import InputError
+from fbi.files import read_bytes
 
 #: The marker file: JSON ``{"written_by": "fbi", "files": [...], "theirs": [...]}``, the
 #: paths (relative to the folder) fbi wrote, and those it found there under ``--force``.
@@ -91,7 +92,7 @@ def written_by_fbi(folder: str | Path) -> bool:
 
 def _is_run_spec(path: Path) -> bool:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bytes(path))
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and {"kind", "created_at"} <= data.keys()
@@ -99,7 +100,7 @@ def _is_run_spec(path: Path) -> bool:
 
 def _marker(folder: Path) -> dict:
     try:
-        marker = json.loads((folder / MARKER).read_bytes())
+        marker = json.loads(read_bytes(folder / MARKER))
     except (OSError, ValueError):
         return {}
     if not isinstance(marker, dict):

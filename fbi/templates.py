@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import InputError
+from fbi.files import read_bytes, read_text
 from fbi.resources import package_folder
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -266,9 +267,9 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
 
 def _read_template(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except UnicodeDecodeError as error:
-        line = path.read_bytes()[: error.start].count(b"\n") + 1
+        line = read_bytes(path)[: error.start].count(b"\n") + 1
         raise InputError(f"{path}, line {line}: bytes that are not UTF-8. Fix: save the "
                          "template as UTF-8") from None
     except OSError as error:

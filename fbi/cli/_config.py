@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from fbi.files import read_text
+
 
 def _multiple(command: click.Command) -> set[str]:
     """Parameter names of the options that may be given several times."""
@@ -106,7 +108,7 @@ def load_config(ctx: click.Context, param: click.Parameter, value: Path | None) 
     from fbi.user_yaml import load_user_yaml
 
     try:
-        options = load_user_yaml(value.read_text(encoding="utf-8"), str(value)) or {}
+        options = load_user_yaml(read_text(value), str(value)) or {}
     except (OSError, UnicodeDecodeError) as error:
         raise click.BadParameter(f"{value}: not a readable YAML file ({error})") from None
     except InputError as error:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from fbi.cli._agreement import print_agreement
 from fbi.cli._console import console, print_command
+from fbi.files import read_text
 
 
 class AnnotateGroup(click.Group):
@@ -54,7 +55,7 @@ def label(queue, annotator, guidelines, only, categories) -> None:
     items = [i for i in items if (not wanted or i.category in wanted)
              and (only != "flagged" or i.flags)
              and (only != "unlabelled" or not (i.id in state and state[i.id].label))]
-    text = guidelines.read_text(encoding="utf-8") if guidelines else default_guidelines()
+    text = read_text(guidelines) if guidelines else default_guidelines()
     VettingApp(items, log, text).run()
     done = sum(1 for i in items if i.id in log.state and log.state[i.id].label)
     console.print(f"{done} of {len(items)} items labelled by {annotator}; saved in {log.path}")

@@ -38,6 +38,7 @@ from fbi.cli._run import (
 )
 from fbi.datasets import QUICK
 from fbi.errors import UnknownName
+from fbi.files import read_text
 from fbi.providers import LOCAL_JUDGE
 from fbi.redaction import SECRET_PLACEHOLDER
 from fbi.taxonomy import PAPER_STRATEGIES
@@ -85,7 +86,7 @@ def read_system_prompt(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"{path}: cannot be read as UTF-8 text ({error}). Fix: pass a "
                          "UTF-8 text file to --system-prompt") from None

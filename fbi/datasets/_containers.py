@@ -24,6 +24,7 @@ from fbi.datasets._layouts import RawRow
 from fbi.datasets._llmbar import LLMBAR_FILE, llmbar_subset
 from fbi.errors import DatasetError, Problem
 from fbi.exact_json import JSONRefused, exact_json
+from fbi.files import NotRegularFile, check_regular, open_regular, read_bytes
 from fbi.taxonomy import SCORE_INVARIANT, get_category
 
 SAMPLE = "sample"
@@ -167,6 +168,11 @@ def _is_fbi_tsv_folder(folder: Path) -> bool:
 def _read_folder(
     folder: Path, files: list[str], problems: list[Problem], reader: Reader
 ) -> Iterator[RawRow]:
+    special = next((p for p in folder.rglob("*") if p.suffix.lower() in TABULAR_SUFFIXES
+                    and not p.is_dir() and not p.is_file()), None)
+    if special is not None:  # a FIFO or a device among the data files would hang a reader
+        raise DatasetError([Problem(str(special), "", "not a regular file (a pipe, socket "
+                                    "or device)", "move it out of the folder")])
     if _is_fbi_tsv_folder(folder):
         for path in sorted(folder.glob("*/*.tsv")):
             yield from _read_fbi_tsv(path, folder, files, problems)
@@ -252,7 +258,7 @@ def _holds_one_object(path: Path) -> bool:
     """A ``.json`` file whose text is one JSON object (metadata, not rows)."""
     if path.suffix.lower() != ".json":
         return False
-    with open(path, "rb") as file:
+    with open_regular(path, "rb") as file:
         start = file.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     if not start.startswith(b"{"):
         return False
@@ -314,6 +320,12 @@ def read_file_rows(
     if suffix not in TABULAR_SUFFIXES:
         raise DatasetError([Problem(str(path), "", f"unsupported file type '{suffix}'",
                                     SPEC_HELP)])
+    try:  # (a FIFO named rows.parquet would hang pyarrow, and datasets)
+        check_regular(path)
+    except NotRegularFile as error:
+        raise DatasetError([Problem(str(path), "", f"{error.kind}, not a regular file",
+                                    "save the data to a regular file and pass that")]) \
+            from None
     files.append(str(path))
     if suffix == ".tsv" and "category" not in defaults:
         category = FBI_FILE_CATEGORIES.get(path.stem)
@@ -343,7 +355,7 @@ def read_file_rows(
 
 
 def _read_utf8(path: Path) -> str:
-    raw = path.read_bytes()
+    raw = read_bytes(path)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -364,7 +376,7 @@ def _read_jsonl(path: Path, defaults: dict[str, Any]) -> Iterator[RawRow]:
     # Split on b"\n" only (and drop a "\r" before it): texts may hold U+2028, U+0085 and
     # the other characters str.splitlines would wrongly break a record on.
     any_text, offset = False, 0
-    with open(path, "rb") as file:
+    with open_regular(path, "rb") as file:
         for number, raw in enumerate(file, start=1):
             try:
                 line = raw.decode("utf-8-sig" if number == 1 else "utf-8")

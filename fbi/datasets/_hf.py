@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import DatasetError, Problem
+from fbi.files import open_regular
 
 #: A file's suffix → the datasets builder that reads it, and that builder's options.
 BUILDERS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -117,7 +118,7 @@ def _text_columns(path: Path, sep: str) -> dict[str, Any]:
     """Options that read every column of a CSV or TSV file as the text it holds."""
     datasets = _datasets()
     try:
-        with open(path, encoding="utf-8-sig", newline="") as file:
+        with open_regular(path, "r", encoding="utf-8-sig", newline="") as file:
             header = next(csv.reader(file, delimiter=sep), [])
     except (UnicodeDecodeError, csv.Error) as error:
         raise CannotRead(str(error)) from None

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from fbi.errors import InputError
+from fbi.files import open_regular
 from fbi.hunt._operators import Edit, Operator
 from fbi.hunt._predicates import EditView
 from fbi.logs import read_log
@@ -72,7 +73,7 @@ class EditLog:
         new = [e for e in dict.fromkeys(edits) if e.id not in self.offsets]
         if new:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "ab") as out:
+            with open_regular(self.path, "ab") as out:
                 for edit in new:
                     if edit.id in self.offsets:
                         continue
@@ -86,7 +87,7 @@ class EditLog:
         return [self.offsets[edit.id] for edit in edits]
 
     def read(self, offset: int) -> EditRecord:
-        with open(self.path, "rb") as file:
+        with open_regular(self.path, "rb") as file:
             file.seek(offset)
             return EditRecord.model_validate_json(file.readline())
 

@@ -14,6 +14,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from fbi.files import read_text
+
 _TABLE = "model_prices_and_context_window_backup.json"
 
 
@@ -25,7 +27,7 @@ def _prices() -> dict[str, Any]:
         path = Path(folder) / _TABLE
         if path.is_file():
             try:
-                return json.loads(path.read_text(encoding="utf-8"))
+                return json.loads(read_text(path))
             except (OSError, ValueError):
                 return {}
     return {}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fbi.diffing import word_diff
 from fbi.escaping import markdown_text
+from fbi.files import read_text
 from fbi.findings import HuntFinding, HuntResult
 from fbi.report._terminal import Block
 
@@ -19,7 +20,7 @@ def load_hunt(folder: str | Path) -> HuntResult:
 
     path = Path(folder) / "hunt.json"
     try:
-        return HuntResult.model_validate_json(path.read_text(encoding="utf-8"))
+        return HuntResult.model_validate_json(read_text(path))
     except (OSError, UnicodeDecodeError, ValidationError) as error:
         raise InputError(f"{path}: not a hunt's findings ({str(error).splitlines()[0]}); "
                          "run `fbi hunt` into that folder again") from None

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from fbi.errors import InputError, validation_summary
 from fbi.escaping import markdown_text as md
+from fbi.files import read_bytes, read_text
 from fbi.metrics import Metrics, RobustnessResults
 from fbi.report._cells import markdown_table, percent, plain
 from fbi.report._schema import RobustnessEntry, Summary
@@ -147,7 +148,7 @@ def load_robustness(folder: str | Path) -> RobustnessEntry | None:
     if not spec_path.exists():
         return None
     try:
-        kind = json.loads(spec_path.read_text(encoding="utf-8")).get("kind")
+        kind = json.loads(read_text(spec_path)).get("kind")
     except json.JSONDecodeError:
         raise InputError(f"{spec_path}: not valid JSON") from None
     if kind != "robustness":
@@ -157,7 +158,7 @@ def load_robustness(folder: str | Path) -> RobustnessEntry | None:
         raise InputError(f"{folder}: a robustness run without robustness.json. Fix: run "
                          "`fbi robustness run` into it again to finish it")
     try:
-        results = RobustnessResults.model_validate_json(metrics.read_bytes())
+        results = RobustnessResults.model_validate_json(read_bytes(metrics))
     except ValidationError as error:
         raise InputError(f"{metrics}: not a robustness.json of this fbi "
                          f"({validation_summary(error)}). Fix: run `fbi robustness run` "

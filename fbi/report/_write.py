@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from fbi.errors import InputError, validation_summary
+from fbi.files import read_bytes
 from fbi.findings import HuntResult
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.report._html import render_html
@@ -85,7 +86,7 @@ def read_summary(path: str | Path) -> Summary:
     naming the file and the first field that does not match, for a file that is not one."""
     path = Path(path)
     try:
-        return Summary.model_validate_json(path.read_bytes())
+        return Summary.model_validate_json(read_bytes(path))
     except ValidationError as error:
         raise InputError(f"{path}: not a summary.json of this fbi "
                          f"({validation_summary(error)}). Fix: write it again with "

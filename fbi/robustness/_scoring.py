@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fbi.errors import InputError
+from fbi.files import open_regular
 from fbi.logs import read_log
 from fbi.metrics import (
     MAQAMetrics,
@@ -381,7 +382,7 @@ def _run_answers(path: Path) -> tuple[list[QAAnswer], RunSpec | None] | None:
     is not such a log."""
     from fbi.runs import read_spec
 
-    with open(path, "rb") as file:
+    with open_regular(path, "rb") as file:
         first = file.readline()
     try:
         QAAnswer.model_validate_json(first)

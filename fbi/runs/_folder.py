@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fbi.errors import InputError, validation_summary
+from fbi.files import open_regular, read_bytes
 from fbi.outputs import claim_folder, mark_written, write_atomically
 from fbi.run_spec import RunSpec, identity_of
 
@@ -49,7 +50,7 @@ def read_spec(path: str | Path) -> RunSpec | None:
     if not path.exists():
         return None
     try:
-        return RunSpec.model_validate_json(path.read_bytes())
+        return RunSpec.model_validate_json(read_bytes(path))
     except (ValidationError, ValueError) as error:
         reason = "empty" if path.stat().st_size == 0 else validation_summary(error, limit=1)
         raise InputError(f"{path}: not a readable run spec ({reason}). Fix: restore it, or "
@@ -164,7 +165,7 @@ class RunFolder:
         import fcntl
 
         try:
-            self._lock_file = open(self.lock_path, "a+")  # noqa: SIM115 (closed by close())
+            self._lock_file = open_regular(self.lock_path, "a+")  # (closed by close())
         except OSError as error:
             raise InputError(f"{self.lock_path}: cannot be created ({error.strerror}). Fix: "
                              "choose a writable --output") from None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import InputError
+from fbi.files import read_bytes
 from fbi.logs import read_log
 from fbi.records import ExplanationCheck, Instance, Judgment
 from fbi.run_spec import RunSpec
@@ -46,7 +47,7 @@ def _instances(path: Path) -> dict[str, Instance]:
     from fbi.datasets import load_dataset
 
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(read_bytes(path)).hexdigest()
     except OSError:  # load_dataset says what is wrong with the file
         return {i.id: i for i in load_dataset(str(path), reader="fbi")}
     if digest not in _INSTANCES_READ:

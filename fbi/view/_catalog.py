@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fbi.errors import InputError
+from fbi.files import open_regular
 from fbi.run_spec import RunSpec
 from fbi.runs import Stage, read_batches, read_spec, stage_kinds
 
@@ -188,7 +189,7 @@ def _is_candidate_queue(path: Path) -> bool:
     from itertools import islice
 
     try:
-        with open(path, "rb") as file:
+        with open_regular(path, "rb") as file:
             first = [json.loads(line) for line in islice(iter(
                 lambda: file.readline(1 << 20), b""), 50) if line.strip()]
     except (OSError, ValueError):
@@ -250,7 +251,7 @@ def _locked(lock: Path) -> bool:
     import fcntl
 
     try:
-        file = open(lock, "rb")  # noqa: SIM115 (closed below)
+        file = open_regular(lock, "rb")  # (closed below)
     except OSError:
         return False
     with file:

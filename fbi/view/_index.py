@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fbi.errors import InputError
+from fbi.files import open_regular
 from fbi.metrics import InstanceOutcome, aggregate, instance_outcomes, missing_outcomes
 from fbi.records import Instance, Judgment
 from fbi.runs import load_run
@@ -128,7 +129,7 @@ class RunIndex:
             raise InputError(f"{path}: shorter than when it was read (it was rewritten). "
                              "Fix: reload the page")
         records = []
-        with open(path, "rb") as log:
+        with open_regular(path, "rb") as log:
             for call in calls:
                 log.seek(int(self.call_offset[call]))
                 records.append(Judgment.model_validate_json(log.readline()))
