@@ -57,7 +57,9 @@ def keep_secret_values(value: object) -> None:
 
 def keep_nested_secrets(value: object) -> None:
     """The values under secret-named keys anywhere inside ``value`` (an ``extra_body``'s
-    ``metadata.api_key``, a list of such objects) kept as secrets."""
+    ``metadata.api_key``, a list of such objects) kept as secrets, and so are the
+    passwords and secret query parameters of URLs in any text inside it (a proxy's
+    ``http://user:PASS@proxy:3128``)."""
     if isinstance(value, dict):
         for name, item in value.items():
             if isinstance(name, str) and is_secret_arg(name):
@@ -67,17 +69,40 @@ def keep_nested_secrets(value: object) -> None:
     elif isinstance(value, list | tuple):
         for item in value:
             keep_nested_secrets(item)
+    elif isinstance(value, str):
+        for url in _URL.findall(value):
+            keep_url_secrets(url)
 
 
 def without_nested_secrets(value: object) -> object:
     """``value`` with every value under a secret-named key, at any depth, written as
-    ``[secret]`` (what run.json keeps of a model argument)."""
+    ``[secret]``, and every URL in its texts without its password and secret query
+    parameters (`public_url`): what run.json keeps of a model argument."""
     if isinstance(value, dict):
         return {name: SECRET_PLACEHOLDER if isinstance(name, str) and is_secret_arg(name)
                 else without_nested_secrets(item) for name, item in value.items()}
     if isinstance(value, list | tuple):
         return [without_nested_secrets(item) for item in value]
+    if isinstance(value, str):
+        return _URL.sub(lambda found: public_url(found.group()) or "", value)
     return value
+
+
+def holds_url_credentials(value: object) -> bool:
+    """Whether a URL somewhere in ``value`` (its texts, at any depth) carries a password
+    or a secret-named query parameter: a model argument holding one (a proxy's
+    ``http://user:PASS@proxy:3128``) is a secret argument, recorded as ``[secret]``."""
+    if isinstance(value, dict):
+        return any(holds_url_credentials(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(holds_url_credentials(item) for item in value)
+    if isinstance(value, str):
+        return any(public_url(url) != url for url in _URL.findall(value))
+    return False
+
+
+#: A URL inside a text: a scheme, then everything up to a space or a quote.
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
 
 
 def keep_url_secrets(url: str | None) -> None:

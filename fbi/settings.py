@@ -24,6 +24,7 @@ from fbi.errors import InputError, validation_summary
 from fbi.redaction import (
     SECRET_PLACEHOLDER,
     is_secret_arg,
+    holds_url_credentials,
     keep_nested_secrets,
     keep_secret_values,
     keep_url_secrets,
@@ -133,12 +134,15 @@ class ModelSettings(BaseModel):
 
     @property
     def secret_arg_names(self) -> list[str]:
-        """The names of the model arguments that hold secrets."""
-        return [name for name, _ in self.model_args if is_secret_arg(name)]
+        """The names of the model arguments that hold secrets: by their name, or by a
+        URL with a password in their value."""
+        return [name for name, value in self.model_args
+                if is_secret_arg(name) or holds_url_credentials(value)]
 
     def recorded_model_args(self) -> dict[str, Any]:
         """The model arguments as run.json keeps them: a secret's value is ``[secret]``."""
-        return {name: SECRET_PLACEHOLDER if is_secret_arg(name)
+        secret = set(self.secret_arg_names)
+        return {name: SECRET_PLACEHOLDER if name in secret
                 else without_nested_secrets(value) for name, value in self.model_args}
 
     def client(self, cache=None, api_key: str | None = None, **options: Any):

@@ -56,6 +56,8 @@ class AnthropicServer:
         self.order: list[str] = []
         self.live_requests: list[dict] = []
         self.forge_next: str | None = None
+        self.usage_next: object = None  # the next batch's every usage count is this
+        self.counts_as: object = None  # request_counts' "succeeded" shown as this
         self.corrupt_next = 0
         self.expire_next = False
         self.error_next = 0
@@ -126,6 +128,7 @@ class AnthropicServer:
         errors, self.error_next = self.error_next, 0
         corrupt, self.corrupt_next = self.corrupt_next, 0
         forge, self.forge_next = self.forge_next, None
+        usage, self.usage_next = self.usage_next, None
         for number, request in enumerate(batch["requests"]):
             custom_id = request["custom_id"]
             if forge and number == 0:
@@ -145,6 +148,9 @@ class AnthropicServer:
                 continue
             else:
                 result = {"type": "succeeded", "message": message(request["params"])}
+                if usage is not None:
+                    result["message"]["usage"] = {"input_tokens": usage,
+                                                  "output_tokens": usage}
             lines.append(json.dumps({"custom_id": custom_id, "result": result}))
         return ("\n".join(lines) + "\n").encode()
 
@@ -155,7 +161,9 @@ class AnthropicServer:
         return {"id": batch_id, "type": "message_batch",
                 "processing_status": batch["processing_status"],
                 "request_counts": {"processing": 0 if ended else count,
-                                   "succeeded": count if ended else 0, "errored": 0,
+                                   "succeeded": (count if ended else 0)
+                                   if self.counts_as is None else self.counts_as,
+                                   "errored": 0,
                                    "canceled": 0, "expired": 0},
                 "ended_at": "2026-11-26T00:00:00Z" if ended else None,
                 "created_at": "2026-11-26T00:00:00Z",

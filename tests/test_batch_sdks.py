@@ -135,13 +135,12 @@ def test_gemini_results_naming_another_model_are_not_judgments(tmp_path, live, p
     assert verdicts(tmp_path / "run") == live
 
 
-@pytest.mark.parametrize("count", ["many", 10 ** 30, -5, 2.5])
+@pytest.mark.parametrize("count", ["many", 10 ** 30, 2 ** 64, 10 ** 400, -5, 2.5])
 def test_a_result_with_a_count_that_is_no_count_is_no_reply(tmp_path, live, provider, count):
-    """Issue 50: a usage count that is no number, absurd, negative or fractional is no
-    reply — never a traceback on this run or the next: the requests go back to pending,
-    and the judgments are the live ones once the provider answers plainly."""
-    if provider.name != "gemini":
-        pytest.skip("the Anthropic server's lies are read by fbi's own reader (reply_of)")
+    """Issues 50 and 63: a usage count that is no number, absurd (past 64 bits, past
+    Python's 4,300-digit reading limit), negative or fractional is no reply — never a
+    traceback on this run or the next: the requests go back to pending, and the
+    judgments are the live ones once the provider answers plainly."""
     with provider.server() as server:
         server.usage_next = count
         result = batch_run(provider, server, tmp_path / "run", tmp_path, "--wait", "--poll",
@@ -151,6 +150,23 @@ def test_a_result_with_a_count_that_is_no_count_is_no_reply(tmp_path, live, prov
         assert len(server.batches) == 2  # the first batch's requests asked again
     assert verdicts(tmp_path / "run") == live
     assert all(r["prompt_tokens"] < 10 ** 6 for r in records(tmp_path / "run"))
+
+
+@pytest.mark.parametrize("shown", ["3", None, -1, 10 ** 30, [1]])
+def test_batch_counts_that_are_no_counts_are_no_traceback(tmp_path, live, provider, shown):
+    """Anthropic's request_counts as text, null, negative, huge or a list: the batch's
+    state is read without them (they only say how far it has come), never a traceback,
+    on this run or the next."""
+    if provider.name != "anthropic":
+        pytest.skip("request_counts are Anthropic's")
+    with provider.server() as server:
+        server.counts_as = shown
+        for _ in range(2):  # the run, and a rerun over what it stored
+            result = batch_run(provider, server, tmp_path / "run", tmp_path, "--wait",
+                               "--poll", "0.01")
+            assert result.returncode == 0, result.stderr
+            assert "Traceback" not in result.stderr
+    assert verdicts(tmp_path / "run") == live
 
 
 def test_an_orphaned_batch_is_adopted_not_paid_again(provider, tmp_path, live):

@@ -81,8 +81,13 @@ def test_a_file_datasets_cannot_parse_is_read_by_fbi_or_named(tmp_path):
     # A blank line among rows of mixed value types stops datasets' JSON reader.
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(json.dumps(row(id="a", seed=1)) + "\n\n" +
-                     json.dumps(row(id="b", seed="2")) + "\n", encoding="utf-8")
+                     json.dumps(row(id="b", seed=2, flags=["x"])) + "\n", encoding="utf-8")
     assert [i.provenance.seed for i in load_dataset(str(mixed))] == [1, 2]
+    # (issue 63) text where a number belongs is refused in JSON, as a boolean is
+    for wrong in ("2", True, 2.0, "1_000"):
+        mixed.write_text(json.dumps(row(id="b", seed=wrong)) + "\n", encoding="utf-8")
+        with pytest.raises(DatasetError, match="'seed' must be a whole number"):
+            load_dataset(str(mixed))
     torn = tmp_path / "torn.jsonl"
     torn.write_text(json.dumps(row(id="a")) + "\n" + json.dumps(row(id="b"))[:30] + "\n",
                     encoding="utf-8")

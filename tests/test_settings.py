@@ -122,3 +122,43 @@ def test_no_secret_passed_with_model_arg_reaches_a_file_or_the_console(tmp_path)
     assert resumed.exit_code == 2, resumed.output
     said = " ".join(resumed.output.split())
     assert "secret model arguments" in said and "aws_secret_access_key" in said
+
+
+def test_a_password_in_a_model_argument_s_url_is_never_written(tmp_path):
+    """Issue 63: a proxy URL with its password, given as a model argument's value and
+    echoed back by the server in every reply: the argument is a secret one (run.json
+    keeps "[secret]", --resume asks for it again), the password is redacted from the
+    replies, and no file — run.json, the judgments, the response cache, an Inspect
+    export, the view's pages — holds it."""
+    password = "hunter2-proxy-pass-77"
+    proxy = f"http://bob:{password}@proxy.example:3128"
+
+    def judge(request: dict) -> str:
+        return json.dumps({"explanation": f"via {request.get('proxy')}", "score": 5})
+
+    with ChatServer(script=judge) as server:
+        result = CliRunner().invoke(main, [
+            "evaluate", "--judge", "openai/judge", "--api-base", server.url, "--category",
+            "entity", "--output", str(tmp_path / "run"), "--cache",
+            str(tmp_path / "cache.sqlite"), "--model-arg", f"proxy={proxy}"],
+            env={"OPENAI_API_KEY": "sk-x"})
+        assert result.exit_code == 0, result.output
+        resumed = CliRunner().invoke(main, ["evaluate", "--resume", str(tmp_path / "run")],
+                                     env={"OPENAI_API_KEY": "sk-x"})
+    assert resumed.exit_code == 2 and "proxy" in resumed.output
+    spec = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert spec["parameters"]["model_args"] == {"proxy": "[secret]"}
+    judgments = (tmp_path / "run" / "judgments.jsonl").read_text()
+    assert "[redacted]" in judgments
+    exported = CliRunner().invoke(main, ["export", "inspect", str(tmp_path / "run"),
+                                         "--output", str(tmp_path / "inspect")])
+    from fbi.view import Viewer
+
+    viewer = Viewer([tmp_path / "run"])
+    (key,) = viewer.judge_keys([])
+    pages = repr(viewer.runs_page()) + repr(viewer.grid_page([key], []))
+    assert password not in pages
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert password.encode() not in path.read_bytes(), path
+    assert password not in result.output + resumed.output + exported.output

@@ -48,6 +48,18 @@ def test_expectation_over_the_score_tokens_renormalised():
     assert weighted.mass == pytest.approx(0.8)
 
 
+def test_vanishing_log_probabilities_after_the_score_token_are_read():
+    """Issue 63: after "1" the next position's candidates hold log-probabilities of
+    −10⁶ and −10⁶ − ln 3 (as plain probabilities both underflow to 0). Renormalised
+    they are ¾ and ¼: "0" (¾) makes 10, "}" (¼) ends at 1; "9" keeps 0.4."""
+    text = '{"score": 10}'
+    reply = tokens('{"', "score", '":', " ", ("1", {"1": 0.6, "9": 0.4}))
+    reply.append([("0", -1e6), ("}", -1e6 - math.log(3))])
+    reply.append([("}", 0.0)])
+    weighted = weighted_score(text, 10, 0, (1, 10), reply)
+    assert weighted.probabilities == pytest.approx({1: 0.15, 9: 0.4, 10: 0.45})
+
+
 def test_a_digit_that_begins_a_longer_score_is_resolved_by_the_next_token():
     # SmolLM-style digits: "10" is "1" then "0". P(1…) = 0.6 splits by the next token:
     # "0" (0.5) makes 10, "}" (0.5) ends at 1; "9" keeps 0.4.

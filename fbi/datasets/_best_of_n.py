@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from fbi.datasets._instances import conversation_row, is_conversation
-from fbi.datasets._layouts import RawRow, RowLayout, RowProblem, register_layout
+from fbi.datasets._layouts import RawRow, RowLayout, RowProblem, register_layout, whole_number
 from fbi.datasets._preference import preference_fields
 from fbi.records import content_id
 
@@ -25,7 +25,7 @@ class BestOfN(RowLayout):
             for side in ("chosen", "rejected"))
 
     def rows(self, row: RawRow) -> list[dict[str, Any]]:
-        return best_of_n_pairs(preference_fields(conversation_row(row.data)))
+        return best_of_n_pairs(preference_fields(conversation_row(row.data)), row.typed)
 
 
 #: The most answers a best-of-N row may list on each side (RewardBench 2's Ties rows
@@ -38,7 +38,7 @@ MAX_BEST_OF_N = 64
 _BEST_OF_N_METADATA = ("models", "additional_metadata")
 
 
-def best_of_n_pairs(data: dict[str, Any]) -> list[dict[str, Any]]:
+def best_of_n_pairs(data: dict[str, Any], typed: bool = True) -> list[dict[str, Any]]:
     """RewardBench 2's layout (Malik et al. 2025, arXiv 2506.01937, §3): a prompt,
     ``chosen`` and ``rejected`` as lists of answers, ``num_correct`` (the chosen count)
     optional. Each chosen × rejected pair is a preference instance (id ``ROW:cI-rJ``,
@@ -61,9 +61,8 @@ def best_of_n_pairs(data: dict[str, Any]) -> list[dict[str, Any]]:
                                  "give every answer as text")
     for name, expected in (("num_correct", len(chosen)), ("num_rejected", len(rejected)),
                            ("total_completions", len(chosen) + len(rejected))):
-        count = data.pop(name, None)  # RewardBench 2's counts: checked, not trusted
-        if count not in (None, "") and (isinstance(count, bool) or
-                                        str(count).strip() != str(expected)):
+        count = whole_number(data.pop(name, None), name, typed)  # checked, not trusted
+        if count is not None and count != expected:
             raise RowProblem(f"{name} {count!r} but the row lists {expected} such answers",
                              f"correct {name}, or leave it out")
     for name in _BEST_OF_N_METADATA:

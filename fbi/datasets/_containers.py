@@ -212,9 +212,11 @@ def _read_hf_folder(
     JSON files first checked by fbi's exact reader (`_check_json_files`)."""
     _check_json_files(folder)
     files.append(label)
+    # (a folder of CSV or TSV files is read as text, column by column)
+    typed = not any(p.suffix.lower() in (".csv", ".tsv") for p in folder.rglob("*"))
     try:
         for where, location, data in read_folder(folder, label, config, split):
-            yield RawRow(f"{label} {where}", location, data)
+            yield RawRow(f"{label} {where}", location, data, typed=typed)
     except CannotRead as error:
         raise DatasetError([Problem(label, "", f"datasets cannot read the folder ({error})",
                                     SPEC_HELP)]) from None
@@ -337,8 +339,9 @@ def read_file_rows(
         return
     if reader == "datasets" or suffix not in OWN_READER_SUFFIXES:
         try:
+            typed = suffix not in (".csv", ".tsv")  # (datasets reads their columns as text)
             for location, data in read_file(path):
-                yield RawRow(str(path), location, data, defaults)
+                yield RawRow(str(path), location, data, defaults, typed)
         except CannotRead as error:
             raise DatasetError([Problem(str(path), "", f"cannot read the file ({error})",
                                         "check that it is well-formed "
@@ -435,7 +438,7 @@ def _read_delimited(
             data = {"__error__": (f"{len(data) - 1 + len(data[None])} fields where the header "
                                   f"has {len(reader.fieldnames or [])}",
                                   "quote fields that contain the delimiter")}
-        yield RawRow(str(path), f"line {start}", data, defaults)
+        yield RawRow(str(path), f"line {start}", data, defaults, typed=False)
         start = reader.line_num + 1
 
 

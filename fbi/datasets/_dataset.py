@@ -44,7 +44,7 @@ from fbi.datasets._containers import (
     read_rows,
 )
 from fbi.datasets._instances import ability_of, build_instances, conversation_row
-from fbi.datasets._layouts import RawRow, RowProblem, readable_rows
+from fbi.datasets._layouts import RawRow, RowProblem, readable_rows, whole_number
 from fbi.datasets._store import InstanceKey, InstanceStore
 from fbi.errors import DatasetError, FbiWarning, InputError, Problem
 from fbi.escaping import has_control_characters
@@ -431,7 +431,11 @@ def _gold_items(spec: str, reader: Reader) -> tuple[list[GoldItem], int]:
     for row in readable_rows(rows, problems):
         try:
             if "question_id" in row.data and "turns" in row.data:
-                question = str(row.data["question_id"])
+                number = whole_number(row.data["question_id"], "question_id", row.typed)
+                if number is None:
+                    raise RowProblem("an MT-Bench question without its question_id",
+                                     "give every question its question_id")
+                question = str(number)
                 if question in question_at:  # its items' ids would be the first's
                     raise RowProblem(f"question_id {question} again (first at "
                                      f"{question_at[question]})",

@@ -26,6 +26,7 @@ from fbi.datasets._layouts import (
     layout_of,
     readable_rows,
     register_layout,
+    whole_number,
 )
 from fbi.datasets._store import InstanceStore
 from fbi.errors import Problem
@@ -220,7 +221,7 @@ def _normalise(row: RawRow, data: dict[str, Any]) -> dict[str, Any]:
     provenance = {k: merged.pop(k) for k in list(merged) if k in _PROVENANCE_FIELDS}
     for name in _INTEGER_PROVENANCE:
         if name in provenance:
-            provenance[name] = _whole(provenance[name], name)
+            provenance[name] = whole_number(provenance[name], name, row.typed)
     provenance.setdefault("original_id", str(data.get("id") or ""))
     merged["provenance"] = Provenance(**{k: v if k in _INTEGER_PROVENANCE else str(v)
                                          for k, v in provenance.items()})
@@ -281,18 +282,6 @@ def _flags(value: Any) -> tuple[str, ...]:
 #: Provenance fields that hold whole numbers (the rest are text).
 _INTEGER_PROVENANCE = ("seed", "chosen_index", "rejected_index", "chosen_count",
                        "rejected_count", "changed_step")
-
-
-def _whole(value: Any, name: str) -> int | None:
-    if value in (None, ""):
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise RowProblem(f"'{name}' must be a whole number, not {value!r}", "write an integer")
-    try:
-        return int(value)
-    except ValueError:
-        raise RowProblem(f"'{name}' must be a whole number, not {value!r}",
-                          "write an integer") from None
 
 
 def _describe(error: ValidationError) -> str:

@@ -19,6 +19,7 @@ the layouts registered last are asked first.
 from __future__ import annotations
 
 import importlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +45,30 @@ class RawRow:
     """Its columns, as read."""
     defaults: dict[str, Any] = field(default_factory=dict)
     """Values the container implies (an FBI TSV file's category, an LLMBar file's subset)."""
+    typed: bool = True
+    """Its values keep their kinds (JSON, Parquet): a number is a number, and text where
+    a number belongs is refused. False for CSV and TSV rows, where every value is text
+    (`whole_number`)."""
+
+
+def whole_number(value: Any, name: str, typed: bool = True) -> int | None:
+    """A column that holds a whole number (a seed, a count, an MT-Bench question id):
+    None when empty. In a typed row (JSON, Parquet) only an integer — never ``"3"``,
+    ``3.0`` or ``true``; in a text row (CSV, TSV) ASCII digits with an optional sign
+    (never ``"1_000"`` or ``"٣"``, which Python's ``int`` would read). RowProblem else."""
+    if value is None or value == "":
+        return None
+    if typed and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not typed and isinstance(value, str) and _ASCII_INTEGER.fullmatch(value.strip()):
+        return int(value.strip())
+    shown = repr(value)[:40]
+    raise RowProblem(f"'{name}' must be a whole number, not {shown}" +
+                     (" (text)" if typed and isinstance(value, str) else ""),
+                     f"write {name} as an integer" + (", without quotes" if typed else ""))
+
+
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
 
 
 class RowProblem(Exception):

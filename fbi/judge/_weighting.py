@@ -100,10 +100,15 @@ def _token_at(tokens: list[Candidates], offset: int) -> int | None:
 def _continuations(prefix: str, following: Candidates, values: range) -> dict[int, float]:
     """How the chosen token ``prefix`` goes on, from the next position's candidates:
     score value → share (renormalised over the listed candidates)."""
-    total = sum(math.exp(logprob) for _, logprob in following)
+    if not following:
+        return {int(prefix): 1.0} if int(prefix) in values else {}
+    # renormalised in log space: candidates of log-probability −10⁶ underflow to a sum
+    # of 0 as plain probabilities, and the shares are still well defined
+    top = max(logprob for _, logprob in following)
+    total = sum(math.exp(logprob - top) for _, logprob in following)
     shares: dict[int, float] = {}
     for token, logprob in following:
-        share = math.exp(logprob) / total
+        share = math.exp(logprob - top) / total
         more = re.match(r"\d+", token)
         value = int(prefix + more.group(0)) if more else int(prefix)
         if value in values:

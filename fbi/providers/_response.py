@@ -114,12 +114,20 @@ def token_count(usage: dict, name: str) -> int:
     is no whole number from 0 to `MAX_TOKEN_COUNT` (an absurd count would price a call
     at millions of dollars)."""
     value = usage.get(name) or 0
-    if isinstance(value, bool) or not isinstance(value, int | float) or \
-            not math.isfinite(value) or value < 0 or value != int(value):
-        raise BadReply(f"usage {name} {value!r} is not a count of tokens")
-    if value > MAX_TOKEN_COUNT:
-        raise BadReply(f"usage {name} {value!r} is more tokens than any call holds")
-    return int(value)
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadReply(f"usage {name} {_shown(value)} is not a count of tokens")
+    if value > MAX_TOKEN_COUNT:  # (compared as integers: past 2**1024 no float holds it)
+        raise BadReply(f"usage {name} {_shown(value)} is more tokens than any call holds")
+    return value
+
+
+def _shown(value: object) -> str:
+    """A value as a message shows it: short, even for an integer of thousands of digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"(an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits)"
+    return repr(value)[:60]
 
 
 def json_object_in(text: str) -> dict | None:
