@@ -12,7 +12,6 @@ Used by the tests and by benchmarks/; run it alone with
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -25,61 +24,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from fbi.standin import chat_completion as standin_completion
+from fbi.standin import qa_reply, reply_text, trajectory_reply, verdict_reply
+
 Script = Callable[[dict], "str | Reasoned | LyingLogprobs"]
 FAULTS = ("429", "500", "timeout", "garbage")
 
 
-def hashed_verdict_script(request: dict) -> str:
-    """A deterministic judge: the verdict is a hash of the prompt, in the asked format."""
-    prompt = "\n".join(m.get("content") or "" for m in request["messages"])
-    digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
-    if '"verdict"' in prompt:
-        verdict = ("A", "B", "tie", "both_bad")[digest % 4]
-        return json.dumps({"explanation": "Compared both answers.", "verdict": verdict})
-    ranges = re.findall(r"an integer from (\d+) to (\d+)", prompt)
-    if not ranges:  # not a judge prompt (fbi's probe call)
-        return "OK"
-    low, high = (int(x) for x in ranges[-1])
-    score = low + digest % (high - low + 1)
-    return json.dumps({"explanation": "Checked the answer.", "score": score})
-
-
-def qa_script(request: dict) -> str:
-    """A QA model for the robustness suites: rewrites on request, else a fixed answer
-    (the first option for multiple choice)."""
-    prompt = "\n".join(m.get("content") or "" for m in request["messages"])
-    if "Rewrite the question" in prompt:
-        question = prompt.split("Question: ", 1)[-1].split("\n", 1)[0]
-        return json.dumps({"rewrites": [f"{question} (put another way {n})"
-                                        for n in range(1, 4)]})
-    if re.search(r"^A\. ", prompt, re.M):
-        return json.dumps({"answer": "A", "confidence": 60})
-    return json.dumps({"answer": "Paris", "confidence": 60})
-
-
-def trajectory_perturber_script(request: dict) -> str:
-    """An LLM perturber of agents' trajectories (perturbations/trajectory.jinja): the
-    final step's text changed, that step claimed."""
-    prompt = request["messages"][-1]["content"]
-    steps = json.loads(prompt.split("<steps>\n", 1)[1].split("\n</steps>", 1)[0])
-    last = {**steps[-1], "text": (steps[-1].get("text") or "") + " (I did not check.)"}
-    return json.dumps({"rationale": "the final answer admits no check", "step": len(steps),
-                       "steps": [*steps[:-1], last]})
-
-
-def any_prompt_script(request: dict) -> str:
-    """The judge for a judge prompt, the trajectory perturber for its prompt, the QA
-    model for the rest: one server for every command of the docs
-    (tests/test_doc_commands.py)."""
-    prompt = "\n".join(m.get("content") or "" for m in request["messages"])
-    if "<steps>\n" in prompt:
-        return trajectory_perturber_script(request)
-    if '"verdict"' in prompt or re.search(r"an integer from \d+ to \d+", prompt):
-        if request.get("seed") is not None:  # --samples: each asking its own verdict
-            return hashed_verdict_script({**request, "messages": [
-                *request["messages"], {"content": f"seed {request['seed']}"}]})
-        return hashed_verdict_script(request)
-    return qa_script(request)
+#: The stand-in judge's replies (fbi.standin), as the scripts of this server.
+hashed_verdict_script = verdict_reply
+qa_script = qa_reply
+trajectory_perturber_script = trajectory_reply
+any_prompt_script = reply_text
 
 
 SCRIPTS = {"judge": hashed_verdict_script, "qa": qa_script, "any": any_prompt_script}
@@ -139,30 +95,23 @@ def _lie(logprobs: dict, value: object) -> dict:
 
 
 def chat_completion(text: str | Reasoned | LyingLogprobs, request: dict) -> dict:
-    prompt_tokens = sum(len((m.get("content") or "").split())
-                        for m in request.get("messages", []))
+    """The stand-in's chat completion (fbi.standin), with a reasoning model's thinking,
+    log-probabilities (true or lying) when asked for."""
     lie = text if isinstance(text, LyingLogprobs) else None
     text = text.text if isinstance(text, LyingLogprobs) else text
     reasoned = text if isinstance(text, Reasoned) else None
     text = reasoned.text if reasoned else text
-    message = {"role": "assistant", "content": text}
-    completion_tokens = len(text.split())
-    usage = {}
+    message, choice, usage = {}, {}, {}
     if reasoned:
         message["reasoning_content"] = reasoned.reasoning
-        completion_tokens += reasoned.reasoning_tokens
-        usage["completion_tokens_details"] = {"reasoning_tokens": reasoned.reasoning_tokens}
-    choice = {"index": 0, "finish_reason": "stop", "message": message}
+        usage = {"extra_tokens": reasoned.reasoning_tokens,
+                 "completion_tokens_details": {"reasoning_tokens": reasoned.reasoning_tokens}}
     if request.get("logprobs"):
         choice["logprobs"] = token_logprobs(text) if lie is None else \
             _lie(token_logprobs(text), lie.value)
-    return {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
-        "model": request.get("model", "test"),
-        "choices": [choice],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens, **usage},
-    }
+    reply = standin_completion(text, request, message, choice, usage)
+    reply["id"] = "chatcmpl-test"
+    return reply
 
 
 class BatchService:

@@ -5,11 +5,13 @@ The harness runs a page's blocks in order, in one fresh folder (a guide's steps 
 each other), with the installed ``fbi`` first on PATH. It changes three things, and
 nothing else:
 
-* **servers**: each OpenAI-protocol server a block names (``http://HOST:PORT/v1``, e.g. a
-  vLLM at ``http://localhost:8000/v1``) is a loopback server of this suite
-  (``tests/openai_server.py``: a deterministic judge, and a QA model for the rest), one
-  per distinct URL, and a provider's own endpoint (``--judge gpt-4-turbo``) is the
-  first of them (``OPENAI_BASE_URL``), with a stand-in key;
+* **servers**: a server on this machine (``http://localhost:8000/v1``) is the page's own
+  business — a page that needs one starts fbi's stand-in judge as a user would
+  (``fbi stand-in --detach``: issue 63), and the harness stops it after the page; a
+  server on another machine (``http://gpu1:8000/v1``, a user's GPU box) is a loopback
+  server the harness starts with the stand-in's replies (``tests/openai_server.py``,
+  which also serves OpenAI's batch API), one per distinct URL, and so is a provider's
+  own endpoint (``--judge gpt-4-turbo``: ``OPENAI_BASE_URL``), with a stand-in key;
 * **installs**: a ``pip install`` of the checkout is what the test environment already
   is, so it is left out (any other install fails the test: the harness cannot vouch for
   it);
@@ -18,6 +20,7 @@ nothing else:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -32,7 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", ROOT / "docs" / "getting-started.md",
          *sorted((ROOT / "docs" / "how-to").glob("*.md"))]
 BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
-SERVER = re.compile(r"https?://[\w.-]+:\d+/v1\b")
+#: A server on another machine: the harness stands in for it (localhost is the page's).
+REMOTE_SERVER = re.compile(r"https?://(?!localhost\b|127\.0\.0\.1\b)[\w.-]+:\d+/v1\b")
+#: What `fbi stand-in --detach` prints: the pid to stop it by.
+DETACHED = re.compile(r"stand-in judge at \S+ \(pid (\d+);")
 #: pip installing the checkout, with extras and a torch pin, as the README says
 OWN_INSTALL = re.compile(r'^pip install (torch==[\d.]+ )?"\.(\[[\w,]+\])?"( && |$)')
 TEST_COMMAND = 'pip install torch==2.13.0 ".[local,embeddings,dev]" && pytest'
@@ -70,11 +76,20 @@ def test_the_harness_finds_the_blocks_and_reads_them_as_documented():
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_command_of_the_page_runs_as_written(page, tmp_path):
     servers: dict[str, ChatServer] = {}
+    detached: list[int] = []
     with ExitStack() as stack:
         def server_for(match: re.Match) -> str:
             if match.group(0) not in servers:
                 servers[match.group(0)] = stack.enter_context(ChatServer(SCRIPTS["any"]))
             return servers[match.group(0)].url
+
+        @stack.callback
+        def stop_the_page_s_stand_ins() -> None:
+            import signal
+
+            for pid in detached:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
 
         default = stack.enter_context(ChatServer(SCRIPTS["any"]))
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
@@ -85,11 +100,12 @@ def test_every_command_of_the_page_runs_as_written(page, tmp_path):
             script = as_run(block)
             if script is None:
                 continue
-            script = SERVER.sub(server_for, script)
+            script = REMOTE_SERVER.sub(server_for, script)
             # a hang guard only (no test asserts a duration): the main job is a minute
             done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script],
                                   cwd=tmp_path, env=env, capture_output=True, text=True,
                                   timeout=1800)
+            detached += [int(pid) for pid in DETACHED.findall(done.stdout)]
             assert done.returncode == 0, (
                 f"{page.relative_to(ROOT)}, line {line}: exit {done.returncode}\n"
                 f"{script}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n"

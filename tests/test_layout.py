@@ -59,7 +59,8 @@ def test_stages_never_import_each_other_and_the_core_imports_no_stage():
 #: The layers, lowest first: a module imports from its own layer and those below only.
 #: The core is fbi's top-level modules, the datasets (datasets/), model access with the
 #: embedded model (providers/, providers/local/) and its data files (data/).
-LAYERS = ({"", "providers", "data", "datasets", "trajectories"}, {"runs", "metrics", "trust"},
+LAYERS = ({"", "providers", "data", "datasets", "trajectories", "standin"},
+          {"runs", "metrics", "trust"},
           set(STAGES),
           set(ABOVE_STAGES), {"cli", "__main__"})
 

@@ -176,6 +176,7 @@ COMMANDS = {
     "report": "fbi.cli.report:report",
     "robustness": "fbi.cli.robustness:robustness",
     "show": "fbi.cli.show:show",
+    "stand-in": "fbi.cli.standin:stand_in",
     "strategies": "fbi.cli.catalog:strategies",
     "trajectories": "fbi.cli.trajectories:trajectories",
     "trust": "fbi.cli.trust:trust",

@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from fbi.cli._console import console
+from fbi.cli._console import console, print_command
 from fbi.cli._run import (
     MAX_SAMPLES,
     SEED,
@@ -19,6 +19,7 @@ from fbi.cli._run import (
     batch_options,
     cache_options,
     concurrency_option,
+    cost_text,
     dry_run_option,
     model_access_options,
     replace_option,
@@ -118,9 +119,10 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         console.print(f"LLM engine: {llm.completed} calls this time ({llm.cached} cached), "
                       f"{llm.already_done} before; {llm.failed} failed, {llm.unparseable} "
                       f"replies held no usable candidate; "
-                      f"{llm.prompt_tokens + llm.completion_tokens:,} tokens, ${llm.cost:.4f}.")
-    console.print(f"{len(result.candidates)} candidates, all labelled unvetted; "
-                  f"vet them with: fbi annotate {output} --annotator NAME")
+                      f"{llm.prompt_tokens + llm.completion_tokens:,} tokens, "
+                      f"{cost_text(llm)}.")
+    print_command(f"{len(result.candidates)} candidates, all labelled unvetted; vet them "
+                  "with:", f"fbi annotate {output} --annotator NAME")
     exit_for_llm(result, perturber.calls_path)
 
 
