@@ -159,18 +159,26 @@ def test_the_forward_pass_gives_llama_cpps_logits(engine):
 
 
 def test_blas_rows_do_not_depend_on_the_rows_beside_them(engine):
-    """What lets calls share a matrix product: from `MIN_ROWS` rows on, a row's product
-    is the same bit for bit whatever else is in the call (checked on this machine's
-    BLAS, for the model's own weight shapes)."""
+    """What lets calls share a matrix product: a row's product is the same bit for bit
+    alone and whatever else is in the call, at any position (checked on this machine's
+    BLAS, for the model's own weight shapes, with one thread and with two)."""
+    from threadpoolctl import threadpool_limits
+
     from fbi.providers.local._numpy_model import _matmul
 
     rng = np.random.default_rng(7)
     layer = engine.model.layers[0]
-    for weight in (layer.qkv, layer.out, layer.gate_up, layer.down, engine.model.head):
-        rows = rng.standard_normal((300, weight.shape[0]), dtype=np.float32)
-        alone = _matmul(rows[:1], weight)[0]
-        for count in (2, 3, 5, 17, 64, 300):
-            assert np.array_equal(_matmul(rows[:count], weight)[0], alone), count
+    for threads in (1, 2):
+        with threadpool_limits(threads):
+            for weight in (layer.qkv, layer.out, layer.gate_up, layer.down,
+                           engine.model.head):
+                rows = rng.standard_normal((300, weight.shape[0]), dtype=np.float32)
+                for at in (0, 5, 8, 150, 299):
+                    alone = _matmul(rows[at:at + 1], weight)[0]
+                    for count in (at + 1, at + 2, at + 12, 300):
+                        if count <= 300:
+                            assert np.array_equal(_matmul(rows[:count], weight)[at],
+                                                  alone), (threads, at, count)
 
 
 def test_replies_are_the_same_alone_and_in_company(engine):

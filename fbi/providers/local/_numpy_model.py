@@ -11,11 +11,16 @@ file has no ``output.weight``.
 **Replies that do not depend on the company they keep.** Several sequences' rows are
 stacked into one matrix product per weight (prompts and decoding steps together), which
 is what makes this runtime fast on two cores. A row's product must then not depend on
-how many rows share the call: OpenBLAS takes other kernels for one to three rows (a
-matrix-vector path, and a small-matrix path for some shapes), whose sums round
-differently, so every product is given at least `MIN_ROWS` rows (measured on x86-64:
-rows equal bit for bit from 4 to 700 rows, at any position; tests/test_embedded_runtime.py
-checks it on the machine it runs on). Attention is computed per sequence, in fixed
+how many rows share the call: OpenBLAS takes other kernels, and other splits between
+its threads, for other row counts (a matrix-vector path for one row, a small-matrix
+path below 16; with OpenBLAS 0.3.31 a row's sums round differently from 16 rows on with
+one thread and from 17 with two), and which counts switch kernels changes between
+releases. So every product is made in blocks of exactly `ROWS` rows (the last padded
+with zeros): one shape, one kernel, one thread split, whatever shares the call — a row
+equal bit for bit alone and beside any others, at any position, on any BLAS that gives
+a row of one shape the same sums (tests/test_embedded_runtime.py checks it on the
+machine it runs on). Blocks of 8 rows cost a long prompt about twice the time of one
+product (2 cores), and a lone decoding step less than the 4 padded rows used before. Attention is computed per sequence, in fixed
 chunks of `CHUNK` prompt tokens from position 0, so its shapes depend on the sequence
 alone, and a prompt opening kept from an earlier call gives exactly what computing it
 anew gives.
@@ -30,7 +35,7 @@ import numpy as np
 
 from fbi.providers.local._tokenizer import Tokenizer
 
-MIN_ROWS = 4  # fewest rows a matrix product is given (see the module docstring)
+ROWS = 8  # the rows of every block a matrix product is made in (the module docstring)
 CHUNK = 32  # prompt tokens attended together; prompt openings are kept in whole chunks
 
 
@@ -263,10 +268,16 @@ def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
 
 
 def _matmul(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """``x @ weight`` with at least `MIN_ROWS` rows given to BLAS (zeros added and
-    dropped), so a row's result is the same whatever shares the call."""
-    if len(x) >= MIN_ROWS:
-        return np.ascontiguousarray(x) @ weight
-    padded = np.zeros((MIN_ROWS, x.shape[1]), dtype=np.float32)
-    padded[:len(x)] = x
-    return (padded @ weight)[:len(x)]
+    """``x @ weight`` made in blocks of exactly `ROWS` rows (the last padded with zeros,
+    dropped after), so a row's result is the same whatever shares the call."""
+    rows = len(x)
+    whole = -(-rows // ROWS) * ROWS
+    if whole == rows and x.flags.c_contiguous:
+        padded = x
+    else:
+        padded = np.zeros((whole, x.shape[1]), dtype=np.float32)
+        padded[:rows] = x
+    out = np.empty((whole, weight.shape[1]), dtype=np.float32)
+    for start in range(0, whole, ROWS):
+        np.matmul(padded[start:start + ROWS], weight, out=out[start:start + ROWS])
+    return out[:rows]
