@@ -124,6 +124,13 @@ class HuntFinding(BaseModel):
             raise ValueError("p_adjusted is below p_value")
         return self
 
+    @property
+    def title(self) -> str:
+        """How the finding is named to people: its description, and for the sway
+        population what it is of (two findings of one description are two things)."""
+        return self.description + (" (rated above the gold answer)"
+                                   if self.population == "sway" else "")
+
 
 class OverallRate(BaseModel):
     """How often the judge missed random edits: the hunt's baseline, before any finding

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fbi.errors import InputError, validation_summary
 from fbi.redaction import (
     SECRET_PLACEHOLDER,
-    is_secret_arg,
     holds_url_credentials,
+    is_secret_arg,
     keep_nested_secrets,
     keep_secret_values,
     keep_url_secrets,

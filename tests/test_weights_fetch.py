@@ -109,7 +109,7 @@ def test_a_host_that_trickles_is_given_up_at_the_deadline(host, tmp_path, monkey
     fetch's deadline ends it: set to half a second here."""
     monkeypatch.setattr(_weights, "FETCH_DEADLINE_S", 0.5)
     target = tmp_path / "models" / "model.gguf"
-    with pytest.raises(ConfigError, match="longer than 0 s in all|longer than 1 s in all"):
+    with pytest.raises(ConfigError, match=r"longer than [01] s in all"):
         fetch_weights(weights(host.url), target)
     assert host.sent < 200 and list(target.parent.iterdir()) == []
 
@@ -139,7 +139,7 @@ def test_a_damaged_weights_file_is_named_with_its_fix(tmp_path):
     for damaged in (PAYLOAD[:-10], PAYLOAD[:-1] + b"\1"):
         path = tmp_path / f"damaged-{len(damaged)}.gguf"
         path.write_bytes(damaged)
-        with pytest.raises(ConfigError, match="is damaged .* Fix: delete it and run again"):
+        with pytest.raises(ConfigError, match=r"is damaged .* Fix: delete it and run again"):
             verified(pinned, path)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from fbi.cli._console import console
+from fbi.cli._console import console, print_command
 from fbi.cli._run import (
     SEED,
     FiniteFloat,
@@ -238,10 +238,14 @@ def hunt(judge, dataset_spec, trajectory_spec, strategies, budget, operators, pe
     print_totals(totals, "calls")
     if stage.result is not None:
         show_hunt(output, write=False)
-        console.print(f"Findings in {output / 'hunt.json'} and {output / 'hunt.md'}; "
-                      f"{stage.queued} missed edits of the confirmed ones in "
-                      f"{output / 'queue.jsonl'}. Vet them with:")
-        console.print(f"  fbi annotate {output / 'queue.jsonl'}", soft_wrap=True)
+        if stage.queued:
+            print_command(f"Findings in {output / 'hunt.json'} and {output / 'hunt.md'}; "
+                          f"{stage.queued} missed edits of the confirmed ones in "
+                          f"{output / 'queue.jsonl'}. Vet them with:",
+                          f"fbi annotate {output / 'queue.jsonl'}")
+        else:  # (an empty queue is nothing to vet)
+            console.print(f"Findings in {output / 'hunt.json'} and {output / 'hunt.md'}; no "
+                          "confirmed blind spot, so no missed edit to vet.")
         if stage.result.mostly_unreadable:
             sys.exit(1)
     exit_for(totals)

@@ -51,9 +51,13 @@ def hunt_summary(result: HuntResult) -> str:
     if overall is not None and overall.miss_rate is not None:
         missed = (f"random edits missed {_percent(overall.miss_rate)} "
                   f"[{_interval_of(overall.interval)}] of {overall.n}")
+    # (the parts add up to the whole: the probe call before any judging is one of them)
+    extra = [f"{n} {what}" for n, what in (
+        (result.perturber_calls, "perturbing"), (result.describer_calls, "describing"))
+        if n] + ["1 for the probe call"]
     spent = (f"{result.calls} of {result.budget} calls ({result.search_calls} searching "
              f"{result.search_items} items, {result.confirmation_calls} confirming on "
-             f"{result.held_out_items} held-out items)")
+             f"{result.held_out_items} held-out items, {', '.join(extra)})")
     if result.failed_calls:
         spent += f"; {result.failed_calls} calls failed and count nowhere"
     if result.unreadable_calls:
@@ -102,9 +106,7 @@ def hunt_blocks(result: HuntResult) -> list[Block]:
         blocks.append(Block(title="Blind spots found (held-out edits)", header=HEADER,
                             rows=[_numbers(i, f) for i, f in enumerate(confirmed, 1)]))
         for i, finding in enumerate(confirmed, 1):
-            text = f"#{i} {finding.description}"
-            if finding.population == "sway":
-                text += " (rated above the gold answer)"
+            text = f"#{i} {finding.title}"
             if finding.also_seen_as:
                 text += f"; also seen as: {'; '.join(finding.also_seen_as)}"
             if finding.examples:
@@ -116,7 +118,7 @@ def hunt_blocks(result: HuntResult) -> list[Block]:
         blocks.append(Block(title="Candidates not confirmed", header=HEADER,
                             rows=[_numbers(i, f) for i, f in
                                   enumerate(others, len(confirmed) + 1)]))
-        blocks += [Block(text=f"#{i} {f.description}" + (
+        blocks += [Block(text=f"#{i} {f.title}" + (
             f" (merged into {f.merged_into})" if f.merged_into else ""))
             for i, f in enumerate(others, len(confirmed) + 1)]
     return blocks
@@ -188,14 +190,14 @@ def hunt_markdown(result: HuntResult) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for f in findings:
             i = result.findings.index(f) + 1
-            lines.append(f"| {i} | {markdown_text(f.description)} | {f.status} | "
+            lines.append(f"| {i} | {markdown_text(f.title)} | {f.status} | "
                          f"{_percent(f.miss_rate)} | {_interval(f)} | {f.n} | "
                          f"{_percent(f.baseline_rate)} | {_p(f.p_adjusted)} |")
         lines.append("")
     for i, finding in enumerate(result.findings, 1):
         if not finding.confirmed:
             continue
-        lines += [f"### {i}. {markdown_text(finding.description)}", "",
+        lines += [f"### {i}. {markdown_text(finding.title)}", "",
                   f"`hunt/{finding.name}` · predicates "
                   f"{markdown_text(', '.join(finding.predicates))} · search: "
                   f"{_percent(finding.search_miss_rate)} of {finding.search_n} · unreadable "

@@ -20,10 +20,10 @@ with zeros): one shape, one kernel, one thread split, whatever shares the call â
 equal bit for bit alone and beside any others, at any position, on any BLAS that gives
 a row of one shape the same sums (tests/test_embedded_runtime.py checks it on the
 machine it runs on). Blocks of 8 rows cost a long prompt about twice the time of one
-product (2 cores), and a lone decoding step less than the 4 padded rows used before. Attention is computed per sequence, in fixed
-chunks of `CHUNK` prompt tokens from position 0, so its shapes depend on the sequence
-alone, and a prompt opening kept from an earlier call gives exactly what computing it
-anew gives.
+product (2 cores), and a lone decoding step less than the 4 padded rows used before.
+Attention is computed per sequence, in fixed chunks of `CHUNK` prompt tokens from
+position 0, so its shapes depend on the sequence alone, and a prompt opening kept from
+an earlier call gives exactly what computing it anew gives.
 """
 
 from __future__ import annotations
