@@ -37,18 +37,28 @@ RUN_SPECS = ("run.json", "queue.run.json", "explanation_checks.run.json")
 
 
 def claim_folder(folder: str | Path, writes: Iterable[str] = (), force: bool = False,
-                 option: str = "--output") -> list[str]:
+                 option: str = "--output", owned: Iterable[str] = ()) -> list[str]:
     """Refuse to write into ``folder`` unless fbi wrote it (see the module docstring).
-    ``writes`` are the paths (relative to it) fbi is about to write. Reads only; returns
+    ``writes`` are the paths (relative to it) fbi is about to write; in a folder with the
+    marker, one that is there already must be a file the marker lists as fbi's — or one
+    of ``owned``, the files of the run whose spec the folder holds (a run folder written
+    before its files were listed) — never a file put there since. Reads only; returns
     the names of the files there that are not fbi's (for `mark_written`)."""
+    writes = list(writes)
     folder = Path(folder)
     if not folder.exists():
         return []
     if not folder.is_dir():
         raise InputError(f"{folder}: not a folder. Fix: give a folder as {option}")
     if written_by_fbi(folder):
-        theirs = _marker(folder).get("theirs", [])
-        _refuse_clashes(folder, [name for name in writes if name in theirs], option)
+        marker = _marker(folder)
+        theirs = marker.get("theirs", [])
+        ours = set(marker.get("files", [])) | set(owned)
+        # a file fbi is to write that is there but that the marker does not list as
+        # fbi's (put there since, by hand or by another tool) is not fbi's to replace
+        _refuse_clashes(folder, [name for name in writes if name in theirs or (
+            (folder / MARKER).is_file() and name not in ours and name not in FBI_FILES
+            and ((folder / name).is_file() or (folder / name).is_symlink()))], option)
         return theirs
     theirs = sorted(entry.name for entry in folder.iterdir() if entry.name not in FBI_FILES)
     if not theirs:
@@ -121,17 +131,22 @@ def files_written(folder: str | Path) -> list[str]:
 
 
 def mark_written(folder: str | Path, paths: Iterable[str | Path],
-                 theirs: Iterable[str] = (), replace: bool = False) -> None:
+                 theirs: Iterable[str] = (), replace: bool = False,
+                 names: Iterable[str] = ()) -> None:
     """Add ``paths`` (in ``folder``) to the folder's marker (``replace``: they are all
     of fbi's files now), and ``theirs`` (what `claim_folder` found there) to the
-    files it must never replace."""
+    files it must never replace; ``names`` are fbi's too, written or about to be (a run's
+    logs, listed when its folder is claimed)."""
     folder = Path(folder)
     marker = _marker(folder)
-    names = set() if replace else set(files_written(folder))
-    names.update(Path(p).resolve().relative_to(folder.resolve()).as_posix() for p in paths)
+    listed = set() if replace else set(marker.get("files", []))
+    kept = {name for name in listed if (folder / name).is_file()} | {
+        name for name in listed if name in set(names)}
+    kept.update(name for name in names if _inside(name))
+    kept.update(Path(p).resolve().relative_to(folder.resolve()).as_posix() for p in paths)
     foreign = sorted(set(marker.get("theirs", [])) | set(theirs))
     write_atomically(folder / MARKER, json.dumps(
-        {"written_by": "fbi", "files": sorted(names), "theirs": foreign}, indent=1) + "\n")
+        {"written_by": "fbi", "files": sorted(kept), "theirs": foreign}, indent=1) + "\n")
 
 
 def write_atomically(path: str | Path, text: str | bytes) -> None:

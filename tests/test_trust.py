@@ -439,8 +439,36 @@ def test_penalising_harmless_rewrites_is_a_blind_spot_too():
     assert _blind_spots(run, "vanilla", [si(3, 6)], []) == []  # not more often than not
     # 1 of 6 kept: its interval [0.030, 0.564] reaches one half, so not said
     assert _blind_spots(run, "vanilla", [si(1, 6)], []) == []
-    sentence = _sentence("j", "vanilla", None, "no labels", [spot], None, None)
+    sentence = _sentence("j", "vanilla", None, "no labels", [spot], [], None, None)
     assert "Blind spots: score-invariant rewrites (100% penalised)." in sentence
+
+
+def test_too_few_instances_to_tell_is_never_none_found():
+    """Issue 63: a category missed 7 of 9 times (78%: Wilson interval [45%, 94%] reaches
+    one half) is no blind spot proven — and no evidence of none: the certificate says
+    too few instances to tell, naming it, where it said "none found"."""
+    from types import SimpleNamespace
+
+    from fbi.metrics import GroupRate
+    from fbi.metrics._rates import wilson_interval
+    from fbi.report._certificate import _spots
+    from fbi.trust import Certificate
+    from fbi.trust._certificate import _blind_spots, _undecided
+
+    low, high = wilson_interval(7, 9)
+    assert low < 0.5 < high
+    rate = GroupRate(judge="j", strategy="vanilla", paradigm="single", level="category",
+                     group="entity", rate=7 / 9, ci_low=low, ci_high=high,
+                     ci_method="wilson", instances=9, judged=9, n=9, detected=2,
+                     undetected=7, unparseable=0, missing=0, worst_case_rate=7 / 9,
+                     paper_rate=7 / 9)
+    run = SimpleNamespace(label="j", spec=SimpleNamespace(model="m"))
+    assert _blind_spots(run, "vanilla", [rate], []) == []
+    (unsure,) = _undecided(run, "vanilla", [rate])
+    assert (unsure.name, round(unsure.rate, 3)) == ("entity", 0.778)
+    certificate = Certificate(judge="j", strategy="vanilla", trust=None, blind_spots=[],
+                              undecided=[unsure], cost_per_1000=None, sentence="")
+    assert _spots(certificate) == "too few instances to tell (1 category)"
 
 
 def test_a_judge_given_no_weight_is_said_to_add_nothing():

@@ -38,7 +38,7 @@ def counts_table(instances, title: str) -> Table:
     table.add_column("ability")
     table.add_column("category (id)")
     table.add_column("instances", justify="right")
-    main_total = 0
+    main_total, main_categories = 0, 0
     for ability in Ability:
         for category in CATEGORIES:  # (a preference set's subsets follow below)
             if category.ability is ability and by_category[category.name]:
@@ -46,6 +46,7 @@ def counts_table(instances, title: str) -> Table:
                 table.add_row(ability.value, name, str(by_category[category.name]))
                 if not category.extra:
                     main_total += by_category[category.name]
+                    main_categories += 1
     if by_category[SCORE_INVARIANT]:
         for ability in Ability:
             if by_si_ability[ability]:
@@ -58,7 +59,10 @@ def counts_table(instances, title: str) -> Table:
         table.add_row(Ability.PREFERENCE.value, name, str(n))
     table.add_section()
     if main_total or not pairs:
-        table.add_row("", "[bold]total (22 categories + score-invariant)[/]",
+        held = ["the 22 categories" if main_categories == 22 else
+                f"{main_categories} of the 22 categories"] if main_categories else []
+        held += ["score-invariant"] if by_category[SCORE_INVARIANT] else []
+        table.add_row("", f"[bold]total ({' + '.join(held) or 'nothing of the 22'})[/]",
                       f"[bold]{main_total}")
     if pairs:
         table.add_row("", "[bold]preference pairs[/]", f"[bold]{sum(n for _, n in pairs)}")

@@ -17,6 +17,17 @@ CERTIFICATE_NOTE = (
     "share of them penalised has its interval above one half.")
 
 
+def _spots(certificate: Certificate) -> str:
+    """The blind spots as the table says them: "none found" only when no category was
+    missed more often than not — else the undecided ones as too few to tell."""
+    named = ", ".join(s.name for s in certificate.blind_spots[:3])
+    if certificate.undecided:
+        unsure = (f"too few instances to tell ({len(certificate.undecided)} "
+                  f"categor{'y' if len(certificate.undecided) == 1 else 'ies'})")
+        return f"{named}; {unsure}" if named else unsure
+    return named or "none found"
+
+
 def certificate_table(certificates: Sequence[Certificate]) -> tuple[list[str], list[list[str]]]:
     """The certificates as one table."""
     def share(value: float | None) -> str:
@@ -35,6 +46,6 @@ def certificate_table(certificates: Sequence[Certificate]) -> tuple[list[str], l
                      if trusted else "not certified",
                      share(trusted.coverage) if trusted else "–",
                      f"{trusted.threshold:.2f}" if trusted else "–",
-                     ", ".join(s.name for s in c.blind_spots[:3]) or "none found",
+                     _spots(c),
                      "–" if c.cost_per_1000 is None else f"{c.cost_per_1000:.2f}"])
     return header, rows

@@ -110,7 +110,8 @@ class RunFolder:
         theirs = None
         if own_folder:
             read_spec(spec_path)  # an unreadable spec is named first
-            theirs = claim_folder(spec_path.parent, (spec_path.name, *writes), force)
+            theirs = claim_folder(spec_path.parent, (spec_path.name, *writes), force,
+                                  owned=(spec_path.name, *writes))
         folder = cls(spec_path, Path(lock_path) if lock_path else spec_path.parent / LOCK_NAME)
         try:
             spec_path.parent.mkdir(parents=True, exist_ok=True)
@@ -121,8 +122,9 @@ class RunFolder:
         try:
             folder.created_at = cls.check(spec, spec_path, own_folder=False)
             folder.write(spec)
-            if theirs is not None:
-                mark_written(spec_path.parent, [spec_path], theirs)
+            if theirs is not None:  # the run's files are fbi's, listed before they exist
+                mark_written(spec_path.parent, [spec_path], theirs,
+                             names=(spec_path.name, *writes))
         except BaseException:
             folder.close()
             raise
@@ -136,7 +138,8 @@ class RunFolder:
         Reads only (--dry-run)."""
         previous = read_spec(spec_path)  # an unreadable spec is named first
         if own_folder:
-            claim_folder(Path(spec_path).parent, (Path(spec_path).name, *writes), force)
+            claim_folder(Path(spec_path).parent, (Path(spec_path).name, *writes), force,
+                         owned=(Path(spec_path).name, *writes))
         if previous is None:
             return None
         differences = identity_differences(previous, spec)

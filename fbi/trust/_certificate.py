@@ -43,6 +43,24 @@ def _blind_spots(run: Run, strategy: str, rates: Sequence[GroupRate],
     return sorted(spots, key=lambda s: -s.rate)
 
 
+def _undecided(run: Run, strategy: str, rates: Sequence[GroupRate]) -> list[BlindSpot]:
+    """Categories missed more often than not whose 95% interval still reaches one half:
+    the data cannot tell whether they are blind spots (three instances missed 78% of
+    the time are no evidence either way)."""
+    mine = [r for r in rates if r.judge == run.label and r.strategy == strategy
+            and r.rate is not None]
+    found = [BlindSpot(name=r.group, source="category", rate=r.rate, low=r.ci_low,
+                       high=r.ci_high)
+             for r in mine if r.level == "category" and r.rate > 0.5
+             and (r.ci_low is None or r.ci_low <= 0.5)]
+    found += [BlindSpot(name="score-invariant rewrites", source="score-invariant",
+                        rate=1 - r.rate, low=None if r.ci_high is None else 1 - r.ci_high,
+                        high=None if r.ci_low is None else 1 - r.ci_low)
+              for r in mine if r.level == "score-invariant" and r.rate < 0.5
+              and (r.ci_high is None or r.ci_high >= 0.5)]
+    return sorted(found, key=lambda s: -s.rate)
+
+
 def certificates(runs: Sequence[Run], labels: Sequence[HumanLabel],
                  rates: Sequence[GroupRate], settings: TrustSettings,
                  hunts: Sequence[HuntResult] = ()) -> list[Certificate]:
@@ -76,18 +94,20 @@ def certificates(runs: Sequence[Run], labels: Sequence[HumanLabel],
                     if result.n_calibration < settings.min_items:
                         result = None
             spots = _blind_spots(run, strategy, rates, hunts)
+            undecided = _undecided(run, strategy, rates)
             cost = cost_per_1000([j for j in run.judgments if j.strategy == strategy],
                                  [j for j in run.repeats if j.strategy == strategy])
             found.append(Certificate(
                 judge=run.label, strategy=strategy, trust=result, blind_spots=spots,
-                cost_per_1000=cost,
-                sentence=_sentence(run.label, strategy, result, reason, spots, cost,
-                                   settings)))
+                undecided=undecided, cost_per_1000=cost,
+                sentence=_sentence(run.label, strategy, result, reason, spots, undecided,
+                                   cost, settings)))
     return found
 
 
 def _sentence(judge: str, strategy: str, result, reason: str, spots: list[BlindSpot],
-              cost: float | None, settings: TrustSettings) -> str:
+              undecided: list[BlindSpot], cost: float | None,
+              settings: TrustSettings) -> str:
     if result is None:
         text = (f"{judge} under {strategy}: nothing is certified ({reason}); every item "
                 "still needs a person.")
@@ -104,6 +124,11 @@ def _sentence(judge: str, strategy: str, result, reason: str, spots: list[BlindS
             f"{s.name} ({100 * s.rate:.0f}% "
             f"{'penalised' if s.source == 'score-invariant' else 'missed'})"
             for s in spots[:5]) + "."
+    if undecided:
+        text += (f" Too few instances to tell whether {len(undecided)} categor"
+                 f"{'y is a blind spot' if len(undecided) == 1 else 'ies are blind spots'}"
+                 " (missed more often than not, intervals reaching one half): " +
+                 ", ".join(f"{s.name} ({100 * s.rate:.0f}%)" for s in undecided[:5]) + ".")
     if cost is not None:
         text += f" ${cost:.2f} per 1,000 judgments."
     return text

@@ -193,6 +193,9 @@ class Certificate(BaseModel):
     """The selective-judging result (None without a confidence signal)."""
     blind_spots: list[BlindSpot]
     """Categories whose miss rate's interval lies above one half, worst first."""
+    undecided: list[BlindSpot] = Field(default_factory=list)
+    """Categories missed more often than not whose interval still reaches one half: too
+    few instances to tell whether they are blind spots (never "none found")."""
     cost_per_1000: float | None
     """USD per 1,000 judgments (calls), from the run."""
     sentence: str

@@ -81,8 +81,11 @@ class RunIndex:
     score-invariant, per strategy."""
     calls: int = 0
     """Calls recorded (first samples)."""
-    cost_usd: float = 0.0
-    """What they cost, every invocation together."""
+    cost_usd: float | None = 0.0
+    """What they cost, every invocation together: the priced calls' sum; None when no
+    call made was priced (the model has no price data: unknown, never $0)."""
+    unpriced_calls: int = 0
+    """Calls made (not from the cache, not failed) of unknown price."""
     unreadable_calls: int = 0
     """Calls without a readable verdict."""
     problems: list[str] = field(default_factory=list)
@@ -157,6 +160,8 @@ def build_index(entry: RunEntry) -> RunIndex:
     column = {strategy: n for n, strategy in enumerate(strategies)}
     kept = [o for o in outcomes if o.instance_id in position]
     calls = [j for j in run.judgments if j.instance_id in position and j.role in ROLES]
+    unpriced = sum(j.cost is None and not j.cached and j.status != "error"
+                   for j in run.judgments)
     index = RunIndex(
         entry=entry, stamp=stamp, instances=run.instances, ids=ids, strategies=strategies,
         paradigms=paradigms,
@@ -169,7 +174,8 @@ def build_index(entry: RunEntry) -> RunIndex:
         call_offset=_array((run.offsets[j.call_id] for j in calls), np.int64, len(calls)),
         rates=aggregate(outcomes),
         calls=len(run.judgments),
-        cost_usd=sum(j.cost or 0.0 for j in run.judgments),
+        cost_usd=None if unpriced and all(j.cost is None for j in run.judgments)
+        else sum(j.cost or 0.0 for j in run.judgments), unpriced_calls=unpriced,
         unreadable_calls=sum(j.status != "ok" for j in run.judgments),
         problems=list(run.problems),
     )

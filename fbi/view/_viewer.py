@@ -130,7 +130,10 @@ class Viewer:
                 "entry": entry, "index": index,
                 "failure": self.failure(entry.key) or damaged,
                 "calls": index.calls if index else (totals.total if totals else None),
-                "cost": index.cost_usd if index else (totals.cost if totals else None),
+                "cost": index.cost_usd if index else (
+                    None if totals is None or totals.unpriced else totals.cost),
+                "unpriced": index.unpriced_calls if index else (
+                    totals.unpriced if totals else 0),
                 "whole_run": index is not None,
                 "dataset": _dataset_name(spec.dataset.spec) if spec else "",
                 "instances": spec.dataset.instances if spec else None,
