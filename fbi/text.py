@@ -12,7 +12,10 @@ from dataclasses import dataclass
 # A number as written in answers: 1,234.5 or 12 or -3 or 0.75 (not part of a word).
 NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])"
                     r"|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w])")
-LIST_ITEM = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>[-*•]|\d+[.)])[ \t]+(?P<body>\S.*)$",
+# A list item, its body with the indented lines that continue it ("- Put the phone\n
+#   away."): an item is never cut at its first line break.
+LIST_ITEM = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>[-*•]|\d+[.)])[ \t]+"
+                       r"(?P<body>\S.*(?:\n(?![ \t]*(?:[-*•]|\d+[.)])[ \t])[ \t]+\S.*)*)$",
                        re.MULTILINE)
 # A sentence ends at . ! or ? followed by a space or the end of the line (so "23.5" and
 # "e.g." inside a word stay whole).

@@ -283,8 +283,8 @@ def print_blocks(blocks, draw=None) -> None:
             for table in fitting_tables(block.title, block.header, block.rows,
                                         console.width):
                 console.print(table)
-        elif block.alert:
-            console.print(f"[red]{escape(block.text)}[/]", soft_wrap=True)
+        elif block.alert:  # (wrapped at the terminal's width, as every sentence is)
+            console.print(f"[red]{escape(block.text)}[/]")
         else:
             console.print(escape(block.text))
 

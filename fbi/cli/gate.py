@@ -6,9 +6,7 @@ import sys
 from pathlib import Path
 
 import click
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
 from fbi.cli._console import console
 from fbi.cli._run import (
@@ -16,6 +14,7 @@ from fbi.cli._run import (
     RichProgress,
     concurrency_option,
     exit_for,
+    fitting_tables,
     force_option,
     max_cost_option,
     model_access_options,
@@ -89,27 +88,27 @@ def gate(suite, judge, baseline, output, max_regression, alpha, max_left_out, hu
 
 
 def _print(result) -> None:
-    table = Table(box=box.SIMPLE, title="Miss rates, baseline → candidate (paired)")
-    for column in ("strategy", "group", "paired", "baseline", "candidate", "b", "c",
-                   "Holm p", ""):
-        table.add_column(column, overflow="fold")
-    for row in result.rows:
-        table.add_row(
-            escape(row.strategy), escape(row.group), str(row.paired),
-            "–" if row.baseline_rate is None else f"{100 * row.baseline_rate:.1f}%",
-            "–" if row.candidate_rate is None else f"{100 * row.candidate_rate:.1f}%",
-            str(row.newly_missed), str(row.newly_caught), f"{row.p_holm:.3g}",
-            "[bold red]regressed[/]" if row.regressed else "")
-    console.print(table)
+    header = ["strategy", "group", "paired", "before", "now", "b", "c", "Holm p", ""]
+    rows = [[escape(row.strategy), escape(row.group), str(row.paired),
+             "–" if row.baseline_rate is None else f"{100 * row.baseline_rate:.1f}%",
+             "–" if row.candidate_rate is None else f"{100 * row.candidate_rate:.1f}%",
+             str(row.newly_missed), str(row.newly_caught), f"{row.p_holm:.3g}",
+             "WORSE" if row.regressed else ""] for row in result.rows]
+    # (a name is never broken mid-word; columns that do not fit go to a second table)
+    for table in fitting_tables("Miss rates before (the baseline) and now (the candidate), "
+                                "on the same instances", header, rows, console.width):
+        console.print(table)
+    console.print("b: missed now, caught before; c: the reverse; WORSE: a significant rise "
+                  f"of more than {100 * result.max_regression:g} points")
     for evidence in result.evidence:
         if evidence.candidate_left_out or evidence.baseline_left_out:
             mark = "" if evidence.enough else " [bold red]too little evidence[/]"
             console.print(f"under {escape(evidence.strategy)}: the candidate left out "
                           f"{evidence.candidate_left_out} of {evidence.instances} instances, "
-                          f"the baseline {evidence.baseline_left_out}{mark}", soft_wrap=True)
+                          f"the baseline {evidence.baseline_left_out}{mark}")
     for held in result.certificates:
         mark = "held" if held.held else "[bold red]lost[/]"
         console.print(f"certificate under {escape(held.strategy)}: {mark} — "
-                      f"{escape(held.sentence)}", soft_wrap=True)
+                      f"{escape(held.sentence)}")
     colour = "green" if result.passed else "bold red"
-    console.print(f"[{colour}]{escape(result.sentence)}[/]", soft_wrap=True)
+    console.print(f"[{colour}]{escape(result.sentence)}[/]")

@@ -8,9 +8,7 @@ import time
 from pathlib import Path
 
 import click
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
 from fbi.cli._console import console
 from fbi.cli._run import (
@@ -18,6 +16,7 @@ from fbi.cli._run import (
     RichProgress,
     concurrency_option,
     exit_for,
+    fitting_tables,
     force_option,
     max_cost_option,
     model_access_options,
@@ -119,20 +118,18 @@ def _print(step) -> None:
     line = (f"step {step.step}: E = {step.e_value:.3g} (the alarm sounds at "
             f"{1 / step.alpha:g}), {step.calls} calls")
     if not step.alarm:
-        console.print(f"[green]{escape(line)} — no change seen[/]", soft_wrap=True)
+        console.print(f"[green]{escape(line)} — no change seen[/]")
         return
     console.print(f"[bold red]{escape(line)} — ALARM (first raised at step "
-                  f"{step.first_alarm})[/]", soft_wrap=True)
-    table = Table(box=box.SIMPLE, title="Where the judge changed")
-    for column in ("strategy", "category", "E", "since step", "failures before",
-                   "failures since"):
-        table.add_column(column, overflow="fold")
-    for stream in sorted(step.streams, key=lambda s: -s.e_value)[:10]:
-        table.add_row(escape(stream.strategy), escape(stream.category),
-                      f"{stream.e_value:.3g}",
-                      str(stream.change_step or "–"), _share(stream.rate_before),
-                      _share(stream.rate_after))
-    console.print(table)
+                  f"{step.first_alarm})[/]")
+    header = ["strategy", "category", "E", "since step", "failures before",
+              "failures since"]
+    rows = [[escape(stream.strategy), escape(stream.category), f"{stream.e_value:.3g}",
+             str(stream.change_step or "–"), _share(stream.rate_before),
+             _share(stream.rate_after)]
+            for stream in sorted(step.streams, key=lambda s: -s.e_value)[:10]]
+    for table in fitting_tables("Where the judge changed", header, rows, console.width):
+        console.print(table)
 
 
 def _share(rate: float | None) -> str:

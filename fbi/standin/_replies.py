@@ -11,7 +11,7 @@ Every prompt fbi sends ends by stating the reply's shape; the stand-in answers i
 * an explanation check's ``points_out_error``, a describer's ``hypotheses`` (none);
 * a QA model's ``answer`` and ``confidence`` (the first option of a multiple choice),
   and a rewriter's ``rewrites``;
-* anything else: ``OK`` (fbi's probe call) or the QA model's answer.
+* fbi's probe call (``Reply with OK.``): ``OK``; anything else, the QA model's answer.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ def _section(prompt: str, name: str) -> str | None:
 def reply_text(request: dict[str, Any]) -> str:
     """The stand-in's reply to one chat request (see the module docstring)."""
     prompt = _prompt(request)
+    if prompt.strip() == "Reply with OK.":  # fbi's probe call
+        return "OK"
     if "<steps>\n" in prompt and '"steps"' in prompt:
         return _trajectory_edit(prompt)
     if '"perturbed_answer"' in prompt:
