@@ -198,6 +198,9 @@ class HuntResult(BaseModel):
     """Gold items the search drew from."""
     held_out_items: int = Field(ge=0)
     """Gold items kept for confirmation."""
+    edits_ran_out: bool = False
+    """The search stopped under its budget: round after round, the items held too few
+    edits not judged yet (a budget far past what a handful of items can use)."""
     operators: list[str]
     """The roots searched."""
     predicates: int = Field(ge=0)

@@ -233,3 +233,23 @@ def test_a_gate_file_version_is_the_number_one(tmp_path, version):
                                "output: o\n")
     with pytest.raises(InputError, match="version"):
         read_gate_file(gate_file)
+
+
+def test_the_pytest_plugin_fails_on_silence_too(baseline, tmp_path):
+    """`pytest --fbi-gate` with a candidate whose every reply is unreadable: the test
+    fails with the gate's reason, never passes."""
+    import os
+    import subprocess
+    import sys
+
+    with ChatServer(script=lambda request: "Hmm.") as server:
+        gate_file = tmp_path / "gate.yaml"
+        gate_file.write_text(f"version: 1\nsuite: sample\njudge: openai/judge\nbaseline: "
+                             f"{baseline}\noutput: silent\napi_base: {server.url}\n")
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               "--fbi-gate", str(gate_file)], cwd=tmp_path,
+                              capture_output=True, text=True, env={**os.environ, **ENV},
+                              timeout=600)
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 1, said
+    assert "too little evidence" in said and "66 of 66" in said

@@ -235,3 +235,22 @@ def test_gate_and_watch_tables_keep_names_whole_at_80_columns(tmp_path):
     fits_80(watch.output)
     table = watch.output.split("Where the judge changed", 1)[1]
     assert any(name in table.split() for name in categories)
+
+
+def test_a_huge_budget_on_a_handful_of_items_ends_when_their_edits_run_out(tmp_path):
+    """Four gold answers and a budget of ten million calls: the search ends once rounds
+    find few edits not judged yet, says so, and the hunt finishes far under its budget."""
+    rows = [{"id": f"g{n}", "instruction": f"Question {n}?", "ability": "factual",
+             "gold_answer": f"The answer is {n + 10}, as the {n}th source says."}
+            for n in range(4)]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with ChatServer() as server:  # (the stand-in's hashed judge)
+        result = CliRunner().invoke(main, [
+            "hunt", "--judge", "openai/j", "--api-base", server.url, "--dataset",
+            str(gold), "--budget", "10000000", "--output", str(tmp_path / "h")],
+            env={**ENV, "FBI_CACHE": str(tmp_path / "c.sqlite")})
+    assert result.exit_code == 0, result.output
+    found = json.loads((tmp_path / "h" / "hunt.json").read_text())
+    assert found["edits_ran_out"] and found["calls"] < 10_000
+    assert "held no more edits to try" in " ".join(result.output.split())

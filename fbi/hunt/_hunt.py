@@ -86,6 +86,12 @@ from fbi.taxonomy import get_category
 SEARCH_VERSION = "2"
 #: The share of the judge's budget the search spends; the rest confirms.
 SEARCH_SHARE = 0.55
+#: A search round that finds fewer new edits than this share of the probes it asked for
+#: is thin; after `THIN_ROUNDS` thin rounds in a row the items' edits have run out, and
+#: the search ends under its budget (each round costs a pass over the table: a huge
+#: budget on a handful of items would otherwise go on for hours, a few edits at a time).
+THIN_ROUND = 0.25
+THIN_ROUNDS = 2
 #: What a hunt writes in its folder.
 HUNT_FILES = ("judgments.jsonl", "perturbations.jsonl", "edits.jsonl", "describer.jsonl",
               "describer_edits.jsonl", "hunt.json", "hunt.md", "queue.jsonl")
@@ -239,10 +245,18 @@ class Hunt(Stage):
         search_budget = int(budget * SEARCH_SHARE)
         size = round_probes(self.config.budget)
         described = self.config.describer is None
+        thin = 0  # rounds in a row that found few edits not judged yet
+        self.edits_ran_out = False
         while True:
             targets = search.plan(size)
             probes = self.planner.search_round(targets, search, search_budget)
             if not probes:
+                # (at the budget's edge a probe's few calls may not fit: that is no end)
+                self.edits_ran_out = search_budget - len(self.planner.planned) > 3
+                break
+            thin = thin + 1 if len(probes) < size * THIN_ROUND else 0
+            if thin >= THIN_ROUNDS:  # the items' edits ran out: go on to confirm
+                self.edits_ran_out = True
                 break
             self._status("search", targets, search)
             yield from self._judge(probes)
@@ -481,6 +495,7 @@ class Hunt(Stage):
             failed_calls=len(self.verdicts.failed),
             unreadable_calls=int(self.table.unreadable.sum()), probes=self.table.size,
             search_items=len(self.search_items), held_out_items=len(self.held_out),
+            edits_ran_out=self.edits_ran_out,
             operators=[r.name for r in self.space.roots()],
             predicates=len(self.table.names), candidates=len(candidates),
             alpha=self.config.alpha, margin=self.config.margin,

@@ -58,6 +58,9 @@ def hunt_summary(result: HuntResult) -> str:
     spent = (f"{result.calls} of {result.budget} calls ({result.search_calls} searching "
              f"{result.search_items} items, {result.confirmation_calls} confirming on "
              f"{result.held_out_items} held-out items, {', '.join(extra)})")
+    if result.edits_ran_out:
+        spent += (f"; the search ended under its budget: the {result.search_items} items "
+                  "held no more edits to try")
     if result.failed_calls:
         spent += f"; {result.failed_calls} calls failed and count nowhere"
     if result.unreadable_calls:
