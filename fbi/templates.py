@@ -277,10 +277,15 @@ def _read_template(path: Path) -> str:
 
 
 class TemplateFolder:
-    """The ``*.jinja`` files of a built-in folder (``prompts``, ``perturbations``) and an
-    optional user folder that overrides or adds to them."""
+    """The ``*.jinja`` files of a built-in folder (``prompts``, ``perturbations``), of the
+    installed packages that add to it (``packages``: module names, their folders' files
+    read as fbi's own are, the origin the package's name), and an optional user folder
+    that overrides or adds to them."""
 
-    def __init__(self, builtin: str, user_dir: str | Path | None = None):
+    def __init__(self, builtin: str, user_dir: str | Path | None = None,
+                 packages: tuple[str, ...] = ()):
+        from importlib import resources
+
         import jinja2
 
         self.user_dir = Path(user_dir) if user_dir else None
@@ -289,9 +294,12 @@ class TemplateFolder:
                              "Fix: pass a folder holding NAME.jinja files")
         self.sources: dict[str, tuple[str, str]] = {}  # file name → (text, origin)
         self._compiled: dict[str, Any] = {}  # file name → jinja2 Template
-        for entry in package_folder(builtin).iterdir():
-            if entry.name.endswith(".jinja"):
-                self.sources[entry.name] = (entry.read_text(encoding="utf-8"), "built-in")
+        for origin, folder in (("built-in", package_folder(builtin)),
+                               *((package, resources.files(package))
+                                 for package in packages)):
+            for entry in folder.iterdir():
+                if entry.name.endswith(".jinja"):
+                    self.sources[entry.name] = (entry.read_text(encoding="utf-8"), origin)
         if self.user_dir is not None:
             for path in sorted(self.user_dir.glob("*.jinja")):
                 self.sources[path.name] = (_read_template(path), str(self.user_dir))

@@ -21,11 +21,11 @@ from fbi.records import Judgment
 @pytest.fixture
 def yes_no():
     """The example kind, registered for one test and taken out after."""
-    from fbi.judge import _kinds
+    from fbi.judge import JUDGE_KINDS
 
     module = load_example("yes_no_judge")
     yield module
-    _kinds._kinds[:] = [k for k in _kinds._kinds if not isinstance(k, module.YesNoJudge)]
+    JUDGE_KINDS.remove(module.YesNoJudge.name)
 
 
 def test_the_model_string_chooses_the_kind():

@@ -1,25 +1,31 @@
-"""The layout shows the pipeline: a small core, one package per stage, a thin CLI.
+"""The layout shows the pipeline: a small core, one package per stage, a thin CLI — as
+the one layer map, ``[tool.fbi.layers]`` of pyproject.toml, declares it.
 
-Stages (judge, perturb, vet, robustness, report) import the core and never each other;
-the core never imports a stage; nothing imports a package's private modules from outside
-it. Three layers sit above stages: the blind-spot hunt (fbi.hunt) drives the perturb
-and judge stages through their faces (and writes hunt.md through the report's), the
-viewer (fbi.view) reads runs with the report's statistics, and the interop (fbi.interop)
-re-renders calls through the judge's face; no stage imports any of them. Checked on the
-source, every
-import statement (function-level ones included).
+Stages import the core and never each other; the core never imports a stage; nothing
+imports a package's private modules from outside it. The packages above the stages
+drive the stages (and packages above) ``[tool.fbi.drives]`` names through their faces;
+no stage imports any of them. Checked on the source, every import statement
+(function-level ones included); and the map holds every package of the tree, the
+wheel's package list every package of the map, and the architecture page the map.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-FBI = Path(__file__).resolve().parents[1] / "fbi"
-STAGES = ("judge", "perturb", "vet", "robustness", "report")
-#: Layers above the stages, and the stages each may drive.
-ABOVE_STAGES = {"hunt": ("judge", "perturb", "report"), "view": ("report", "watch"),
-                "interop": ("judge",), "gate": ("judge",), "watch": ("judge",)}
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+FBI = ROOT / "fbi"
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+#: The layer map: layer name → its packages ("" is fbi's top-level modules), lowest first.
+MAP: dict[str, list[str]] = PROJECT["tool"]["fbi"]["layers"]
+STAGES = tuple(MAP["stages"])
+#: Packages above the stages, and what each may drive.
+ABOVE_STAGES = {name: tuple(PROJECT["tool"]["fbi"]["drives"].get(name, ()))
+                for name in MAP["above-stages"]}
 
 
 def imports_of(path: Path) -> set[str]:
@@ -57,12 +63,7 @@ def test_stages_never_import_each_other_and_the_core_imports_no_stage():
 
 
 #: The layers, lowest first: a module imports from its own layer and those below only.
-#: The core is fbi's top-level modules, the datasets (datasets/), model access with the
-#: embedded model (providers/, providers/local/) and its data files (data/).
-LAYERS = ({"", "providers", "data", "datasets", "trajectories", "standin"},
-          {"runs", "metrics", "trust"},
-          set(STAGES),
-          set(ABOVE_STAGES), {"cli", "__main__"})
+LAYERS = tuple(set(packages) for packages in MAP.values())
 
 
 def layer_of(module: str) -> int:
@@ -130,6 +131,34 @@ def test_there_is_no_import_cycle_between_modules():
 
     for module in sorted(graph):
         visit(module, [])
+
+
+def test_the_layer_map_holds_every_package_and_the_wheel_every_one_of_the_map():
+    """One layer map: every top-level package of fbi/ is in exactly one layer, the
+    wheel's package list (``[tool.setuptools] packages``) holds each with its
+    subpackages and nothing else, and the architecture page's table is the map."""
+    placed = [name for packages in MAP.values() for name in packages]
+    assert len(placed) == len(set(placed)), "a package in two layers"
+    tree = {p.name for p in FBI.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    modules = {"__main__"} if (FBI / "__main__.py").exists() else set()
+    assert set(placed) - {""} == tree | modules, (
+        f"packages not in the layer map: {sorted(tree - set(placed))}; in the map but "
+        f"not in fbi/: {sorted(set(placed) - tree - modules - {''})}")
+    every = {"fbi"} | {
+        "fbi." + ".".join(p.parent.relative_to(FBI).parts) for p in FBI.rglob("__init__.py")
+        if p.parent != FBI}
+    data = {"fbi.prompts", "fbi.perturbations", "fbi.annotate"}  # (package-dir mapped)
+    listed = set(PROJECT["tool"]["setuptools"]["packages"])
+    assert listed == every | data, (f"add to [tool.setuptools] packages: "
+                                    f"{sorted(every | data - listed)}; remove: "
+                                    f"{sorted(listed - every - data)}")
+    page = (ROOT / "docs" / "concepts" / "architecture.md").read_text(encoding="utf-8")
+    table = page.split("<!-- layer map -->")[1]
+    rows = dict(re.findall(r"^\| (\S+) \| (.*?) \|", table, re.M))
+    assert {layer: sorted(p.strip(" `/") for p in packages.split(",") if p.strip())
+            for layer, packages in rows.items() if layer in MAP} == {
+        layer: sorted(p or "(top-level modules)" for p in packages)
+        for layer, packages in MAP.items()}, "docs/concepts/architecture.md's layer map"
 
 
 def test_no_module_is_over_600_lines_and_no_renderer_over_60():

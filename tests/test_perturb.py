@@ -24,10 +24,10 @@ from fbi.perturb import (
     parse_perturbation,
     prescreen,
 )
-from fbi.perturb.rules import NEEDS_LLM, RULES, Declined, GoldItem, _load_families, apply_rule
+from fbi.perturb.rules import NEEDS_LLM, RULES, Declined, GoldItem, apply_rule
 from fbi.settings import ModelSettings
 
-_load_families()
+RULES.load()
 RULE_CATEGORIES = sorted(RULES)
 QUOTE = re.compile(r"«([^»\n]+)» → «([^»\n]*)» at (\d+)")
 

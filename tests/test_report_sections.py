@@ -18,11 +18,11 @@ from fbi.cli import main
 @pytest.fixture
 def unreadable():
     """The example section, registered for one test and taken out after."""
-    from fbi.report import _sections
+    from fbi.report import SECTIONS
 
     module = load_example("unreadable_section")
     yield module
-    _sections._sections[:] = [s for s in _sections._sections if s.key != "unreadable"]
+    SECTIONS.remove("unreadable")
 
 
 def muddled(request: dict) -> str:

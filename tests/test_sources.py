@@ -260,13 +260,11 @@ def judgebench():
     """The contributing page's layout example, registered for one test and taken out."""
     from conftest import load_example
 
-    from fbi.datasets import _layouts
+    from fbi.datasets import LAYOUTS
 
     module = load_example("judgebench_layout")
     yield module
-    _layouts._layouts[:] = [k for k in _layouts._layouts
-                            if not isinstance(k, module.JudgeBench)]
-    _layouts._asked = None
+    LAYOUTS.remove(module.JudgeBench.name)
 
 
 def test_a_new_dataset_layout_is_one_file(tmp_path, judgebench):

@@ -85,7 +85,7 @@ def test_every_stage_is_in_the_one_registry_of_run_kinds(tmp_path):
     assert stage_kind("gold-audit") is gold_audit.GoldAuditStage
     with pytest.raises(UnknownName, match="evaluate"):
         stage_kind("evaluat")
-    with pytest.raises(ValueError, match="two stages are named 'hunt'"):
+    with pytest.raises(ValueError, match="two run kinds are named 'hunt'"):
         type("Impostor", (gold_audit.GoldAuditStage,), {"kind": "hunt"})
     assert stage_kind("hunt") is Hunt
     with ChatServer(script=audits) as server:
@@ -137,7 +137,7 @@ def test_the_example_provider_is_registered_and_judges(tmp_path):
                    (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
         assert len(records) == 2 and all(r["status"] == "ok" for r in records)
     finally:
-        PROVIDERS.pop("gateway", None)
+        PROVIDERS.remove("gateway")
 
 
 def test_max_cost_covers_every_log_of_a_stage(tmp_path):

@@ -7,7 +7,6 @@ and configuration errors); nothing prints a traceback to a user.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import signal
 import sys
@@ -19,6 +18,7 @@ from rich.markup import escape
 from fbi import __version__
 from fbi.cli._console import err_console
 from fbi.errors import ConfigError, FbiError, FbiWarning, InputError, Terminated
+from fbi.registry import Registry
 
 
 class FbiGroup(click.Group):
@@ -26,12 +26,11 @@ class FbiGroup(click.Group):
     each command from `COMMANDS` when it is first asked for."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*COMMANDS, *self.commands})
+        return sorted({*COMMANDS.names(), *self.commands})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in COMMANDS and name not in self.commands:
-            module, attribute = COMMANDS[name].split(":")
-            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        if name not in self.commands and name in COMMANDS:
+            self.add_command(COMMANDS[name], name)
         return super().get_command(ctx, name)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
@@ -156,30 +155,9 @@ def run() -> None:
     os._exit(code)
 
 
-#: Each command and where it is defined. A command's module is imported only when that
-#: command runs (or ``fbi --help`` lists them all), so starting one does not pay for every
-#: other's imports: ``fbi evaluate`` never loads the report's HTML and statistics.
-COMMANDS = {
-    "annotate": "fbi.cli.annotate:annotate",
-    "batch": "fbi.cli.batch:batch",
-    "cache": "fbi.cli.cache:cache",
-    "categories": "fbi.cli.catalog:categories",
-    "datasets": "fbi.cli.datasets:datasets",
-    "evaluate": "fbi.cli.evaluate:evaluate",
-    "explain-check": "fbi.cli.report:explain_check",
-    "gate": "fbi.cli.gate:gate",
-    "export": "fbi.cli.export:export",
-    "hunt": "fbi.cli.hunt:hunt",
-    "label": "fbi.cli.label:label",
-    "perturb": "fbi.cli.perturb:perturb",
-    "publish": "fbi.cli.publish:publish",
-    "report": "fbi.cli.report:report",
-    "robustness": "fbi.cli.robustness:robustness",
-    "show": "fbi.cli.show:show",
-    "stand-in": "fbi.cli.standin:stand_in",
-    "strategies": "fbi.cli.catalog:strategies",
-    "trajectories": "fbi.cli.trajectories:trajectories",
-    "trust": "fbi.cli.trust:trust",
-    "view": "fbi.cli.view:view",
-    "watch": "fbi.cli.watch:watch",
-}
+#: Every command: a [`Registry`][fbi.registry.Registry] whose ``fbi.commands`` entry points
+#: (``NAME = "module:attribute"``; fbi's own in its pyproject.toml, a plug-in package's
+#: the same) are loaded when that command runs (or ``fbi --help`` lists them all), so
+#: starting one does not pay for every other's imports: ``fbi evaluate`` never loads the
+#: report's HTML and statistics.
+COMMANDS: Registry[click.Command] = Registry("command", "fbi.commands")

@@ -21,6 +21,7 @@ from fbi.datasets._dataset import (
     write_dataset,
 )
 from fbi.datasets._layouts import (
+    LAYOUTS,
     RawRow,
     RowLayout,
     RowProblem,

@@ -10,15 +10,16 @@ instances. Reading goes one way down: container → layout → instance.
 
 fbi's own layouts — an MT-Bench question (refused: it holds no answer), LLMBar, RewardBench
 2's best-of-N rows, a preference pair (RewardBench, HH-RLHF, UltraFeedback), and fbi's own
-columns (the FBI release's names, conversations in ``messages``), asked last — are imported
-when the registry is first read (`BUILT_IN_LAYOUTS`). A new layout is one class registered
-with [`register_layout`][fbi.datasets.register_layout] (docs/examples/ has one, tested):
-the layouts registered last are asked first.
+columns (the FBI release's names, conversations in ``messages``), asked last — are the
+``fbi.layouts`` entry points of fbi's pyproject.toml, imported when `LAYOUTS` (a
+[`Registry`][fbi.registry.Registry]) is first read. A new layout is one class registered
+with [`register_layout`][fbi.datasets.register_layout] (docs/examples/ has one, tested),
+or a plug-in package's entry point: other packages' layouts are asked first, then fbi's
+own, the last declared first.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -26,11 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from fbi.errors import Problem
-
-#: The modules that define fbi's own layouts, in the order they are asked (last first).
-BUILT_IN_LAYOUTS = ("fbi.datasets._instances", "fbi.datasets._preference",
-                    "fbi.datasets._best_of_n", "fbi.datasets._llmbar",
-                    "fbi.datasets._mt_bench")
+from fbi.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -96,43 +93,33 @@ class RowLayout(ABC):
         names), one dict an instance; a RowProblem when it cannot be read."""
 
 
-_layouts: list[RowLayout] = []
-_asked: list[RowLayout] | None = None  # the order rows are offered in, once worked out
+#: Every row layout by name (see the module docstring).
+LAYOUTS: Registry[RowLayout] = Registry("row layout", "fbi.layouts")
+_asked: tuple[int, list[RowLayout]] | None = None  # (LAYOUTS.version, the asking order)
 
 
 def register_layout(layout: type[RowLayout]) -> type[RowLayout]:
-    """Register a row layout (a class decorator); the one registered last is asked first
-    (fbi's own always after any other). The same class registered again replaces
-    itself."""
-    global _asked
-    _layouts[:] = [known for known in _layouts if (type(known).__module__,
-                   type(known).__qualname__) != (layout.__module__, layout.__qualname__)]
-    _layouts.append(layout())
-    _asked = None
+    """Register a row layout (a class decorator). The same class registered again
+    replaces itself."""
+    LAYOUTS.add(layout.name, layout())
     return layout
 
 
 def layouts() -> list[RowLayout]:
-    """Every registered layout, in the order rows are offered to them: the others last
-    registered first, then fbi's own (`BUILT_IN_LAYOUTS` from the end)."""
+    """Every registered layout, in the order rows are offered to them: other packages'
+    (and any registered outside an entry point) first, then fbi's own, the last declared
+    first — worked out once per change of the registry."""
     global _asked
-    if _asked is None:
-        for module in BUILT_IN_LAYOUTS:  # (each registers its layout once imported)
-            importlib.import_module(module)
-
-        def place(entry: tuple[int, RowLayout]) -> tuple[int, int]:
-            module = type(entry[1]).__module__
-            own = BUILT_IN_LAYOUTS.index(module) if module in BUILT_IN_LAYOUTS \
-                else len(BUILT_IN_LAYOUTS)
-            return own, entry[0]
-
-        _asked = [layout for _, layout in sorted(enumerate(_layouts), key=place)][::-1]
-    return list(_asked)
+    LAYOUTS.load()
+    if _asked is None or _asked[0] != LAYOUTS.version:
+        _asked = (LAYOUTS.version, list(LAYOUTS.values())[::-1])
+    return list(_asked[1])
 
 
 def layout_of(data: dict[str, Any]) -> RowLayout:
     """The layout that reads a row of these columns (fbi's own columns if no other)."""
-    return next(layout for layout in (_asked or layouts()) if layout.detect(data))
+    asked = _asked[1] if _asked is not None and _asked[0] == LAYOUTS.version else layouts()
+    return next(layout for layout in asked if layout.detect(data))
 
 
 def readable_rows(rows: Iterable[RawRow], problems: list[Problem]) -> Iterator[RawRow]:

@@ -44,6 +44,7 @@ from fbi.perturb.rules.negation import NEGATIONS as _NEGATABLE
 from fbi.perturb.rules.order import swap_list_items, swap_sentences
 from fbi.perturb.rules.spelling import typo
 from fbi.records import GoldItem, Instance, Provenance
+from fbi.registry import Registry
 from fbi.taxonomy import Ability, get_category, unknown_name_message
 from fbi.trajectories import changed_step
 
@@ -61,9 +62,22 @@ COMPOSITION = "+"
 PLACED_TRIES = 6
 
 HuntRule = Callable[[GoldItem, random.Random], RuleResult]
-HUNT_RULES: dict[str, HuntRule] = {}
-"""The hunt's own error operators beyond the rule engine's, by name."""
-HUNT_FAMILIES: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class HuntOperator:
+    """An error operator of the hunt's own, beyond the rule engine's."""
+
+    edit: HuntRule
+    """The gold item and a seeded ``random.Random`` → a `RuleResult` (or `Declined`)."""
+    family: str
+    """Its family (``negation``, ``typo``, ``trajectory``, …)."""
+
+
+#: The hunt's own error operators by name: a [`Registry`][fbi.registry.Registry] whose
+#: ``fbi.operators`` entry points are the modules defining them (fbi's own:
+#: pyproject.toml), a plug-in package's the same.
+HUNT_RULES: Registry[HuntOperator] = Registry("hunt operator", "fbi.operators")
 #: The family of the trajectory rules' operators (`fbi.hunt._trajectory_edits`): a hunt
 #: over trajectories uses these alone, a hunt over answers never.
 TRAJECTORY_FAMILY = "trajectory"
@@ -73,8 +87,7 @@ def hunt_rule(name: str, family: str) -> Callable[[HuntRule], HuntRule]:
     """Register an error operator of the hunt's own: a function of the gold item and a
     seeded ``random.Random`` that returns a `RuleResult` or raises `Declined`."""
     def register(function: HuntRule) -> HuntRule:
-        HUNT_RULES[name] = function
-        HUNT_FAMILIES[name] = family
+        HUNT_RULES.add(name, HuntOperator(function, family))
         return function
     return register
 
@@ -182,8 +195,8 @@ def order_swap(item: GoldItem, rng: random.Random) -> RuleResult:
 def error_operators(trajectories: bool = False) -> list[str]:
     """The error operators of a hunt over answers (the rule engine's error categories
     and the hunt's own), or of a hunt over agents' trajectories (the trajectory rules)."""
-    own = sorted(name for name, family in HUNT_FAMILIES.items()
-                 if (family == TRAJECTORY_FAMILY) == trajectories)
+    own = sorted(name for name, operator in HUNT_RULES.items()
+                 if (operator.family == TRAJECTORY_FAMILY) == trajectories)
     if trajectories:
         return own
     return sorted(name for name in perturb_rules() if get_category(name).lowers_score) + own
@@ -196,7 +209,8 @@ def family_of(error: str) -> str:
         return "llm"
     if error.startswith(PROPOSAL):
         return "describer"
-    return HUNT_FAMILIES.get(error) or rule_family(error)
+    known = HUNT_RULES.get(error, None)
+    return known.family if known is not None else rule_family(error)
 
 
 def invariant_rules() -> list[str]:
@@ -233,7 +247,7 @@ class Operator:
     @property
     def placeable(self) -> bool:
         return bool(self.errors) and not is_pool(self.errors[0]) and \
-            HUNT_FAMILIES.get(self.errors[0]) != TRAJECTORY_FAMILY
+            family_of(self.errors[0]) != TRAJECTORY_FAMILY
 
     @classmethod
     def parse(cls, name: str) -> Operator:
@@ -307,7 +321,7 @@ def _run(error: str, item: GoldItem, seed: int, placement: str | None) -> tuple[
 
 def _rule(error: str, item: GoldItem, seed: int) -> RuleResult:
     if error in HUNT_RULES:
-        result = HUNT_RULES[error](item, random.Random(f"{seed}:{error}:{item.id}"))
+        result = HUNT_RULES[error].edit(item, random.Random(f"{seed}:{error}:{item.id}"))
         if result.perturbed == item.gold_answer:
             raise Declined("the rule found nothing to change")
         return result
@@ -348,7 +362,7 @@ class Edit:
         first = operator.errors[0] if operator.errors else None
         # the hunt's own operators have no category of the taxonomy; the trajectory
         # rules' do (trajectory/KIND), as the rule engine's and a perturber's
-        own = first in HUNT_RULES and HUNT_FAMILIES[first] != TRAJECTORY_FAMILY
+        own = first in HUNT_RULES and HUNT_RULES[first].family != TRAJECTORY_FAMILY
         if first is None or own or first.startswith(PROPOSAL):
             category = f"hunt/{operator.name.replace('/', '-')}"
             ability = Ability(item.ability)

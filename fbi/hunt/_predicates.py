@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from fbi.hunt._structure import PLACES, Place, inside, places_of
+from fbi.registry import Registry
 from fbi.text import STOPWORDS
 from fbi.trajectories import RenderedStep, changed_step, rendered_steps
 
@@ -211,9 +212,11 @@ class Predicate:
         return self.group == "judged"
 
 
-PREDICATES: dict[str, Predicate] = {}
+PREDICATES: Registry[Predicate] = Registry("predicate", "fbi.predicates")
 """The predicates every hunt uses, by name (those made per hunt from its operators and
-strategies come on top, `fbi.hunt.predicates_for`)."""
+strategies come on top, `fbi.hunt.predicates_for`): a
+[`Registry`][fbi.registry.Registry] whose ``fbi.predicates`` entry points are the modules
+defining them (fbi's own: pyproject.toml), a plug-in package's the same."""
 
 
 def predicate(name: str, phrase: str, group: str = "what"

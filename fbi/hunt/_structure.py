@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from fbi.registry import Registry
 from fbi.text import LIST_ITEM, sentences
 
 Span = tuple[int, int]
@@ -40,9 +41,10 @@ class Place:
     """What it means, with an example."""
 
 
-PLACES: dict[str, Place] = {}
+PLACES: Registry[Place] = Registry("place", "fbi.places")
 """Every place by name, the built-in ones and any a user registers with
-[`place`][fbi.hunt.place]."""
+[`place`][fbi.hunt.place] (or a plug-in package through the ``fbi.places`` entry
+points): a [`Registry`][fbi.registry.Registry]."""
 
 
 def place(name: str, phrase: str) -> Callable[[PlaceFinder], PlaceFinder]:

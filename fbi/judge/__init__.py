@@ -13,6 +13,7 @@ from fbi.judge._evaluate import (
 )
 from fbi.judge._explanations import ExplanationChecks
 from fbi.judge._kinds import (
+    JUDGE_KINDS,
     JudgeKind,
     default_strategies,
     judge_kind,

@@ -10,8 +10,10 @@ string alone ([`judge_kind`][fbi.judge.judge_kind]), so a stored judgment is rea
 by its own ``judge`` field, and planning, reading and checking never branch on a flag.
 
 A new kind is one class registered with [`register_judge_kind`][fbi.judge.register_judge_kind]
-(docs/examples/ has one, tested): the kinds registered last are asked first, and the chat
-judge, which takes any model, is asked last.
+in `JUDGE_KINDS` (a [`Registry`][fbi.registry.Registry]; fbi's own are its
+``fbi.judge_kinds`` entry points, a plug-in package's the same), docs/examples/ has one,
+tested: another package's kinds are asked first, then fbi's own, the last declared first,
+and the chat judge, which takes any model, last.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fbi.errors import InputError
+from fbi.registry import Registry
 
 if TYPE_CHECKING:
     from fbi.judge._config import EvaluationConfig
@@ -130,21 +133,20 @@ class JudgeKind(ABC):
         """Reply tokens a call is priced at before it is made (--dry-run)."""
 
 
-_kinds: list[JudgeKind] = []
+#: Every judge kind by its name (see the module docstring).
+JUDGE_KINDS: Registry[JudgeKind] = Registry("judge kind", "fbi.judge_kinds")
 
 
 def register_judge_kind(kind: type[JudgeKind]) -> type[JudgeKind]:
-    """Register a judge kind (a class decorator); the one registered last is asked first
-    which models it takes. The same class registered again replaces itself."""
-    _kinds[:] = [k for k in _kinds if (type(k).__module__, type(k).__qualname__) !=
-                 (kind.__module__, kind.__qualname__)]
-    _kinds.append(kind())
+    """Register a judge kind (a class decorator). The same class registered again
+    replaces itself."""
+    JUDGE_KINDS.add(kind.name, kind())
     return kind
 
 
 def judge_kind(model: str) -> JudgeKind:
     """The kind of judge ``model`` names (the chat judge when no other takes it)."""
-    for kind in reversed(_kinds):
+    for kind in judge_kinds():
         if kind.matches(model):
             return kind
     raise LookupError("no judge kind takes any model: fbi.judge registers the chat judge")
@@ -152,7 +154,7 @@ def judge_kind(model: str) -> JudgeKind:
 
 def judge_kinds() -> list[JudgeKind]:
     """Every registered kind, the one asked first first."""
-    return list(reversed(_kinds))
+    return list(JUDGE_KINDS.values())[::-1]
 
 
 def default_strategies(judge: str, subject: str = "answer") -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from fbi.errors import InputError, validation_summary
+from fbi.registry import Registry
 from fbi.taxonomy import unknown_name_message
 from fbi.templates import TemplateFolder
 
@@ -154,11 +155,21 @@ class Strategy:
                 "additionalProperties": False}
 
 
+#: The packages whose folders hold strategy templates beside fbi's own ``prompts/``: a
+#: [`Registry`][fbi.registry.Registry] of the ``fbi.strategies`` entry points, each
+#: ``NAME = "package:TEMPLATES"`` naming a package that holds ``*.jinja`` strategies
+#: (its ``TEMPLATES`` attribute: its module name) — fbi's own is its ``prompts`` package.
+STRATEGY_PACKAGES: Registry[str] = Registry("strategy package", "fbi.strategies")
+
+
 class StrategyRegistry:
-    """The strategies found in the built-in prompts and an optional user folder."""
+    """The strategies found in the built-in prompts, the installed packages that add
+    strategies (`STRATEGY_PACKAGES`) and an optional user folder."""
 
     def __init__(self, user_dir: str | Path | None = None):
-        self.templates = TemplateFolder("prompts", user_dir)
+        packages = tuple(package for package in STRATEGY_PACKAGES.values()
+                         if package != "fbi.prompts")
+        self.templates = TemplateFolder("prompts", user_dir, packages)
         self.strategies: dict[str, Strategy] = {}
         for name in self.templates.entries():
             file_name = f"{name}.jinja"

@@ -195,9 +195,8 @@ def _categories_for(ability: str) -> list[str]:
 def uses_rules(job: Job, engine: Engine) -> bool:
     """Whether the rule engine makes this job: always with `--engine rules`, under `auto` where
     a rule exists."""
-    from fbi.perturb.rules import NEEDS_LLM, RULES, _load_families
+    from fbi.perturb.rules import NEEDS_LLM, RULES
 
-    _load_families()
     if engine == "rules":
         return True
     return engine == "auto" and job.category in RULES and job.category not in NEEDS_LLM

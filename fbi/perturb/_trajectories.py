@@ -18,6 +18,7 @@ from itertools import pairwise
 from fbi.perturb._prescreen import CHANGE_ELSEWHERE, IDENTICAL
 from fbi.perturb.rules import Declined
 from fbi.records import Instance, Provenance
+from fbi.registry import Registry
 from fbi.taxonomy import SCORE_INVARIANT, TRAJECTORY_PREFIX, Ability
 from fbi.trajectories import (
     RENDER_VERSION,
@@ -46,14 +47,15 @@ class TrajectoryEdit:
 
 
 TrajectoryRule = Callable[[Trajectory, random.Random], TrajectoryEdit]
-TRAJECTORY_RULES: dict[str, TrajectoryRule] = {}
+#: Every trajectory rule by the kind it makes: a [`Registry`][fbi.registry.Registry]
+#: whose ``fbi.trajectory_rules`` entry points are the modules defining them (fbi's own:
+#: this one), a plug-in package's the same.
+TRAJECTORY_RULES: Registry[TrajectoryRule] = Registry("trajectory rule",
+                                                      "fbi.trajectory_rules")
 
 
 def _rule(kind: str) -> Callable[[TrajectoryRule], TrajectoryRule]:
-    def register(function: TrajectoryRule) -> TrajectoryRule:
-        TRAJECTORY_RULES[kind] = function
-        return function
-    return register
+    return TRAJECTORY_RULES.register(kind)
 
 
 def perturb_trajectory(category: str, trajectory: Trajectory, seed: int) -> TrajectoryEdit:
@@ -63,7 +65,8 @@ def perturb_trajectory(category: str, trajectory: Trajectory, seed: int) -> Traj
     if kind not in TRAJECTORY_RULES:
         raise Declined(f"no trajectory rule for {category!r}; the rules: "
                        f"{', '.join(sorted(TRAJECTORY_RULES))}")
-    edit = TRAJECTORY_RULES[kind](trajectory, random.Random(f"{seed}:{kind}:{trajectory.id}"))
+    edit = TRAJECTORY_RULES.get(kind)(trajectory,
+                                      random.Random(f"{seed}:{kind}:{trajectory.id}"))
     if edit.trajectory.steps == trajectory.steps:
         raise Declined("the rule found nothing to change")
     return edit
@@ -72,7 +75,7 @@ def perturb_trajectory(category: str, trajectory: Trajectory, seed: int) -> Traj
 def trajectory_categories() -> list[str]:
     """The categories and rewrites the rules make, as `perturb_trajectory` takes them."""
     return [f"{TRAJECTORY_PREFIX}{k}" if not k.startswith(SCORE_INVARIANT) else k
-            for k in TRAJECTORY_RULES]
+            for k in TRAJECTORY_RULES.names()]
 
 
 # ------------------------------------------------------------------ helpers

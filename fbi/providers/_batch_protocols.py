@@ -29,6 +29,7 @@ from fbi.providers._litellm import import_litellm
 from fbi.providers._prices import cost_of, reasoning_cost
 from fbi.providers._response import ModelResponse
 from fbi.redaction import redact_known_secrets
+from fbi.registry import Registry
 
 
 def _openai_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -76,20 +77,27 @@ class BatchProtocol:
 
 
 #: The batch services fbi drives, by litellm's provider name (`register_batch_protocol`
-#: adds one).
-BATCH_PROTOCOLS: dict[str, BatchProtocol] = {
-    "openai": BatchProtocol("OpenAI", _openai_line),
-    "azure": BatchProtocol("Azure", _openai_line, deployment=True),
-    "mistral": BatchProtocol("Mistral", _mistral_line, model_on_job=True, can_cancel=False,
-                             can_list=False),
-    "anthropic": BatchProtocol("Anthropic", sdk=AnthropicBatches),
-    "gemini": BatchProtocol("Gemini", sdk=GeminiBatches),
-}
+#: adds one): a [`Registry`][fbi.registry.Registry] whose ``fbi.batch_protocols`` entry
+#: points are the modules registering them (fbi's own: this one).
+BATCH_PROTOCOLS: Registry[BatchProtocol] = Registry("batch protocol",
+                                                    "fbi.batch_protocols")
 
 
 def register_batch_protocol(provider: str, protocol: BatchProtocol) -> None:
-    """Drive the batch service of litellm's ``provider`` (``openai``, ...) this way."""
-    BATCH_PROTOCOLS[provider] = protocol
+    """Drive the batch service of litellm's ``provider`` (``openai``, ...) this way (the
+    same provider registered again is replaced)."""
+    BATCH_PROTOCOLS.remove(provider)
+    BATCH_PROTOCOLS.add(provider, protocol)
+
+
+for _name, _protocol in (
+        ("openai", BatchProtocol("OpenAI", _openai_line)),
+        ("azure", BatchProtocol("Azure", _openai_line, deployment=True)),
+        ("mistral", BatchProtocol("Mistral", _mistral_line, model_on_job=True,
+                                  can_cancel=False, can_list=False)),
+        ("anthropic", BatchProtocol("Anthropic", sdk=AnthropicBatches)),
+        ("gemini", BatchProtocol("Gemini", sdk=GeminiBatches))):
+    register_batch_protocol(_name, _protocol)
 
 
 def batch_providers() -> str:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
     from fbi.report._markdown import render_csv, render_markdown
     from fbi.report._robustness import load_robustness
     from fbi.report._schema import Summary
-    from fbi.report._sections import Section, Table, register_section, sections
+    from fbi.report._sections import SECTIONS, Section, Table, register_section, sections
     from fbi.report._summary import build_summary
     from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
     from fbi.report._trust_output import trust_blocks, write_trust

@@ -10,7 +10,7 @@ from fbi.report._certificate import CERTIFICATE_NOTE, certificate_table
 from fbi.report._human import HUMAN_NOTE, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
-from fbi.report._sections import Section, Table
+from fbi.report._sections import Section, Table, register_section
 from fbi.report._steps import STEPS_NOTE, steps_table
 from fbi.report._tables import (
     TURN_TITLE,
@@ -78,4 +78,6 @@ SECTIONS = [
     Section("bias", "Bias", table_prefix="Bias: ", terminal=False,
             tables=lambda s, terminal: _titled(bias_tables(s))),
 ]
+for _section in SECTIONS:  # (in the registry, in this order: the report's)
+    register_section(_section)
 

@@ -4,19 +4,23 @@ when it is present, its rows — and drawn by every renderer alike: the terminal
 macro in ``fbi/data/report.html.jinja``).
 
 fbi's own sections, in the order the report shows them, are declared in
-`fbi.report._contents`; a new table is its rows' function and one
-[`Section`][fbi.report.Section] there, or, from outside fbi, one
-[`register_section`][fbi.report.register_section] call (docs/examples/ has one, tested).
+`fbi.report._contents` (the ``fbi.sections`` entry point of fbi's pyproject.toml, read
+when `SECTIONS` — a [`Registry`][fbi.registry.Registry] — is first asked); a new table is
+its rows' function and one [`Section`][fbi.report.Section] there, or, from outside fbi, one
+[`register_section`][fbi.report.register_section] call or a plug-in package's entry point
+(docs/examples/ has one, tested), placed last or before a section it names.
 What a section shows comes from the [`Summary`][fbi.report.Summary], whose figures
 ``summary.json`` holds.
 """
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from fbi.registry import Registry
 
 if TYPE_CHECKING:
     from fbi.report._schema import Summary
@@ -66,37 +70,35 @@ class Section:
     (``Bias: ``)."""
     figure: str = ""
     """The HTML page's figure drawn above the tables (a macro of the page's template)."""
+    before: str | None = None
+    """Shown before the section of this key (None: after fbi's own, in order)."""
 
 
-#: The module declaring fbi's own sections, imported when the sections are first read.
-BUILT_IN_SECTIONS = "fbi.report._contents"
-
-_sections: list[Section] = []
-_loaded = False
+#: Every section by its key (see the module docstring).
+SECTIONS: Registry[Section] = Registry("report section", "fbi.sections")
 
 
 def register_section(section: Section, before: str | None = None) -> Section:
     """Add ``section`` to the report: last, or ``before`` the section of that key. A
     section of the same key replaces it (a module loaded again)."""
-    if not _loaded:
-        sections()  # fbi's own first, so ``before`` finds them
-    _sections[:] = [s for s in _sections if s.key != section.key]
-    keys = [s.key for s in _sections]
-    if before is not None and before not in keys:
-        raise ValueError(f"no report section {before!r}: there are {', '.join(keys)}")
-    _sections.insert(keys.index(before) if before is not None else len(_sections), section)
-    return section
+    if before is not None:
+        section = dataclasses.replace(section, before=before)
+        if before not in SECTIONS:
+            raise ValueError(f"no report section {before!r}: there are "
+                             f"{', '.join(SECTIONS.names())}")
+    SECTIONS.remove(section.key)
+    return SECTIONS.add(section.key, section)
 
 
 def sections() -> list[Section]:
-    """Every section, in the order the report shows them."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        module = importlib.import_module(BUILT_IN_SECTIONS)
-        _sections[:0] = [s for s in module.SECTIONS if s.key not in
-                         {other.key for other in _sections}]
-    return list(_sections)
+    """Every section, in the order the report shows them: fbi's own as declared, each
+    other placed before the section it names, or last."""
+    placed = [s for s in SECTIONS.values() if s.before is None]
+    for section in (s for s in SECTIONS.values() if s.before is not None):
+        keys = [s.key for s in placed]
+        placed.insert(keys.index(section.before) if section.before in keys else len(placed),
+                      section)
+    return placed
 
 
 def present(summary: Summary, terminal: bool = False) -> list[tuple[Section, list[Table]]]:

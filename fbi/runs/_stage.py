@@ -17,30 +17,28 @@ the same walk for ``--dry-run``: it calls and writes nothing.
 
 A new stage subclasses [`Stage`][fbi.runs.Stage] (docs/contributing.md has a whole example).
 
-**The one registry of stages.** A subclass that names a ``kind`` registers itself;
-[`stage_kinds`][fbi.runs.stage_kinds] is what every list of run kinds reads (the viewer's,
-the run-folders reference, the tests). fbi's own stages live in stage packages above the
-harness, so the registry imports them by name when first read (`BUILT_IN_STAGES`, as
-Inspect loads its providers), and a package installed beside fbi adds its stages through
-the ``fbi.stages`` entry-point group (each entry a module to import). Nothing here
-imports a stage package at import time: the harness stays below the stages.
+**The one registry of stages.** A subclass that names a ``kind`` registers itself in
+`STAGES` (a [`Registry`][fbi.registry.Registry]); [`stage_kinds`][fbi.runs.stage_kinds] is
+what every list of run kinds reads (the viewer's, the run-folders reference, the tests).
+fbi's own stages live in stage packages above the harness, named by the ``fbi.stages``
+entry points of fbi's pyproject.toml, imported when the registry is first read; a package
+installed beside fbi adds its stages the same way. Nothing here imports a stage package
+at import time: the harness stays below the stages.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import ClassVar
 
-from fbi.errors import InputError, UnknownName
 from fbi.logs import AppendLog, LogState, read_log
 from fbi.providers import ModelClient, ModelRequest, litellm_version, provider_of
 from fbi.records import CallRecord
+from fbi.registry import Registry
 from fbi.run_spec import RUN_SCHEMA_VERSION, RunIdentity, RunSpec, RunTotals
 from fbi.runs._batch import (
     BatchOptions,
@@ -58,7 +56,6 @@ from fbi.runs._execute import (
 )
 from fbi.runs._folder import RunFolder, now
 from fbi.settings import ModelSettings
-from fbi.taxonomy import unknown_name_message
 
 
 @dataclass
@@ -194,58 +191,29 @@ class Stage(ABC):
 
 # ----------------------------------------------------------- the registry of stages
 
-#: The modules that define fbi's own stages, imported when the registry is first read.
-BUILT_IN_STAGES = ("fbi.judge", "fbi.perturb", "fbi.robustness", "fbi.hunt", "fbi.watch")
-#: The entry-point group through which an installed package adds stages.
-ENTRY_POINT_GROUP = "fbi.stages"
-
-_stages: dict[str, type[Stage]] = {}
-_loaded = False
+#: Every stage by its kind (`fbi.registry`): fbi's own are the ``fbi.stages`` entry points
+#: of its pyproject.toml (each a module whose stages register as it loads), a plug-in
+#: package adds its own the same way.
+STAGES: Registry[type[Stage]] = Registry("run kind", "fbi.stages")
 
 
 def register_stage(stage: type[Stage]) -> None:
     """Add ``stage`` under its ``kind`` (done by ``Stage.__init_subclass__``). The same
     class loaded again (a module re-imported) replaces itself; another class under a kind
     already taken is refused."""
-    kind = stage.kind
-    known = _stages.get(kind)
-    if known is not None and (known.__module__, known.__qualname__) != (
-            stage.__module__, stage.__qualname__):
-        raise ValueError(f"two stages are named {kind!r}: {known.__module__}."
-                         f"{known.__qualname__} and {stage.__module__}.{stage.__qualname__}")
-    _stages[kind] = stage
+    STAGES.add(stage.kind, stage)
 
 
 def stage_kinds() -> dict[str, type[Stage]]:
-    """Every registered stage by kind: fbi's own first (in `BUILT_IN_STAGES` order), then
-    the others by name, whatever order they were imported in."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in BUILT_IN_STAGES:
-            importlib.import_module(module)
-        for entry in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                importlib.import_module(entry.value)
-            except ImportError as error:
-                raise InputError(f"the stage plug-in {entry.name!r} ({entry.value}) does "
-                                 f"not import: {error}. Fix: reinstall the package that "
-                                 "provides it, or uninstall it") from None
-    def place(kind: str) -> tuple[int, str]:
-        package = ".".join(_stages[kind].__module__.split(".")[:2])
-        own = package in BUILT_IN_STAGES
-        return (BUILT_IN_STAGES.index(package) if own else len(BUILT_IN_STAGES), kind)
-
-    return {kind: _stages[kind] for kind in sorted(_stages, key=place)}
+    """Every registered stage by kind: fbi's own first, then the others by name, whatever
+    order they were imported in."""
+    return dict(STAGES)
 
 
 def stage_kind(kind: str) -> type[Stage]:
     """The stage registered as ``kind``; an unknown one is an
     [`UnknownName`][fbi.errors.UnknownName] naming the closest kinds."""
-    kinds = stage_kinds()
-    if kind not in kinds:
-        raise UnknownName(unknown_name_message("run kind", kind, list(kinds)))
-    return kinds[kind]
+    return STAGES.get(kind)
 
 
 # ------------------------------------------------------------------- running a stage

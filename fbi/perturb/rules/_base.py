@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fbi.records import GoldItem
+from fbi.registry import Registry
 
 RULES_VERSION = "1"
 
@@ -48,7 +49,9 @@ class Declined(Exception):
 
 
 Rule = Callable[[GoldItem, random.Random], RuleResult]
-RULES: dict[str, Rule] = {}
+#: Every rule by the category it makes: a [`Registry`][fbi.registry.Registry] whose
+#: ``fbi.rules`` entry points are the family modules (fbi's own: pyproject.toml).
+RULES: Registry[Rule] = Registry("perturbation rule", "fbi.rules")
 
 #: Categories no rule attempts, and why.
 NEEDS_LLM = {
@@ -65,7 +68,5 @@ NEEDS_LLM = {
 
 
 def rule(category: str) -> Callable[[Rule], Rule]:
-    def register(function: Rule) -> Rule:
-        RULES[category] = function
-        return function
-    return register
+    """Register the decorated function as ``category``'s rule."""
+    return RULES.register(category)
