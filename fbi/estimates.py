@@ -10,9 +10,9 @@ from fbi.providers import import_litellm
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     """USD for a call of this size from litellm's cost data; 0 for a model that runs on
     this machine; None for unknown models."""
-    from fbi.providers import ON_THIS_MACHINE
+    from fbi.providers import runs_here
 
-    if model.startswith(ON_THIS_MACHINE):
+    if runs_here(model):
         return 0.0
     litellm = import_litellm()
     try:

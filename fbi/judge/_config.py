@@ -10,7 +10,7 @@ from typing import Literal
 
 from fbi.errors import InputError
 from fbi.judge._strategies import EXPLANATION_MAX_CHARS
-from fbi.providers import LOCAL_JUDGE, supports_logprobs
+from fbi.providers import LOCAL_JUDGE, registered_provider, supports_logprobs
 from fbi.settings import ModelSettings
 
 #: What a chat judge runs unless told.
@@ -25,11 +25,6 @@ PROTOCOLS: dict[str, str | None] = {"fbi": None, "paper": "You are a helpful ass
 PROTOCOL_VERSIONS = {"fbi": 1, "paper": 2}
 #: The reply limit the FBI authors' requests set.
 PAPER_MAX_TOKENS = 1000
-#: The embedded judge's explanation cap. SmolLM2-135M fills whatever room it is given
-#: with repeated sentences (139 reply tokens on average at 600 characters, 3 of 144 replies
-#: cut before the score); one sentence keeps "explanation, then score" and halves the
-#: main job's time, with the same detection on the built-in sample (benchmarks/RESULTS.md).
-EMBEDDED_EXPLANATION_CHARS = 120
 #: The widest score range: 0-100 (the judge's JSON schema enumerates every score).
 MAX_SCORE_RANGE_WIDTH = 100
 #: The most times one call may be asked (--samples).
@@ -111,19 +106,22 @@ class EvaluationConfig:
 
     @property
     def reply_tokens(self) -> int:
-        """--max-tokens, else 400 for the embedded judge, else what the protocol sends:
-        fbi's 1024, or the 1000 the FBI authors' requests set (``llm_evaluators``)."""
+        """--max-tokens, else the judge's provider's own limit (the embedded judge's
+        400), else what the protocol sends: fbi's 1024, or the 1000 the FBI authors'
+        requests set (``llm_evaluators``)."""
         if self.model.max_tokens:
             return self.model.max_tokens
-        if self.judge.startswith("local/"):
-            return 400
+        provider = registered_provider(self.judge)
+        if provider is not None and provider.reply_tokens:
+            return provider.reply_tokens
         return PAPER_MAX_TOKENS if self.protocol == "paper" else 1024
 
     @property
     def explanation_limit(self) -> int:
         if self.explanation_chars:
             return self.explanation_chars
-        return EMBEDDED_EXPLANATION_CHARS if self.judge.startswith("local/") \
-            else EXPLANATION_MAX_CHARS
+        provider = registered_provider(self.judge)
+        return provider.explanation_chars if provider is not None and \
+            provider.explanation_chars else EXPLANATION_MAX_CHARS
 
 

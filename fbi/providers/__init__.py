@@ -20,10 +20,10 @@ from fbi.providers._batch_protocols import (
 from fbi.providers._batch_services import BatchService, BatchState
 from fbi.providers._client import (
     ModelClient,
-    abort_local_calls,
-    allow_local_calls,
+    abort_calls,
+    allow_calls,
 )
-from fbi.providers._errors import BadReply, ProviderHTTPError, WrongModel
+from fbi.providers._errors import BadReply, ErrorKind, ProviderError, ProviderHTTPError, WrongModel
 from fbi.providers._http import HTTPTransport
 from fbi.providers._litellm import (
     check_model,
@@ -31,7 +31,7 @@ from fbi.providers._litellm import (
     litellm_version,
     supports_logprobs,
 )
-from fbi.providers._prices import ON_THIS_MACHINE, cost_of, reasoning_cost
+from fbi.providers._prices import cost_of, reasoning_cost, runs_here
 from fbi.providers._registry import (
     PROVIDERS,
     Provider,
@@ -40,6 +40,7 @@ from fbi.providers._registry import (
     environment_endpoint,
     provider_for,
     register_provider,
+    registered_provider,
 )
 from fbi.providers._request import ModelRequest
 from fbi.providers._response import ModelResponse, json_object_in

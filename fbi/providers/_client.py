@@ -15,8 +15,6 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-import fbi.providers._http
-import fbi.providers._reward  # noqa: F401  (importing it registers the reward models' providers)
 from fbi.cache import ResponseCache
 from fbi.errors import ConfigError, FbiWarning, ModelError, ModelUnavailable
 from fbi.providers._errors import (
@@ -36,7 +34,7 @@ from fbi.providers._litellm import (
 )
 from fbi.providers._pool import PoolExhausted, ServerPool
 from fbi.providers._prices import reasoning_cost
-from fbi.providers._registry import Transport, direct, environment_key, provider_for
+from fbi.providers._registry import PROVIDERS, Transport, direct, environment_key, provider_for
 from fbi.providers._request import ModelRequest
 from fbi.providers._response import ModelResponse
 from fbi.providers._retries import RequestRateLimiter, RetryPolicy
@@ -221,7 +219,7 @@ class ModelClient:
     def preflight(self, model: str, api_base: str | None,
                   requests: Iterable[ModelRequest] | None = None) -> None:
         """Before a run: [`check_model`][fbi.providers.check_model], then (unless ``probe_first``
-        is off, the model is the embedded one, or every request is answered from the cache)
+        is off, the model's provider wants none, or every request is answered from the cache)
         one probe call.
         ``requests`` None means the calls are not known yet: probe anyway. Once per client.
 
@@ -235,7 +233,8 @@ class ModelClient:
             self._unchecked = (model, api_base)
             return
         check_model(model, api_base, self.api_key)
-        if answered or not self.probe_first or model.startswith("local/"):
+        provider = provider_for(model, api_base)
+        if answered or not self.probe_first or (provider is not None and not provider.probe):
             return
         self.probe(model, api_base)
         self.probe_first = False
@@ -351,16 +350,16 @@ class ModelClient:
             content=None if reply.content is None else redact(reply.content))
 
 
-def abort_local_calls() -> None:
-    """Make the embedded judge stop generating (Ctrl-C): calls in flight end at the next
-    token with an error, queued ones at once. API calls are cancelled by the caller."""
-    from fbi.providers.local import abort_all
+def abort_calls() -> None:
+    """Ctrl-C: make the calls in flight in this process (the embedded judge's) end at
+    once, each provider by its ``abort``; API calls are cancelled by the caller."""
+    for provider in PROVIDERS.values():
+        if provider.abort is not None:
+            provider.abort()
 
-    abort_all()
 
-
-def allow_local_calls() -> None:
-    """Undo [`abort_local_calls`][fbi.providers.abort_local_calls] when a new run starts."""
-    from fbi.providers.local import allow_all
-
-    allow_all()
+def allow_calls() -> None:
+    """Undo [`abort_calls`][fbi.providers.abort_calls] when a new run starts."""
+    for provider in PROVIDERS.values():
+        if provider.allow is not None:
+            provider.allow()

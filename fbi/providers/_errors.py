@@ -2,6 +2,10 @@
 ``map_exceptions``): every failed call is classified by its whole exception chain into an
 `ErrorKind`, which decides whether it is retried, counts towards the circuit
 breaker, or stops the run with a fix; and its text is made safe to store and print.
+
+fbi's own providers raise a [`ProviderError`][fbi.providers.ProviderError], which
+carries its kind; only the errors of libraries fbi calls (litellm, aiohttp, the SDKs)
+are read by their class names and status codes, here and nowhere else.
 """
 
 from __future__ import annotations
@@ -51,8 +55,24 @@ FIXES = {
 }
 
 
+def _own_error(error: BaseException) -> ProviderError | None:
+    """The first of fbi's own provider errors in the exception chain, if any."""
+    link: BaseException | None = error
+    for _ in range(12):
+        if link is None:
+            return None
+        if isinstance(link, ProviderError):
+            return link
+        link = link.__cause__ or link.__context__
+    return None
+
+
 def error_kind(error: BaseException) -> ErrorKind:
-    """Classify a failed call by its whole exception chain (see `ErrorKind`)."""
+    """Classify a failed call by its whole exception chain (see `ErrorKind`): fbi's own
+    error by the kind it carries, a library's by its class names and status."""
+    own = _own_error(error)
+    if own is not None:
+        return own.kind
     names: set[str] = set()
     link: BaseException | None = error
     while link is not None and len(names) < 12:
@@ -60,12 +80,6 @@ def error_kind(error: BaseException) -> ErrorKind:
         link = link.__cause__ or link.__context__
     text = str(error)
     status = getattr(error, "status_code", None)
-    if "LocalCallAborted" in names or "LocalCallAborted" in text:
-        return "interrupted"
-    if "WrongModel" in names:
-        return "wrong_model"
-    if "PoolExhausted" in names:
-        return "unreachable"  # every server of a pool failed just now
     if (_MISSING_KEY.search(text) or status in (401, 403)
             or names & {"AuthenticationError", "PermissionDeniedError"}):
         return "auth"
@@ -111,15 +125,25 @@ def describe_error(error: Exception) -> str:
 # ------------------------------------------------------------------ the errors themselves
 
 
-class BadReply(Exception):
+class ProviderError(Exception):
+    """A failed call, as one of fbi's own providers says it: its `ErrorKind` is
+    part of it (a provider's error class sets ``kind``, or computes it)."""
+
+    kind: ErrorKind = "rejected"
+
+
+class BadReply(ProviderError):
     """A reply that is not a chat completion (no choices, a usage that is no count, a body
     that is not JSON): the call failed on that server, and another try may not."""
 
-    status_code = 502  # classified as a server failure (retried; a pool's server cooled)
+    kind: ErrorKind = "server"  # retried; a pool's server cooled
+    status_code = 502
 
 
-class WrongModel(Exception):
+class WrongModel(ProviderError):
     """The server answered as another model than the one asked for."""
+
+    kind: ErrorKind = "wrong_model"
 
     def __init__(self, asked: str, served: str, server: str | None):
         self.asked, self.served, self.server = asked, served, server
@@ -127,7 +151,7 @@ class WrongModel(Exception):
         super().__init__(f"the server{where} answered as model {served!r}, not {asked!r}")
 
 
-class ProviderHTTPError(Exception):
+class ProviderHTTPError(ProviderError):
     """An HTTP error status from an OpenAI-protocol server, with its message; raised as
     the subclass the OpenAI SDK names for the status
     (`http_error`)."""
@@ -135,6 +159,24 @@ class ProviderHTTPError(Exception):
     def __init__(self, status_code: int, message: str, response: Any):
         self.status_code, self.response = status_code, response
         super().__init__(f"HTTP {status_code}: {message}")
+
+    @property
+    def kind(self) -> ErrorKind:  # type: ignore[override]
+        """What the status means (a 400 that says the key is missing is ``auth``)."""
+        return status_kind(self.status_code, str(self))
+
+
+def status_kind(status: int, text: str = "") -> ErrorKind:
+    """The `ErrorKind` of an HTTP error status (and its message)."""
+    if status in (401, 403) or _MISSING_KEY.search(text):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status == 429:
+        return "rate_limit"
+    if status == 408:
+        return "timeout"
+    return "server" if status >= 500 or status == 409 else "rejected"
 
 
 class BadRequestError(ProviderHTTPError):

@@ -39,7 +39,7 @@ def litellm_cost(litellm, reply) -> float | None:
 
 
 def import_litellm():
-    """Import litellm once, offline-safe and quiet, with the local provider registered."""
+    """Import litellm once, offline-safe and quiet."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -47,9 +47,6 @@ def import_litellm():
         litellm.suppress_debug_info = True
         litellm.drop_params = True  # a provider without json_schema gets free text instead
         litellm.telemetry = False
-        from fbi.providers.local import register
-
-        register(litellm)
         litellm._fbi_ready = True
     return litellm
 
@@ -114,11 +111,11 @@ class LitellmTransport:
 @functools.cache
 def supports_logprobs(model: str, api_base: str | None = None) -> bool | None:
     """Whether this model's calls can carry token log-probabilities (``top_logprobs``):
-    the embedded judge and the direct path always ask (a server without them leaves them
-    out); through litellm, True or False from its table of supported parameters, None
+    fbi's own providers always ask (a server without them leaves them out); through
+    litellm, True or False from its table of supported parameters, None
     when it does not know the model."""
-    if model.startswith("local/") or direct(model, api_base):
-        return True  # fbi's own decoding loop, or fbi's own request
+    if direct(model, api_base):
+        return True  # fbi's own request
     litellm = import_litellm()
     try:
         name, provider, _, _ = litellm.get_llm_provider(model)
@@ -133,14 +130,12 @@ def check_model(model: str, api_base: str | None = None, api_key: str | None = N
                 fetch_weights: bool = True) -> None:
     """What can be checked without a call: litellm knows the model's provider, and a key
     for it is set (or given, or a custom ``api_base`` may need none). ConfigError says
-    what to set. The embedded judge's weights are fetched now when they are not here
-    yet, unless ``fetch_weights`` is False (a dry run fetches nothing)."""
-    if model.startswith("local/"):
-        from fbi.providers.local import check_available
-
-        check_available(model, fetch=fetch_weights)
-        return
+    what to set. A provider of fbi's own checks its model itself (`Provider.check`: the
+    embedded judge's weights are fetched now when they are not here yet, unless
+    ``fetch_weights`` is False: a dry run fetches nothing)."""
     provider = provider_for(model, api_base)
+    if provider is not None and provider.check is not None:
+        provider.check(model, fetch_weights)
     if provider is not None and provider.server_help and not api_base:
         raise ConfigError(f"{model}: no server. Fix: give --api-base ({provider.server_help})")
     if provider is not None:
@@ -175,7 +170,7 @@ def placeholder_key(model: str, api_base: str | None) -> str | None:
     """A stand-in key for a self-hosted server (vLLM, llama.cpp, Ollama) that wants none,
     when the provider's key is not set: litellm's OpenAI client refuses to send a request
     without one."""
-    if not api_base or model.startswith("local/") or not _missing_keys(model):
+    if not api_base or not _missing_keys(model):
         return None
     return "fbi-no-key"
 

@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from fbi.providers._errors import ErrorKind, ProviderError
+
 
 @dataclass
 class ServerPool:
@@ -56,8 +58,10 @@ class ServerPool:
         return dict(self._excluded)
 
 
-class PoolExhausted(Exception):
+class PoolExhausted(ProviderError):
     """Every server of a pool failed within its cooldown, or was left out."""
+
+    kind: ErrorKind = "unreachable"  # every server of the pool failed just now
 
     def __init__(self, pool: ServerPool, last: BaseException | None):
         self.pool, self.last = pool, last

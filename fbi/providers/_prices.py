@@ -33,16 +33,21 @@ def _prices() -> dict[str, Any]:
     return {}
 
 
-#: Models that run on this machine (the embedded judge, a local reward model): nothing
-#: is paid for their calls, a price of 0 rather than an unknown one.
-ON_THIS_MACHINE = ("local/", "hf-reward/")
+def runs_here(model: str) -> bool:
+    """Whether the model runs on this machine (its provider says so: the embedded judge,
+    a local reward model): nothing is paid for its calls, a price of 0 rather than an
+    unknown one."""
+    from fbi.providers._registry import registered_provider
+
+    provider = registered_provider(model)
+    return provider is not None and provider.on_this_machine
 
 
 def price_of(model: str, batch: bool = False) -> tuple[float, float] | None:
     """(USD per prompt token, per reply token) of ``model`` (``openai/gpt-4o-mini`` or
     ``gpt-4o-mini``); the batch prices with ``batch`` where the table has them (else the
     live ones, an upper bound). None for a model the table does not price."""
-    if model.startswith(ON_THIS_MACHINE):
+    if runs_here(model):
         return 0.0, 0.0
     table = _prices()
     entry = table.get(model) or table.get(model.split("/", 1)[-1])

@@ -5,15 +5,21 @@ A provider fbi sends to itself is a [`Provider`][fbi.providers.Provider] (a pref
 [`register_provider`][fbi.providers.register_provider], as Inspect registers a model API
 with ``@modelapi``: ``openai/NAME`` and ``hosted_vllm/NAME`` with ``--api-base``
 (fbi's own HTTP client, `_http`), ``reward/NAME`` and ``hf-reward/PATH`` (reward models,
-`_reward`). Every other model string goes through litellm (`_litellm`). A new provider
-is one file that registers itself (``docs/examples/keyed_gateway.py``).
+`_reward`), ``local/NAME`` (the embedded judge, `fbi.providers.local`). Every other model
+string goes through litellm (`_litellm`). A new provider is one file that registers
+itself (``docs/examples/keyed_gateway.py``); what sets a provider apart (a model run on
+this machine, a reply limit of its own) is said by its fields, never by its name in the
+core.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from fbi.registry import Registry
 
 if TYPE_CHECKING:
     from fbi.providers._response import ModelResponse
@@ -38,25 +44,55 @@ class Provider:
     server_help: str = ""
     """For a provider that only works with a server: what to run there, said when
     --api-base is missing (a ConfigError before any call)."""
+    check: Callable[[str, bool], None] | None = None
+    """Before a run, ``check(model, fetch)``: ConfigError (or MissingExtra) with the fix
+    when ``model`` cannot run here; with ``fetch``, it may fetch what the model needs now
+    (the embedded judge's weights; a dry run fetches nothing)."""
+    probe: bool = True
+    """Whether a tiny call before the run checks the server, key and model (a model run
+    in this process has none of them: its ``check`` says all there is)."""
+    on_this_machine: bool = False
+    """Its calls run on this machine: they cost nothing (a price of 0, not unknown)."""
+    endpoint: Callable[[], str] | None = None
+    """What stands for the server in the cache key and ``run.json`` when none is given
+    (the embedded judge's runtime, whose replies differ slightly from the other's)."""
+    abort: Callable[[], None] | None = None
+    """On Ctrl-C: make the calls in flight in this process end at once (API calls are
+    cancelled by the runner)."""
+    allow: Callable[[], None] | None = None
+    """When a run starts: undo ``abort``."""
+    reply_tokens: int | None = None
+    """The reply limit its calls get when --max-tokens is not given (else the protocol's)."""
+    explanation_chars: int | None = None
+    """The judge's explanation cap when --explanation-chars is not given (else fbi's)."""
 
 
-#: The providers fbi sends to itself, by prefix (`register_provider` adds one).
-PROVIDERS: dict[str, Provider] = {}
+#: The providers fbi sends to itself, by prefix (`register_provider` adds one): a
+#: [`Registry`][fbi.registry.Registry] whose ``fbi.providers`` entry points are fbi's
+#: own transports' modules, and any plug-in package's.
+PROVIDERS: Registry[Provider] = Registry("provider", "fbi.providers")
 
 
 def register_provider(provider: Provider) -> None:
-    """Send the calls of ``PREFIX/NAME`` models through ``provider``'s transport."""
-    PROVIDERS[provider.prefix] = provider
+    """Send the calls of ``PREFIX/NAME`` models through ``provider``'s transport (the
+    same prefix registered again is replaced: the last word is the provider's)."""
+    PROVIDERS.remove(provider.prefix)
+    PROVIDERS.add(provider.prefix, provider)
 
 
 def provider_for(model: str, api_base: str | None) -> Provider | None:
     """The provider fbi sends this model's calls to itself, or None (litellm's)."""
-    if "/" not in model:
-        return None
-    provider = PROVIDERS.get(model.split("/", 1)[0])
+    provider = registered_provider(model)
     if provider is None or (provider.needs_server and not api_base):
         return None
     return provider
+
+
+def registered_provider(model: str) -> Provider | None:
+    """The registered provider of the model string's prefix, server or not (what the
+    provider says of its models: where they run, their defaults)."""
+    prefix = model.split("/", 1)[0] if "/" in model else None
+    return PROVIDERS.get(prefix) if prefix in PROVIDERS else None
 
 
 def direct(model: str, api_base: str | None) -> bool:
@@ -107,10 +143,9 @@ def environment_endpoint(model: str) -> str | None:
     from the environment (``OPENAI_BASE_URL`` for ``gpt-4-turbo`` and ``openai/…``), or
     None for the provider's own. It belongs to the cache key and to ``run.json``: a reply
     a test server made is never served as the provider's (issue 50)."""
-    if model.startswith("local/"):
-        from fbi.providers.local import runtime_endpoint
-
-        return runtime_endpoint()
+    provider = registered_provider(model)
+    if provider is not None and provider.endpoint is not None:
+        return provider.endpoint()
     if "/" in model:
         provider = model.split("/", 1)[0]
     else:

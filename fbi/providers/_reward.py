@@ -270,4 +270,4 @@ class SequenceClassifierTransport:
 
 register_provider(Provider("reward", PoolingTransport,
                            server_help="a vLLM server: vllm serve NAME --runner pooling"))
-register_provider(Provider("hf-reward", SequenceClassifierTransport))
+register_provider(Provider("hf-reward", SequenceClassifierTransport, on_this_machine=True))

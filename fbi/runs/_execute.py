@@ -37,8 +37,8 @@ from fbi.providers import (
     ModelClient,
     ModelRequest,
     ModelResponse,
-    abort_local_calls,
-    allow_local_calls,
+    abort_calls,
+    allow_calls,
     check_model,
 )
 from fbi.records import CallRecord
@@ -203,7 +203,7 @@ def execute(calls: Iterable[Call], client: ModelClient, log: AppendLog,
 
     progress = progress or NoProgress()
     requests_before = client.calls_made
-    allow_local_calls()
+    allow_calls()
     progress.start(total, done_before)
     try:
         queue = pending()
@@ -300,7 +300,7 @@ def _run_interruptibly(make) -> int:
             os._exit(128 + signum)
         interrupted = signum
         loop.call_soon_threadsafe(stop.set)
-        abort_local_calls()
+        abort_calls()
 
     handled = ()
     if threading.current_thread() is threading.main_thread():

