@@ -40,8 +40,10 @@ REMOTE_SERVER = re.compile(r"https?://(?!localhost\b|127\.0\.0\.1\b)[\w.-]+:\d+/
 #: What `fbi stand-in --detach` prints: the pid to stop it by.
 DETACHED = re.compile(r"stand-in judge at \S+ \(pid (\d+);")
 #: pip installing the checkout, with extras and a torch pin, as the README says
-OWN_INSTALL = re.compile(r'^pip install (torch==[\d.]+ )?"\.(\[[\w,]+\])?"( && |$)')
-TEST_COMMAND = 'pip install torch==2.13.0 ".[local,embeddings,dev]" && pytest'
+OWN_INSTALL = re.compile(
+    r'^pip install (--only-binary=:all: )?(torch==[\d.]+ )?"\.(\[[\w,]+\])?"( && |$)')
+#: the README's test command, which .ci/run runs (tests/test_docs.py checks both say it)
+TEST_COMMAND = 'pip install --only-binary=:all: torch==2.13.0 ".[local,embeddings,dev]" && pytest'
 
 
 def blocks(page: Path) -> list[tuple[int, str]]:

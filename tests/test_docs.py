@@ -176,6 +176,8 @@ def test_no_cross_reference_prints_raw(site):
 def test_the_readme_stays_a_front_page():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 200
-    for command in ('pip install ".[local]" && fbi evaluate',
-                    'pip install torch==2.13.0 ".[local,embeddings,dev]" && pytest'):
+    from test_doc_commands import TEST_COMMAND
+
+    for command in ('pip install ".[local]" && fbi evaluate', TEST_COMMAND):
         assert command in readme
+    assert TEST_COMMAND in (ROOT / ".ci" / "run").read_text()  # CI runs what users run

@@ -55,6 +55,7 @@ def test_missing_local_extra_says_what_to_install(tmp_path):
     assert "pip install 'fbi[local]'" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.llama_cpp
 def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies(llama_cpp_runtime):
     """The embedded engine (grammar asked about the chosen token only, the shared prompt
     opening kept between calls) replies exactly as llama-cpp-python's own chat completion
@@ -89,6 +90,7 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies(llama_cpp_runtime):
     assert expected["usage"]["prompt_tokens"] > 512  # the long prompt came last
 
 
+@pytest.mark.llama_cpp
 def test_the_model_loads_without_the_cpus_extra_buffer_types(llama_cpp_runtime):
     """On CPUs with AMX a native llama.cpp build repacks the weights for AMX kernels that
     crash on this model; fbi loads them into plain buffers, and leaves llama-cpp-python's
@@ -147,6 +149,7 @@ def test_llama_threads_leave_busy_cores_to_their_work(monkeypatch, tmp_path):
             process.wait()
 
 
+@pytest.mark.llama_cpp
 def test_a_missing_low_level_name_falls_back_to_the_chat_completion(monkeypatch,
                                                                     llama_cpp_runtime):
     """Issue 25: a llama-cpp-python without a name the decoding loop calls (hidden here)
