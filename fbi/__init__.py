@@ -1,4 +1,12 @@
-"""fbi: find the blind spots of LLM judges (the FBI method and beyond)."""
+"""fbi: find the blind spots of LLM judges (the FBI method and beyond).
+
+The library verbs, each what its command does, returning the typed result the command
+prints: ``fbi.evaluate`` (`fbi.judge.evaluate`), ``fbi.hunt``, ``fbi.gate``,
+``fbi.watch``, ``fbi.trust`` and ``fbi.report`` — the last five are their packages,
+callable as the function of the package's name (``fbi.gate(...)`` is
+``fbi.gate.gate(...)``; `fbi.faces.verb_package`). Each is loaded when first used, so
+``import fbi`` stays light.
+"""
 
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path as _Path
@@ -37,3 +45,17 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+source"
 
+
+
+#: The library verbs that are packages of their own name (see the module docstring).
+_VERB_PACKAGES = ("hunt", "gate", "watch", "trust", "report")
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "evaluate":
+        return importlib.import_module("fbi.judge").evaluate
+    if name in _VERB_PACKAGES:
+        return importlib.import_module(f"fbi.{name}")
+    raise AttributeError(f"module 'fbi' has no attribute {name!r}")

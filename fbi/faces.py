@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
+import types
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -71,3 +72,20 @@ def lazy_face(package: str) -> Callable[[str], Any]:
         return value
 
     return __getattr__
+
+
+class _VerbPackage(types.ModuleType):
+    """A package that is also its library verb: ``fbi.gate(...)`` calls ``fbi.gate.gate``
+    (see `verb_package`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
+
+
+def verb_package(name: str) -> None:
+    """Make the package ``name`` (``fbi.gate``) callable as the function of its own name
+    that it exports (``fbi.gate.gate``): the library verbs ``fbi.gate``, ``fbi.watch``,
+    ``fbi.hunt``, ``fbi.trust`` and ``fbi.report`` are their packages, since a function
+    ``fbi.gate`` beside a package of that name would be replaced by the package the
+    moment anything imported it. Called at the end of the package's ``__init__``."""
+    sys.modules[name].__class__ = _VerbPackage

@@ -8,21 +8,15 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from fbi.cli._bundles import calls_bundle
 from fbi.cli._console import console
 from fbi.cli._run import (
     FiniteFloat,
     RichProgress,
-    concurrency_option,
     exit_for,
     fitting_tables,
     force_option,
-    max_cost_option,
-    model_access_options,
-    model_client,
-    model_settings,
     print_totals,
-    retries_option,
-    timeout_option,
 )
 
 
@@ -54,29 +48,23 @@ from fbi.cli._run import (
                    "fails when a strategy whose baseline was certified is not any more.")
 @click.option("--api-base", "api_bases", multiple=True,
               help="Base URL of the judge's server (repeat it for a pool).")
-@concurrency_option
-@timeout_option
-@retries_option
-@max_cost_option
+@calls_bundle
 @force_option
-@model_access_options
 def gate(suite, judge, baseline, output, max_regression, alpha, max_left_out, human,
-         api_bases,
-         concurrency, timeout, retries, max_cost, force, api_key, rpm, no_probe) -> None:
+         api_bases, calls, force) -> None:
     """Judge SUITE with JUDGE as the baseline run was judged (its strategies, selection
     and protocol) and compare: exit 1 when a miss rate rose by more than
     --max-regression with a significant one-sided exact paired test (Holm), 0 when not,
     2 on bad input. Writes OUTPUT/gate.json. Never answered from the response cache: a
     cached reply would hide the very change the gate looks for."""
-    from fbi.gate import GateSettings, run_gate
+    from fbi.gate import GateSettings, gate
 
     checks = GateSettings(max_regression, alpha, max_left_out)
-    settings = model_settings(judge, api_bases, concurrency=concurrency, timeout=timeout,
-                              retries=retries, max_cost=max_cost, rpm=rpm,
-                              no_probe=no_probe)
-    totals, result = run_gate(suite, baseline, settings, output, checks,
-                              model_client(settings, True, None, api_key),
-                              RichProgress("judging the suite"), force, human)
+    settings = calls.settings(judge, api_bases)
+    totals, result = gate(suite, baseline, output, settings, checks=checks,
+                          client=calls.client(settings),
+                          progress=RichProgress("judging the suite"), force=force,
+                          human=human)
     print_totals(totals)
     exit_for(totals, "run the same gate command again")
     if result is None:  # (exit_for has said why and exited; a guard, never a pass)

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 from rich.markup import escape
 
+from fbi.cli._bundles import (
+    CallOptions,
+    bundle,
+    cache_bundle,
+    calls_bundle,
+    reasoning_bundle,
+)
 from fbi.cli._console import console, print_command
 from fbi.cli._run import (
     SEED,
     FiniteFloat,
-    cache_options,
-    concurrency_option,
     dry_run_option,
     force_option,
-    max_cost_option,
-    model_access_options,
+    model_settings,
     parse_model_args,
-    reasoning_options,
-    retries_option,
-    timeout_option,
 )
 from fbi.hunt import DEFAULT_BUDGET
 from fbi.providers import LOCAL_JUDGE
@@ -82,78 +84,117 @@ class HuntProgress:
             self._bar.stop()
 
 
-def _trajectory_items(dataset_spec: str, trajectory_spec: str):
-    """The gold trajectories of ``--trajectories`` as gold items, how many were read,
-    and the spec the hunt records."""
-    from fbi.cli.trajectories import read_spec
-    from fbi.errors import InputError
-    from fbi.records import GoldItem
-    from fbi.trajectories import gold_only
+@dataclass(frozen=True)
+class Helpers:
+    """The models that help the hunt: an LLM perturber and a describer of blind spots."""
 
-    if dataset_spec != "sample":
-        raise InputError("give --dataset (answers) or --trajectories (agents), not both")
-    read = read_spec(trajectory_spec)
-    items = [GoldItem.of_trajectory(t) for t in gold_only(read)]
-    return items, len(read), f"trajectories:{trajectory_spec}"
+    perturber: str | None = None
+    perturber_api_base: str | None = None
+    perturber_edits: int = 24
+    describer: str | None = None
+    describer_api_base: str | None = None
+    describer_edits: int = 30
+
+    def settings(self, calls: CallOptions):
+        """(the perturber's settings, the describer's), None for one not asked: the
+        judge's concurrency, time-out and retries (the budget and the rate are the
+        judge's)."""
+        return tuple(None if model is None else model_settings(
+            model, base, concurrency=calls.concurrency, timeout=calls.timeout,
+            retries=calls.retries) for model, base in (
+                (self.perturber, self.perturber_api_base),
+                (self.describer, self.describer_api_base)))
+
+
+helpers_bundle = bundle("helpers", Helpers,
+    click.option("--perturber", help="An LLM perturber model: its edits in the categories no "
+                                      "rule makes (entity, incorrect-fact, ...) join the search as "
+                                      "llm/CATEGORY operators."),
+    click.option("--perturber-api-base", help="The perturber's server, if not the provider's."),
+    click.option("--perturber-edits", type=click.IntRange(min=2, max=10_000), default=24,
+                 show_default=True,
+                 help="Edits asked of the perturber per category (half from each split); its "
+                      "calls count against --budget."),
+    click.option("--describer", help="A model that reads missed and caught edits midway "
+                                      "through the search and proposes blind spots in words; "
+                                      "each proposal is tested with edits made for it."),
+    click.option("--describer-api-base", help="The describer's server, if not the provider's."),
+    click.option("--describer-edits", type=click.IntRange(min=2, max=1000), default=30,
+                 show_default=True,
+                 help="Edits the describer makes for each proposal it cannot say with the "
+                      "hunt's predicates (half from each split); its calls count against "
+                      "--budget."))
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How the hunt searches and confirms: its budget, operators, seed and tests."""
+
+    budget: int = DEFAULT_BUDGET
+    operators: tuple[str, ...] = ()
+    seed: int = 0
+    alpha: float = 0.05
+    margin: float = 0.10
+    search: str = "adaptive"
+
+
+search_bundle = bundle("searching", SearchOptions,
+    click.option("--budget", type=click.IntRange(min=0), default=DEFAULT_BUDGET,
+                 show_default=True,
+                 help="Model calls the hunt may make: the judge's, the preflight probe's "
+                      "included, and a --perturber's (a cached reply counts too, so a hunt "
+                      "is the same whatever the cache holds)."),
+    click.option("--operator", "operators", multiple=True,
+                 help="Search only these operators (repeatable): an error rule "
+                      "(number-errors) or one of the hunt's (negation, entity-swap, "
+                      "order-swap), two composed (grammar+spelling), one followed by a "
+                      "manipulation (chronology+manipulation/padding), or a manipulation "
+                      "alone (manipulation/padding). Default: all."),
+    click.option("--seed", type=SEED, default=0, show_default=True,
+                 help="Seeds the split of the items, the edits and the search."),
+    click.option("--alpha", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True),
+                 default=0.05, show_default=True,
+                 help="Family-wise error level at which a blind spot is confirmed."),
+    click.option("--margin", type=FiniteFloat(min=0, max=1, max_open=True), default=0.10,
+                 show_default=True,
+                 help="A blind spot must be missed this much more often than random edits "
+                      "(0.10: ten points)."),
+    click.option("--search", type=click.Choice(["adaptive", "grid"]), default="adaptive",
+                 show_default=True,
+                 help="grid: every probe a random edit, no suspicion tested (what the "
+                      "adaptive search is measured against)."))
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What the hunt edits: gold answers (--dataset) or agents' trajectories."""
+
+    dataset_spec: str = "sample"
+    trajectory_spec: str | None = None
+
+
+subject_bundle = bundle("subject", Subject,
+    click.option("--dataset", "dataset_spec", default="sample", show_default=True,
+                 help="Gold answers to edit: sample (built in), a .jsonl/.csv/.parquet file, "
+                      "an FBI TSV folder or hf:ORG/NAME (rows need an instruction and a "
+                      "gold answer)."),
+    click.option("--trajectories", "trajectory_spec",
+                 help="Hunt a judge of agents: gold trajectories to edit with the trajectory "
+                      "rules instead of answers — sample (built in) or a file `fbi "
+                      "trajectories validate` reads (τ-bench's reward-1 runs only)."))
 
 
 @click.command()
 @click.option("--judge", default=LOCAL_JUDGE, show_default=True,
               help="Any litellm model string, e.g. gpt-4-turbo or openai/NAME with --api-base.")
-@click.option("--dataset", "dataset_spec", default="sample", show_default=True,
-              help="Gold answers to edit: sample (built in), a .jsonl/.csv/.parquet file, "
-                   "an FBI TSV folder or hf:ORG/NAME (rows need an instruction and a "
-                   "gold answer).")
-@click.option("--trajectories", "trajectory_spec",
-              help="Hunt a judge of agents: gold trajectories to edit with the trajectory "
-                   "rules instead of answers — sample (built in) or a file `fbi "
-                   "trajectories validate` reads (τ-bench's reward-1 runs only).")
+@subject_bundle
 @click.option("--strategy", "strategies", multiple=True,
               help="Strategy to judge each edit by (repeatable). Default: vanilla "
                    "(agent with --trajectories).")
-@click.option("--budget", type=click.IntRange(min=0), default=DEFAULT_BUDGET,
-              show_default=True,
-              help="Model calls the hunt may make: the judge's, the preflight probe's "
-                   "included, and a --perturber's (a cached reply counts too, so a hunt "
-                   "is the same whatever the cache holds).")
-@click.option("--operator", "operators", multiple=True,
-              help="Search only these operators (repeatable): an error rule "
-                   "(number-errors) or one of the hunt's (negation, entity-swap, "
-                   "order-swap), two composed (grammar+spelling), one followed by a "
-                   "manipulation (chronology+manipulation/padding), or a manipulation "
-                   "alone (manipulation/padding). Default: all.")
-@click.option("--perturber", help="An LLM perturber model: its edits in the categories no "
-                                   "rule makes (entity, incorrect-fact, ...) join the search as "
-                                   "llm/CATEGORY operators.")
-@click.option("--perturber-api-base", help="The perturber's server, if not the provider's.")
-@click.option("--perturber-edits", type=click.IntRange(min=2, max=10_000), default=24,
-              show_default=True,
-              help="Edits asked of the perturber per category (half from each split); its "
-                   "calls count against --budget.")
-@click.option("--describer", help="A model that reads missed and caught edits midway "
-                                   "through the search and proposes blind spots in words; "
-                                   "each proposal is tested with edits made for it.")
-@click.option("--describer-api-base", help="The describer's server, if not the provider's.")
-@click.option("--describer-edits", type=click.IntRange(min=2, max=1000), default=30,
-              show_default=True,
-              help="Edits the describer makes for each proposal it cannot say with the "
-                   "hunt's predicates (half from each split); its calls count against "
-                   "--budget.")
+@helpers_bundle
 @click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The hunt's folder. Re-running the same command resumes it.")
-@click.option("--seed", type=SEED, default=0, show_default=True,
-              help="Seeds the split of the items, the edits and the search.")
-@click.option("--alpha", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True),
-              default=0.05, show_default=True,
-              help="Family-wise error level at which a blind spot is confirmed.")
-@click.option("--margin", type=FiniteFloat(min=0, max=1, max_open=True), default=0.10,
-              show_default=True,
-              help="A blind spot must be missed this much more often than random edits "
-                   "(0.10: ten points).")
-@click.option("--search", type=click.Choice(["adaptive", "grid"]), default="adaptive",
-              show_default=True,
-              help="grid: every probe a random edit, no suspicion tested (what the "
-                   "adaptive search is measured against).")
+@search_bundle
 @click.option("--api-base", "api_bases", multiple=True,
               help="Base URL of an OpenAI-compatible or other provider API (repeat it for "
                    "a pool of servers of the same model).")
@@ -162,20 +203,13 @@ def _trajectory_items(dataset_spec: str, trajectory_spec: str):
               help="A folder of extra or overriding strategy templates (NAME.jinja).")
 @click.option("--model-arg", "model_args", multiple=True, callback=parse_model_args,
               metavar="KEY=VALUE", help="Extra argument for the judge's API (repeatable).")
-@concurrency_option
-@timeout_option
-@retries_option
+@calls_bundle
 @force_option
 @dry_run_option
-@max_cost_option
-@cache_options
-@reasoning_options
-@model_access_options
-def hunt(judge, dataset_spec, trajectory_spec, strategies, budget, operators, perturber,
-         perturber_api_base, perturber_edits, describer, describer_api_base, describer_edits,
-         output, seed, alpha, margin, search, api_bases, label, prompts_dir, model_args,
-         concurrency, timeout, retries, force, dry_run, max_cost, no_cache, cache_path,
-         reasoning_effort, thinking_budget, api_key, rpm, no_probe) -> None:
+@cache_bundle
+@reasoning_bundle
+def hunt(judge, subject, strategies, helpers, output, searching, api_bases, label,
+         prompts_dir, model_args, calls, force, dry_run, cache, reasoning) -> None:
     """Search JUDGE's blind spots: kinds of edit of the gold answers it misses more often
     than random edits, described by what the text holds (where the change lies, what it
     touches, the answer, how it was judged), found adaptively within --budget calls and
@@ -184,68 +218,61 @@ def hunt(judge, dataset_spec, trajectory_spec, strategies, budget, operators, pe
     Exit code 1 when calls failed, the run stopped before its end, or half of the
     judge's replies about edits could not be read.
     """
-    from fbi.cli._run import (
-        exit_for,
-        model_client,
-        model_settings,
-        print_dry_run,
-        print_totals,
-        with_reasoning,
-    )
+    from fbi.cli._run import exit_for, print_dry_run, print_totals
     from fbi.cli.report import show_hunt
-    from fbi.datasets import load_gold_items
-    from fbi.hunt import Hunt, HuntConfig
+    from fbi.hunt import HuntConfig, plan_hunt
+    from fbi.hunt import hunt as run_hunt
     from fbi.judge import default_strategies
 
-    config_settings = model_settings(judge, api_bases, concurrency=concurrency,
-                                     timeout=timeout, retries=retries, max_cost=max_cost,
-                                     rpm=rpm, no_probe=no_probe, model_args=with_reasoning(
-                                         model_args, reasoning_effort, thinking_budget))
-    perturber_settings = None if perturber is None else model_settings(
-        perturber, perturber_api_base, concurrency=concurrency, timeout=timeout,
-        retries=retries)
-    describer_settings = None if describer is None else model_settings(
-        describer, describer_api_base, concurrency=concurrency, timeout=timeout,
-        retries=retries)
-    config = HuntConfig(model=config_settings, budget=budget, perturber=perturber_settings,
-                        perturber_edits=perturber_edits, describer=describer_settings,
-                        describer_edits=describer_edits,
+    dataset_spec, trajectory_spec = subject.dataset_spec, subject.trajectory_spec
+    config_settings = calls.settings(judge, api_bases,
+                                     model_args=reasoning.model_args(model_args))
+    perturber_settings, describer_settings = helpers.settings(calls)
+    config = HuntConfig(model=config_settings, budget=searching.budget,
+                        perturber=perturber_settings, perturber_edits=helpers.perturber_edits,
+                        describer=describer_settings, describer_edits=helpers.describer_edits,
                         strategies=tuple(strategies) or default_strategies(
                             judge, "trajectory" if trajectory_spec else "answer"),
-                        seed=seed,
-                        operators=tuple(operators), label=label, prompts_dir=prompts_dir,
-                        alpha=alpha, margin=margin, search=search)
-    if trajectory_spec is None:
-        items, rows = load_gold_items(dataset_spec)
-    else:
-        items, rows, dataset_spec = _trajectory_items(dataset_spec, trajectory_spec)
+                        seed=searching.seed, operators=tuple(searching.operators),
+                        label=label, prompts_dir=prompts_dir, alpha=searching.alpha,
+                        margin=searching.margin, search=searching.search)
+    budget = searching.budget
     progress = HuntProgress(budget)
-    stage = Hunt(items, config, output, dataset_spec, force, observer=progress.status)
-    console.print(f"Read {rows} rows from {escape(dataset_spec)}: {len(items)} gold "
-                  f"{'trajectories' if trajectory_spec else 'answers'}, "
-                  f"{len(stage.search_items)} to search and {len(stage.held_out)} held out; "
-                  f"budget {budget} calls.")
-    client = model_client(config_settings, no_cache, cache_path, api_key)
+
+    def announce(stage) -> None:
+        console.print(f"Read {stage.rows_read} rows from {escape(stage.dataset_spec)}: "
+                      f"{len(stage.items)} gold "
+                      f"{'trajectories' if trajectory_spec else 'answers'}, "
+                      f"{len(stage.search_items)} to search and {len(stage.held_out)} held "
+                      f"out; budget {budget} calls.")
+
+    client = calls.client(config_settings, cache)
     if dry_run:
+        stage = plan_hunt(config, output, dataset_spec, trajectories=trajectory_spec,
+                          force=force)
+        announce(stage)
         print_dry_run(stage.dry_run(client), judge, str(output))
         console.print("The hunt's later rounds depend on the judge's replies: the figures "
                       "are its first round's, scaled to the budget.")
         return
     try:
-        totals = stage.run(client, progress)
+        totals, result, queued = run_hunt(config, output, dataset_spec,
+                                          trajectories=trajectory_spec, client=client,
+                                          progress=progress, force=force,
+                                          observer=progress.status, announce=announce)
     finally:
         progress.close()
     print_totals(totals, "calls")
-    if stage.result is not None:
+    if result is not None:
         show_hunt(output, write=False)
-        if stage.queued:
+        if queued:
             print_command(f"Findings in {output / 'hunt.json'} and {output / 'hunt.md'}; "
-                          f"{stage.queued} missed edits of the confirmed ones in "
+                          f"{queued} missed edits of the confirmed ones in "
                           f"{output / 'queue.jsonl'}. Vet them with:",
                           f"fbi annotate {output / 'queue.jsonl'}")
         else:  # (an empty queue is nothing to vet)
             console.print(f"Findings in {output / 'hunt.json'} and {output / 'hunt.md'}; no "
                           "confirmed blind spot, so no missed edit to vet.")
-        if stage.result.mostly_unreadable:
+        if result.mostly_unreadable:
             sys.exit(1)
     exit_for(totals)

@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
+from fbi.cli._bundles import batch_bundle, bundle, cache_bundle, calls_bundle
 from fbi.cli._console import console, print_command
 from fbi.cli._run import (
     MAX_SAMPLES,
     SEED,
     FiniteFloat,
     api_base_option,
-    batch_options,
-    cache_options,
-    concurrency_option,
     cost_text,
     dry_run_option,
-    model_access_options,
     replace_option,
-    retries_option,
-    timeout_option,
 )
 from fbi.datasets import SAMPLE
 from fbi.providers import LOCAL_JUDGE
@@ -33,6 +29,24 @@ from fbi.providers import LOCAL_JUDGE
 def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
     """Accept --categories a,b and --categories a --categories b alike."""
     return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
+
+
+@dataclass(frozen=True)
+class LlmEngine:
+    """The LLM engine: its model, server and temperature."""
+
+    model: str = LOCAL_JUDGE
+    api_base: str | None = None
+    temperature: float = 0.7
+
+
+engine_bundle = bundle(
+    "llm", LlmEngine,
+    click.option("--model", default=LOCAL_JUDGE, show_default=True,
+                 help="The litellm model of the LLM engine."),
+    api_base_option,
+    click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7,
+                 show_default=True))
 
 
 @click.command()
@@ -45,38 +59,22 @@ def split_names(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
                    "category of each item's ability, and score-invariant.")
 @click.option("--engine", type=click.Choice(["auto", "rules", "llm"]), default="auto",
               show_default=True, help="auto: rules where a rule exists, the LLM elsewhere.")
-@click.option("--model", default=LOCAL_JUDGE, show_default=True,
-              help="The litellm model of the LLM engine.")
 @click.option("--n-per-item", type=click.IntRange(min=1, max=MAX_SAMPLES), default=1,
               show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@api_base_option
+@engine_bundle
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N gold answers.")
-@concurrency_option
-@timeout_option
-@retries_option
-@click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7, show_default=True)
+@calls_bundle
 @click.option("--length-threshold", type=FiniteFloat(min=0), default=0.3,
               show_default=True, help="Flag a relative length change above this.")
 @dry_run_option
-@click.option("--max-cost", type=FiniteFloat(min=0),
-              help="Stop the LLM engine before spending more (USD).")
-@cache_options
+@cache_bundle
 @replace_option
-@batch_options
-@model_access_options
-def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api_base, limit,
-            concurrency, timeout, retries, temperature, length_threshold, dry_run, max_cost,
-            no_cache, cache_path, replace, batch, wait, poll, batch_fallback, api_key, rpm,
-            no_probe) -> None:
+@batch_bundle
+def perturb(input_spec, output, categories, engine, llm, n_per_item, seed, limit, calls,
+            length_threshold, dry_run, cache, replace, batch) -> None:
     """Make perturbation candidates, pre-screen them, and write a vetting queue."""
-    from fbi.cli._run import (
-        RichProgress,
-        batch_of,
-        model_client,
-        model_settings,
-        print_dry_run,
-    )
+    from fbi.cli._run import RichProgress, print_dry_run
     from fbi.datasets import load_gold_items, source_name
     from fbi.perturb import PerturbConfig, Perturber
 
@@ -85,9 +83,7 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
         write_manipulations(input_spec, output, categories, seed, limit, replace)
         return
     items, rows = load_gold_items(input_spec)
-    settings = model_settings(model, api_base, concurrency=concurrency, timeout=timeout,
-                              retries=retries, max_cost=max_cost, rpm=rpm,
-                              no_probe=no_probe, temperature=temperature)
+    settings = calls.settings(llm.model, llm.api_base, temperature=llm.temperature)
     config = PerturbConfig(categories=categories, engine=engine, model=settings,
                            n_per_item=n_per_item, seed=seed,
                            length_threshold=length_threshold, limit=limit)
@@ -101,13 +97,13 @@ def perturb(input_spec, output, categories, engine, model, n_per_item, seed, api
                   f"{len(perturber.rule_jobs)} rule candidates, {len(perturber.llm_jobs)} "
                   f"LLM calls planned" + (f" ({perturber.skipped} item × category pairs of "
                                           "another ability skipped)" if perturber.skipped else ""))
-    client = model_client(settings, no_cache, cache_path, api_key)
+    client = calls.client(settings, cache)
     if dry_run:
         console.print(f"{len(perturber.rule_jobs)} rule candidates (no model call).")
-        print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))
+        print_dry_run(perturber.dry_run(client), llm.model, str(perturber.calls_path))
         return
     perturber.run(client, RichProgress("perturbing") if perturber.llm_jobs else None,
-                  batch_of(batch, wait, poll, batch_fallback, concurrency))
+                  batch.options(calls.concurrency))
     result = perturber.result
     assert result is not None  # (finish() sets it, interrupted or not)
     engines = {job.category: ("rules" if job in perturber.rule_jobs else "llm")

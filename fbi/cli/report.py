@@ -8,19 +8,13 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from fbi.cli._bundles import batch_bundle, cache_bundle, calls_bundle
 from fbi.cli._console import console, err_console, print_command
 from fbi.cli._run import (
     api_base_option,
-    batch_options,
-    cache_options,
-    concurrency_option,
     dry_run_option,
     force_option,
-    max_cost_option,
-    model_access_options,
     print_blocks,
-    retries_option,
-    timeout_option,
 )
 from fbi.report import FORMATS
 
@@ -67,7 +61,8 @@ def report(run_dirs, formats, output, force, convention, strict, jury, compare,
 
     Several run folders (other judges or strategies) become one comparison report.
     """
-    from fbi.report import load_hunt, report_warnings, terminal_report, write_report
+    from fbi.report import load_hunt, report_warnings, terminal_report
+    from fbi.report import report as write_report
     from fbi.trust import HumanSource, TrustSettings
 
     # checked before anything is read; every labelled instance calibrates (no test split)
@@ -110,43 +105,28 @@ def show_hunt(folder: Path, write: bool = True) -> None:
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--checker", required=True, help="The litellm model that reads explanations.")
 @api_base_option
-@concurrency_option
-@timeout_option
-@retries_option
+@calls_bundle
 @click.option("--limit", type=click.IntRange(min=1), help="Check at most N explanations.")
 @dry_run_option
-@max_cost_option
-@cache_options
-@batch_options
-@model_access_options
-def explain_check(run_dir, checker, api_base, concurrency, timeout, retries, limit, dry_run,
-                  max_cost, no_cache, cache_path, batch, wait, poll, batch_fallback, api_key,
-                  rpm, no_probe) -> None:
+@cache_bundle
+@batch_bundle
+def explain_check(run_dir, checker, api_base, calls, limit, dry_run, cache, batch) -> None:
     """Ask a checker model whether the judge's explanation named an error it did not score.
 
     For each undetected instance whose judge gave an explanation (paper §5.3); results go
     to RUN_DIR/explanation_checks.jsonl and show in `fbi report`. Resumable and cached.
     """
-    from fbi.cli._run import (
-        RichProgress,
-        batch_of,
-        exit_for,
-        model_client,
-        model_settings,
-        print_dry_run,
-        print_totals,
-    )
+    from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
     from fbi.judge import ExplanationChecks
 
-    settings = model_settings(checker, api_base, concurrency=concurrency, timeout=timeout,
-                              retries=retries, max_cost=max_cost, rpm=rpm, no_probe=no_probe)
+    settings = calls.settings(checker, api_base)
     checks = ExplanationChecks(run_dir, settings, limit)
-    client = model_client(settings, no_cache, cache_path, api_key)
+    client = calls.client(settings, cache)
     if dry_run:
         print_dry_run(checks.dry_run(client), checker, str(run_dir))
         return
     totals = checks.run(client, RichProgress("checking explanations"),
-                        batch_of(batch, wait, poll, batch_fallback, concurrency))
+                        batch.options(calls.concurrency))
     print_totals(totals, "explanations checked")
     print_command("To see them:", f"fbi report {run_dir}")
     exit_for(totals)

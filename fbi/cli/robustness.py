@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
+from fbi.cli._bundles import batch_bundle, bundle, cache_bundle, calls_bundle
 from fbi.cli._console import console, print_command
 from fbi.cli._run import (
     MAX_SAMPLES,
     SEED,
     FiniteFloat,
     api_base_option,
-    batch_options,
-    cache_options,
-    concurrency_option,
     dry_run_option,
     force_option,
-    max_cost_option,
-    model_access_options,
     replace_option,
-    retries_option,
-    timeout_option,
 )
 from fbi.providers import LOCAL_JUDGE
 
@@ -37,6 +33,35 @@ def robustness() -> None:
     """QA robustness suites: rephrasings, natural noise, answer-order shuffles, MAQA."""
 
 
+@dataclass(frozen=True)
+class SuiteOptions:
+    """How each suite asks and scores: variants per question, and what counts as right."""
+
+    rephrasings: int = 5
+    shuffles: int = 4
+    samples: int = 5
+    correctness: str = "f1"
+    threshold: float | None = None
+    possible_answers: int | None = None
+
+
+suite_bundle = bundle("asking", SuiteOptions, *(
+    click.option("--rephrasings", type=click.IntRange(min=1, max=MAX_SAMPLES), default=5,
+                 show_default=True),
+    click.option("--shuffles", type=click.IntRange(min=1, max=MAX_SAMPLES), default=4,
+                 show_default=True),
+    click.option("--samples", type=click.IntRange(min=2, max=MAX_SAMPLES), default=5,
+                 show_default=True,
+                 help="MAQA samples per question."),
+    click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
+                 show_default=True, help="How free-text answers are judged right."),
+    click.option("--threshold", type=FiniteFloat(min=0, max=1),
+                 help="For f1 (default 0.5) or embedding (0.75)."),
+    click.option("--possible-answers", type=click.IntRange(min=2, max=10_000),
+                 help="K for certainty and M2 (default: the distinct answers observed)."),
+))
+
+
 @robustness.command("run")
 @click.option("--model", default=LOCAL_JUDGE, show_default=True)
 @click.option("--dataset", "dataset_spec", default="sample", show_default=True,
@@ -46,72 +71,42 @@ def robustness() -> None:
               help="Repeatable; default: all.")
 @click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path))
 @force_option
-@click.option("--rephrasings", type=click.IntRange(min=1, max=MAX_SAMPLES), default=5,
-              show_default=True)
-@click.option("--shuffles", type=click.IntRange(min=1, max=MAX_SAMPLES), default=4,
-              show_default=True)
-@click.option("--samples", type=click.IntRange(min=2, max=MAX_SAMPLES), default=5,
-              show_default=True,
-              help="MAQA samples per question.")
-@click.option("--correctness", type=click.Choice(["match", "f1", "embedding"]), default="f1",
-              show_default=True, help="How free-text answers are judged right.")
-@click.option("--threshold", type=FiniteFloat(min=0, max=1),
-              help="For f1 (default 0.5) or embedding (0.75).")
-@click.option("--possible-answers", type=click.IntRange(min=2, max=10_000),
-              help="K for certainty and M2 (default: the distinct answers observed).")
+@suite_bundle
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @api_base_option
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
-@concurrency_option
-@timeout_option
-@retries_option
+@calls_bundle
 @dry_run_option
-@max_cost_option
-@cache_options
-@batch_options
-@model_access_options
-def run(model, dataset_spec, suites, output, force, rephrasings, shuffles, samples, correctness,
-        threshold, possible_answers, seed, api_base, limit, concurrency, timeout, retries,
-        dry_run, max_cost, no_cache, cache_path, batch, wait, poll, batch_fallback, api_key, rpm,
-        no_probe) -> None:
+@cache_bundle
+@batch_bundle
+def run(model, dataset_spec, suites, output, force, asking, seed, api_base, limit, calls,
+        dry_run, cache, batch) -> None:
     """Answer every question variant with MODEL and compute the robustness metrics.
 
     Exit code 1 when calls failed or a suite gave no metric (named in the summary).
     """
-    from fbi.cli._run import (
-        RichProgress,
-        batch_of,
-        exit_for,
-        model_client,
-        model_settings,
-        print_dry_run,
-        print_totals,
-    )
+    from fbi.cli._run import RichProgress, exit_for, print_dry_run, print_totals
     from fbi.robustness import SUITES, RobustnessConfig, RobustnessRun, load_qa_items
 
     items, rows = load_qa_items(dataset_spec)
     chosen = SUITES if not suites or "all" in suites else tuple(suites)
-    settings = model_settings(model, api_base, concurrency=concurrency, timeout=timeout,
-                              retries=retries, max_cost=max_cost, rpm=rpm,
-                              no_probe=no_probe)
-    config = RobustnessConfig(model=settings, suites=chosen, rephrasings=rephrasings,
-                              shuffles=shuffles, samples=samples, seed=seed,
-                              correctness=correctness, threshold=threshold,
-                              possible_answers=possible_answers, limit=limit)
+    settings = calls.settings(model, api_base)
+    config = RobustnessConfig(model=settings, suites=chosen, seed=seed, limit=limit,
+                              **dataclasses.asdict(asking))
     robustness_run = RobustnessRun(items, config, output, dataset_spec, force)
     console.print(f"Read {rows} rows from {dataset_spec}: {len(items)} questions"
                   + (f", the first {len(robustness_run.items)} asked" if limit else "")
                   + f"; suites {', '.join(chosen)}")
-    client = model_client(settings, no_cache, cache_path, api_key)
+    client = calls.client(settings, cache)
     if dry_run:
         print_dry_run(robustness_run.dry_run(client), model, str(output))
         return
-    if correctness == "embedding":
+    if asking.correctness == "embedding":
         from fbi.robustness import load_embedder
 
         load_embedder()  # fail now, with what to install, rather than mid-run
     totals = robustness_run.run(client, RichProgress("answering"),
-                                batch_of(batch, wait, poll, batch_fallback, concurrency))
+                                batch.options(calls.concurrency))
     print_totals(totals, "calls")
     metrics = output / "robustness.json"
     from fbi.report import load_robustness

@@ -10,18 +10,14 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from fbi.cli._bundles import cache_bundle, calls_bundle
 from fbi.cli._console import console
 from fbi.cli._run import (
     SEED,
     FiniteFloat,
     api_base_option,
-    cache_options,
-    concurrency_option,
     dry_run_option,
-    model_access_options,
     replace_option,
-    retries_option,
-    timeout_option,
 )
 from fbi.cli.perturb import exit_for_llm, split_names
 
@@ -73,23 +69,17 @@ def validate(spec) -> None:
 @click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @api_base_option
-@concurrency_option
-@timeout_option
-@retries_option
+@calls_bundle
 @dry_run_option
-@click.option("--max-cost", type=FiniteFloat(min=0),
-              help="Stop the LLM perturber before spending more (USD).")
-@cache_options
-@model_access_options
+@cache_bundle
 @replace_option
 def perturb(input_spec, output, categories, engine, model, temperature, seed, api_base,
-            concurrency, timeout, retries, dry_run, max_cost, no_cache, cache_path, api_key,
-            rpm, no_probe, replace) -> None:
+            calls, dry_run, cache, replace) -> None:
     """Plant one error (or a score-invariant rewrite) in each gold trajectory — by rules,
     and by an LLM where asked — and write the candidates as a vetting queue (`fbi
     annotate`, `fbi evaluate --dataset`): each candidate's rationale names the step
     changed, and the pre-screen checks it."""
-    from fbi.cli._run import RichProgress, model_client, model_settings, print_dry_run
+    from fbi.cli._run import RichProgress, print_dry_run
     from fbi.errors import InputError
     from fbi.outputs import claim_file
     from fbi.perturb import PerturbConfig, TrajectoryPerturber, trajectory_categories
@@ -99,9 +89,7 @@ def perturb(input_spec, output, categories, engine, model, temperature, seed, ap
         raise InputError(f"--engine {engine} asks an LLM perturber. Fix: give --model "
                          "(and --api-base for a server of your own)")
     gold = gold_only(read_spec(input_spec))
-    settings = model_settings(model, api_base, concurrency=concurrency,
-                              timeout=timeout, retries=retries, max_cost=max_cost, rpm=rpm,
-                              no_probe=no_probe, temperature=temperature) if model else None
+    settings = calls.settings(model, api_base, temperature=temperature) if model else None
     config = PerturbConfig(categories=categories, engine=engine, seed=seed,
                            **({"model": settings} if settings else {}))
     perturber = TrajectoryPerturber(gold, config, output, source=input_spec)
@@ -109,7 +97,7 @@ def perturb(input_spec, output, categories, engine, model, temperature, seed, ap
         claim_file(output, replace)  # no run of fbi's beside it: the queue may be theirs
     console.print(f"{len(gold)} gold trajectories: {len(perturber.rule_jobs)} rule "
                   f"candidates, {len(perturber.llm_jobs)} LLM calls planned.")
-    client = model_client(settings, no_cache, cache_path, api_key) if settings else None
+    client = calls.client(settings, cache) if settings else None
     if dry_run:
         if client is not None:
             print_dry_run(perturber.dry_run(client), model, str(perturber.calls_path))

@@ -62,15 +62,13 @@ def trust(run_dirs, human, human_authors, target, delta, confidence, cascade, te
     labels (PPI++, plug-in), and how many more labels would settle it. Reads stored runs
     only: no model call."""
     from fbi.report import trust_blocks, write_trust
-    from fbi.runs import load_run
-    from fbi.trust import HumanSource, TrustSettings, check_judges, trust_runs
+    from fbi.trust import HumanSource, TrustSettings
+    from fbi.trust import trust as run_trust
 
-    check_judges(run_dirs, cascade)  # (before any folder is read)
     settings = TrustSettings(target, delta, confidence, test_share, seed, min_items, width,
                              grid)
-    runs = [load_run(folder, full=False) for folder in run_dirs]
-    stages = [load_run(folder, full=False) for folder in cascade]
-    report = trust_runs(runs, HumanSource(human, human_authors), settings, stages)
+    report = run_trust(run_dirs, HumanSource(human, human_authors), settings=settings,
+                       cascade=cascade)
     print_blocks(trust_blocks(report))
     if output is not None:
         console.print(f"wrote {write_trust(report, output, force)}")

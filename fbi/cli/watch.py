@@ -10,20 +10,14 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from fbi.cli._bundles import calls_bundle
 from fbi.cli._console import console
 from fbi.cli._run import (
     FiniteFloat,
     RichProgress,
-    concurrency_option,
     exit_for,
     fitting_tables,
     force_option,
-    max_cost_option,
-    model_access_options,
-    model_client,
-    model_settings,
-    retries_option,
-    timeout_option,
 )
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
@@ -72,33 +66,26 @@ def parse_every(ctx, param, value: str | None) -> float | None:
               help="A folder of strategies of your own (as `fbi evaluate --prompts`).")
 @click.option("--api-base", "api_bases", multiple=True,
               help="Base URL of the judge's server (repeat it for a pool).")
-@concurrency_option
-@timeout_option
-@retries_option
-@max_cost_option
+@calls_bundle
 @force_option
-@model_access_options
 def watch(suite, judge, output, strategies, per_category, alpha, every, steps, seed,
-          prompts_dir, api_bases, concurrency, timeout, retries, max_cost, force, api_key,
-          rpm, no_probe) -> None:
+          prompts_dir, api_bases, calls, force) -> None:
     """Ask JUDGE a canary set of SUITE and add the step to OUTPUT/watch.jsonl; exit 1 when
     the alarm is raised (the judge's failure rate on some category changed, with a
     chance of a false alarm at most --alpha over unlimited steps), 0 when not, 2 on bad
     input. Never answered from the response cache."""
     from fbi.datasets import load_dataset
-    from fbi.watch import Watch, WatchConfig
+    from fbi.watch import WatchConfig, watch
 
-    settings = model_settings(judge, api_bases, concurrency=concurrency, timeout=timeout,
-                              retries=retries, max_cost=max_cost, rpm=rpm,
-                              no_probe=no_probe)
+    settings = calls.settings(judge, api_bases)
     config = WatchConfig(settings, tuple(strategies), per_category, alpha, seed, prompts_dir)
-    stage = Watch(load_dataset(suite), config, output, force)
-    client = model_client(settings, True, None, api_key)
+    canary_suite = load_dataset(suite)
+    client = calls.client(settings)  # never the response cache
     done = 0
     while True:
-        totals = stage.run(client, RichProgress(f"watch step {stage.step}"))
+        totals, step = watch(canary_suite, output, config, client=client, force=force,
+                             progress=RichProgress("asking the canary"))
         exit_for(totals, "run the same watch command again")
-        step = stage.result
         if step is None:  # (exit_for has said why and exited; a guard, never a pass)
             sys.exit(1)
         _print(step)

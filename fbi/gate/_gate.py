@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from fbi.datasets import Dataset, load_dataset
 from fbi.errors import InputError
@@ -176,21 +177,37 @@ def write_gate(result: GateResult, output: Path) -> Path:
     return path
 
 
-def run_gate(suite: str, baseline: Path, settings: ModelSettings, output: Path,
-             checks: GateSettings, client, progress=None, force: bool = False,
-             human: Path | None = None) -> tuple[RunTotals, GateResult | None]:
-    """The whole gate: the baseline read, the suite checked against it, the candidate's
-    run made (or resumed) with ``client``, the comparison — and, given ``human``
-    labels, each strategy's certificate before and now — written to
-    ``output/gate.json``. The result is None when the run did not finish (stopped,
+class GateOutcome(NamedTuple):
+    """What [`fbi.gate`][fbi.gate.gate] did."""
+
+    totals: RunTotals
+    """The candidate's calls: made, failed, stopped."""
+    result: GateResult | None
+    """The comparison (``gate.json``), or None when the run did not finish (stopped,
     failed calls, a budget): nothing is compared on part of the suite."""
+
+
+def gate(suite: str, baseline: str | Path, output: str | Path, judge: str | ModelSettings,
+         *, checks: GateSettings | None = None, client=None, progress=None,
+         force: bool = False, human: str | Path | None = None) -> GateOutcome:
+    """The whole gate (what ``fbi gate`` does): the baseline read, the suite checked
+    against it, the candidate's run made (or resumed) with ``judge``'s client, the
+    comparison — and, given ``human`` labels, each strategy's certificate before and
+    now — written to ``output/gate.json``. ``judge``: a model string or its settings
+    (a server, a pool). Never answered from the response cache: a cached reply would
+    hide the very change the gate looks for (a ``client`` given is the caller's)."""
+    settings = ModelSettings(model=judge) if isinstance(judge, str) else judge
+    checks = checks or GateSettings()
+    client = client or settings.client(None)
+    baseline, output = Path(baseline), Path(output)
+    human = None if human is None else Path(human)
     before = baseline_run(baseline)
     chosen = suite_of(suite, before)
     claim_output(output, force)
     evaluation = gate_evaluation(chosen, before, settings, output, force)
     totals = evaluation.run(client, progress)
     if stopped(totals) or totals.failed or totals.in_batches:
-        return totals, None
+        return GateOutcome(totals, None)
     after = verified_run(output / "run", "the candidate's run")
     result = compare_runs(before, after, checks.max_regression, checks.alpha,
                           checks.max_left_out)
@@ -200,4 +217,4 @@ def run_gate(suite: str, baseline: Path, settings: ModelSettings, output: Path,
                                                 TrustSettings(test_share=0.0))
         decide(result)
     write_gate(result, output)
-    return totals, result
+    return GateOutcome(totals, result)

@@ -57,7 +57,7 @@ class GateItem(pytest.Item):
         self.path_of_gate = path_of_gate
 
     def runtest(self) -> None:
-        from fbi.gate._gate import GateSettings, run_gate
+        from fbi.gate._gate import GateSettings, gate
         from fbi.settings import ModelSettings
 
         found = read_gate_file(self.path_of_gate)
@@ -68,9 +68,8 @@ class GateItem(pytest.Item):
                                  api_pool=bases if len(bases) > 1 else ())
         checks = GateSettings(found.max_regression, found.alpha, found.max_left_out)
         human = here / found.human if found.human else None
-        totals, result = run_gate(found.suite, here / found.baseline, settings,
-                                  here / found.output, checks, settings.client(None),
-                                  human=human)
+        totals, result = gate(found.suite, here / found.baseline, here / found.output,
+                              settings, checks=checks, human=human)
         # (no response cache: a cached reply would hide the very change the gate looks for)
         if result is None:
             raise GateFailed(f"{self.path_of_gate}: the suite was not judged whole "

@@ -6,6 +6,9 @@ from fbi.judge._chat import ChatJudge, judge_parser
 from fbi.judge._config import MAX_SCORE_RANGE_WIDTH, EvaluationConfig
 from fbi.judge._evaluate import (
     Evaluation,
+    EvaluationResult,
+    default_output,
+    evaluate,
     plan_calls,
     prompt_records,
     recorded_explanation_chars,

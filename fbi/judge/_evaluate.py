@@ -14,13 +14,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import random
+import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
 from fbi.datasets import Dataset, write_dataset
 from fbi.judge._config import PROTOCOL_VERSIONS, EvaluationConfig
-from fbi.judge._kinds import Parser, judge_kind
+from fbi.judge._kinds import Parser, default_strategies, judge_kind
 from fbi.judge._parsing import PARSER_VERSION
 from fbi.judge._strategies import EXPLANATION_MAX_CHARS, Strategy, StrategyRegistry
 from fbi.logs import AppendLog, read_log
@@ -55,6 +57,7 @@ from fbi.runs import (
     finished_ids,
     run_stage,
     sampled_dry_run,
+    stopped,
 )
 from fbi.trajectories import rendered_steps
 
@@ -345,3 +348,72 @@ class Evaluation(Stage):
         log.rewrite(reparse(j, instances.get(j.instance_id))
                     if j.parser_version != PARSER_VERSION else j
                     for j in read_log(self.judgments_path, Judgment).records)
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What [`fbi.evaluate`][fbi.judge.evaluate] did: the evaluation (its plan, folder
+    and configuration) and the totals of this invocation."""
+
+    evaluation: Evaluation
+    """The evaluation run: its dataset, configuration and strategies."""
+    totals: RunTotals
+    """Calls made, answered from the cache, failed, in batches; stopped or not."""
+
+    @property
+    def output(self) -> Path:
+        """The run folder (``run.json``, ``instances.jsonl``, ``judgments.jsonl``)."""
+        return self.evaluation.output_dir
+
+    @property
+    def finished(self) -> bool:
+        """Every call answered: nothing failed, stopped or still in a batch."""
+        return not (stopped(self.totals) or self.totals.failed or self.totals.in_batches)
+
+    def judgments(self) -> list[Judgment]:
+        """The run's judgments as stored (every invocation's, the latest of each call)."""
+        from fbi.judge._read import read_verdicts
+
+        return read_verdicts(self.output)
+
+
+def default_output(judge: str, dataset: str) -> Path:
+    """Where a run goes when no folder is named: ``fbi-runs/JUDGE__DATASET``."""
+    def slug(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(text).name or text).strip("-") or "run"
+    return Path("fbi-runs") / f"{slug(judge)}__{slug(dataset)}"
+
+
+def evaluate(judge: str | None = None, dataset: str | Dataset = "quick", *,
+             strategies: Iterable[str] = (), config: EvaluationConfig | None = None,
+             output: str | Path | None = None, client: ModelClient | None = None,
+             progress: Progress | None = None, batch: BatchOptions | None = None,
+             force: bool = False) -> EvaluationResult:
+    """Run a judge over a dataset with the FBI strategies and record every judgment
+    (what ``fbi evaluate`` does; the command is this call under its options).
+
+    ``judge`` and ``strategies`` make the configuration when ``config`` is not given
+    (the embedded judge and its kind's default strategies when neither is); give one or
+    the other. ``dataset``: a name or path as ``--dataset`` takes it (``quick``,
+    ``sample``, a file, ``hf:ORG/NAME``), or a [`Dataset`][fbi.Dataset] already chosen.
+    ``output`` defaults to ``fbi-runs/JUDGE__DATASET``; a folder holding this run
+    resumes it. ``client`` defaults to the configuration's, with the response cache
+    (``$FBI_CACHE``). The same guarantees as the command: a folder holding files fbi
+    did not write is refused unless ``force``; a stop leaves a resumable folder."""
+    from fbi.cache import ResponseCache
+    from fbi.datasets import load_dataset
+
+    if config is None:
+        from fbi.providers import LOCAL_JUDGE
+        from fbi.settings import ModelSettings
+
+        judge = judge or LOCAL_JUDGE
+        config = EvaluationConfig(model=ModelSettings(model=judge), strategies=tuple(
+            strategies) or default_strategies(judge))
+    elif (judge is not None and judge != config.judge) or tuple(strategies):
+        raise ValueError("give judge and strategies, or a config: not both")
+    chosen = load_dataset(dataset) if isinstance(dataset, str) else dataset
+    evaluation = Evaluation(chosen, config, output or default_output(config.judge,
+                                                                     chosen.spec), force)
+    client = client or config.model.client(ResponseCache())
+    return EvaluationResult(evaluation, evaluation.run(client, progress, batch))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fbi.faces import lazy_face
+from fbi.faces import lazy_face, verb_package
 
 __getattr__ = lazy_face("fbi.report")
 
@@ -27,4 +27,6 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
     from fbi.report._terminal import Block, report_warnings, robustness_blocks, terminal_report
     from fbi.report._trust_output import trust_blocks, write_trust
     from fbi.report._verdict import comparison_sentence
-    from fbi.report._write import FORMATS, read_summary, write_report
+    from fbi.report._write import FORMATS, WrittenReport, read_summary, report
+
+verb_package(__name__)  # fbi.report(...) is fbi.report.report(...)

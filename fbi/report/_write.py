@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -32,13 +33,24 @@ FILE_NAMES = {"json": "summary.json", "md": "report.md", "csv": "report.csv",
               "html": "report.html"}
 
 
-def write_report(run_folders: list[str | Path], output: str | Path | None,
-                 formats: tuple[str, ...] = FORMATS, convention: str = "fbi",
-                 jury: str | None = None, force: bool = False,
-                 compare: tuple[str, ...] = (),
-                 human: str | Path | HumanSource | None = None, trust: TrustSettings | None = None,
-                 hunts: tuple[HuntResult, ...] = ()) -> tuple[Summary, list[Path]]:
-    """Read the runs, build the summary and write the asked formats; returns both. With
+class WrittenReport(NamedTuple):
+    """What [`fbi.report`][fbi.report.report] wrote."""
+
+    summary: Summary
+    """The report's content (``summary.json``)."""
+    files: list[Path]
+    """The files written, one a format."""
+
+
+def report(run_folders: list[str | Path], output: str | Path | None = None,
+           formats: tuple[str, ...] = FORMATS, convention: str = "fbi",
+           jury: str | None = None, force: bool = False,
+           compare: tuple[str, ...] = (),
+           human: str | Path | HumanSource | None = None, trust: TrustSettings | None = None,
+           hunts: tuple[HuntResult, ...] = ()) -> WrittenReport:
+    """The blind-spot report of stored runs (what ``fbi report`` does; no model call):
+    read the runs, build the summary and write the asked formats (``output`` defaults
+    to the first run's folder); returns both. With
     ``jury``, a virtual judge made of the runs joins them (see ``fbi.report._jury``);
     ``compare`` names pairs of sides to test (``LABEL:STRATEGY,LABEL:STRATEGY``);
     ``human`` is a file of human labels to hold the judges against, and certify them
@@ -72,7 +84,7 @@ def write_report(run_folders: list[str | Path], output: str | Path | None,
     mark_written(output, written, theirs)
     if "json" in formats:  # what a reader will get: it must match the schema it claims
         read_summary(output / FILE_NAMES["json"])
-    return summary, written
+    return WrittenReport(summary, written)
 
 
 def summary_json(summary: Summary) -> str:

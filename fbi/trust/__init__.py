@@ -6,6 +6,7 @@ labels would settle it, and which blind spots a certificate names. The human lab
 read here too. The terminal and file renderings of these results are the report's.
 """
 
+from fbi.faces import verb_package
 from fbi.trust._calibration import (
     Calibration,
     CascadeStage,
@@ -20,7 +21,7 @@ from fbi.trust._calibration import (
     verdict_probabilities,
 )
 from fbi.trust._certificate import certificates
-from fbi.trust._evaluate import check_judges, trust_runs
+from fbi.trust._evaluate import check_judges, trust, trust_runs
 from fbi.trust._items import one_sided_labels
 from fbi.trust._label_file import LabelFile, LabelRow
 from fbi.trust._label_studio import (
@@ -49,3 +50,4 @@ from fbi.trust._ppi import (
 from fbi.trust._sampling import PLAN_RULES, LabelPlan, label_plan, systematic_order
 from fbi.trust._settings import TrustSettings
 
+verb_package(__name__)  # fbi.trust(...) is fbi.trust.trust(...)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fbi.errors import InputError
-from fbi.runs import Run, label_runs
+from fbi.runs import Run, label_runs, load_run
 from fbi.taxonomy import strategy_order
 from fbi.trust._calibration import (
     TrustItem,
@@ -260,3 +260,20 @@ def trust_runs(runs: Sequence[Run], human: str | Path | HumanSource, settings: T
                f"calibrate the threshold, {len(test_ids)} are held out to check it "
                f"(random, seed {settings.seed})"),
         results=results, estimates=estimates, plan=plan_rows, notes=notes)
+
+
+def trust(runs: Sequence[str | Path | Run], human: str | Path | HumanSource, *,
+          settings: TrustSettings | None = None,
+          cascade: Sequence[str | Path | Run] = ()) -> TrustReport:
+    """When a judge can be used without review, with a guarantee (what ``fbi trust``
+    does; reads stored runs only, no model call): the confidence threshold above which
+    it agrees with the ``human`` labels at the target, the share it then judges alone,
+    its estimates corrected by the labels, and how many more labels would settle it.
+    ``runs``: folders (or loaded runs) of one judge, or several as a jury; ``cascade``:
+    the judges of a cascade, cheapest first, in place of ``runs``."""
+    check_judges(runs, cascade)  # (before any folder is read)
+
+    def loaded(found: Sequence[str | Path | Run]) -> list[Run]:
+        return [run if isinstance(run, Run) else load_run(run, full=False) for run in found]
+
+    return trust_runs(loaded(runs), human, settings or TrustSettings(), loaded(cascade))

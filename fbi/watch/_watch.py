@@ -31,15 +31,16 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from fbi.datasets import Dataset
 from fbi.errors import InputError
 from fbi.judge import Evaluation, EvaluationConfig, default_strategies, plan_calls
 from fbi.metrics import outcome_of
-from fbi.providers import ModelRequest
+from fbi.providers import ModelClient, ModelRequest
 from fbi.records import Instance, Judgment
 from fbi.run_spec import RunIdentity, RunTotals
-from fbi.runs import Call, Phase, Stage, StageFolder, now
+from fbi.runs import Call, Phase, Progress, Stage, StageFolder, now
 from fbi.settings import ModelSettings
 from fbi.watch._evidence import largest_log_e
 from fbi.watch._history import (
@@ -206,3 +207,32 @@ def _own_asking(call: Call, number: int) -> ModelRequest:
     return dataclasses.replace(call.request, sample=number)
 
 
+
+
+class WatchOutcome(NamedTuple):
+    """What one step of [`fbi.watch`][fbi.watch.watch] did."""
+
+    totals: RunTotals
+    """The step's calls: made, failed, stopped."""
+    step: WatchStep | None
+    """The step's line of ``watch.jsonl`` (its evidence, whether the alarm sounds), or
+    None when the step did not finish (a failed call, a stop): it resumes next time."""
+
+
+def watch(suite: str | Dataset, output: str | Path, judge: str | ModelSettings | WatchConfig,
+          *, client: ModelClient | None = None, progress: Progress | None = None,
+          force: bool = False) -> WatchOutcome:
+    """One step of a watch (what ``fbi watch`` does each step): the canary of ``suite``
+    asked of the judge, the step added to ``output/watch.jsonl`` with the evidence over
+    the whole history. ``judge``: a model string, its settings, or a whole
+    [`WatchConfig`][fbi.watch.WatchConfig]. Never answered from the response cache (a
+    ``client`` given is the caller's); scheduling steps is the caller's (cron, or the
+    command's ``--every``)."""
+    from fbi.datasets import load_dataset
+
+    config = judge if isinstance(judge, WatchConfig) else WatchConfig(
+        ModelSettings(model=judge) if isinstance(judge, str) else judge)
+    stage = Watch(load_dataset(suite) if isinstance(suite, str) else suite, config, output,
+                  force)
+    totals = stage.run(client or config.model.client(None), progress)
+    return WatchOutcome(totals, stage.result)
