@@ -15,9 +15,11 @@ no list of kinds is kept anywhere else. Run from a source checkout that was neve
 installed (``python -m fbi``), fbi's own entries are read from the checkout's
 ``pyproject.toml``.
 
-Order: fbi's own items first, in the order their entries are declared (then the order
-each module registers them in), then other packages' by name; a registry whose lookups
-ask the last registered first (layouts, judge kinds) reverses that itself. An unknown
+Order: fbi's own items first, by entry name (then the order each module registers them
+in), then other packages' by name — by name, not as declared, because an installed
+distribution's ``entry_points.txt`` keeps no declared order, and fbi must behave the same
+installed and from a checkout. Where an order means something (which row layout is asked
+first), the items say it themselves (`fbi.datasets.RowLayout.precedence`). An unknown
 name is an [`UnknownName`][fbi.errors.UnknownName] with the closest names; a name
 registered twice by different objects is refused (the same object loaded again, as a
 module re-imported, replaces itself).
@@ -197,8 +199,8 @@ class Registry(Mapping[str, T], Generic[T]):
 # ------------------------------------------------------------------ entry points
 
 def entries(group: str) -> list[Entry]:
-    """The group's entry points: fbi's own in their declared order, then every other
-    distribution's by name. fbi's own are its checkout's ``pyproject.toml``'s when the
+    """The group's entry points: fbi's own, then every other distribution's, each by
+    name. fbi's own are its checkout's ``pyproject.toml``'s when the
     running package sits in a checkout (uninstalled, or installed editable: the file is
     the truth even before a reinstall), else its installed distribution's."""
     own = _checkout_entries(group)
@@ -211,7 +213,8 @@ def entries(group: str) -> list[Entry]:
                 own = [*(own or []), (point.name, point.value)]
             continue
         others.append((point.name, point.value))
-    return [Entry(name, value, True, rank) for rank, (name, value) in enumerate(own or [])] \
+    return [Entry(name, value, True, rank)
+            for rank, (name, value) in enumerate(sorted(own or []))] \
         + [Entry(name, value, False, (1 << 30) + rank)
            for rank, (name, value) in enumerate(sorted(others))]
 

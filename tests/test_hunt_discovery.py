@@ -384,8 +384,8 @@ def test_a_user_s_place_and_predicate_are_searched_like_the_built_in_ones():
         assert by_name["in_exclamation"].place is not None
         assert by_name["changes_rest"].test(view("Stay calm. Sleep.", gold="Stay calm. Rest."))
     finally:
-        PLACES.pop("in_exclamation")
-        PREDICATES.pop("changes_rest")
+        PLACES.remove("in_exclamation")
+        PREDICATES.remove("changes_rest")
 
 
 def test_random_edits_reach_every_place_the_answers_have():

@@ -18,6 +18,7 @@ class BestOfN(RowLayout):
     conversation)."""
 
     name = "best-of-n"
+    precedence = 20
 
     def detect(self, data: dict[str, Any]) -> bool:
         return "chosen" in data and "rejected" in data and any(

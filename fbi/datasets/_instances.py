@@ -61,6 +61,7 @@ class FbiColumns(RowLayout):
     row another layout does not take is read as (asked last)."""
 
     name = "fbi"
+    precedence = 0
 
     def detect(self, data: dict[str, Any]) -> bool:
         return True

@@ -82,6 +82,11 @@ class RowLayout(ABC):
 
     name: ClassVar[str]
     """The layout's name, as ``fbi datasets check`` says it."""
+    precedence: ClassVar[int] = 100
+    """Layouts of higher precedence are offered a row first (a layout of your own: 100,
+    before all of fbi's; among equals, the last registered first). fbi's own are 0–40:
+    its own columns last, preference pairs before them, best-of-N rows (whose lists a
+    preference layout would misread) before those."""
 
     @abstractmethod
     def detect(self, data: dict[str, Any]) -> bool:
@@ -106,13 +111,14 @@ def register_layout(layout: type[RowLayout]) -> type[RowLayout]:
 
 
 def layouts() -> list[RowLayout]:
-    """Every registered layout, in the order rows are offered to them: other packages'
-    (and any registered outside an entry point) first, then fbi's own, the last declared
-    first — worked out once per change of the registry."""
+    """Every registered layout, in the order rows are offered to them: by precedence,
+    highest first (yours before fbi's own), among equals the last registered first —
+    worked out once per change of the registry."""
     global _asked
     LAYOUTS.load()
     if _asked is None or _asked[0] != LAYOUTS.version:
-        _asked = (LAYOUTS.version, list(LAYOUTS.values())[::-1])
+        latest_first = list(LAYOUTS.values())[::-1]
+        _asked = (LAYOUTS.version, sorted(latest_first, key=lambda layout: -layout.precedence))
     return list(_asked[1])
 
 

@@ -17,6 +17,7 @@ class LLMBar(RowLayout):
     """A row of ``input``, ``output_1``, ``output_2`` and ``label``."""
 
     name = "llmbar"
+    precedence = 30
 
     def detect(self, data: dict[str, Any]) -> bool:
         return "output_1" in data and "output_2" in data and "input" in data

@@ -15,6 +15,7 @@ class MtBenchQuestions(RowLayout):
     """A row of ``question_id`` and ``turns``."""
 
     name = "mt-bench"
+    precedence = 40
 
     def detect(self, data: dict[str, Any]) -> bool:
         return "question_id" in data and "turns" in data

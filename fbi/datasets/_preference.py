@@ -22,6 +22,7 @@ class PreferencePairs(RowLayout):
     """A row with ``chosen`` and ``rejected`` answers (or conversations)."""
 
     name = "preference"
+    precedence = 10
 
     def detect(self, data: dict[str, Any]) -> bool:
         return "chosen" in data or "rejected" in data

@@ -205,9 +205,10 @@ def register_stage(stage: type[Stage]) -> None:
 
 
 def stage_kinds() -> dict[str, type[Stage]]:
-    """Every registered stage by kind: fbi's own first, then the others by name, whatever
-    order they were imported in."""
-    return dict(STAGES)
+    """Every registered stage by kind, fbi's own first, each group by kind (the same
+    whatever order they were imported in, installed or from a checkout)."""
+    return dict(sorted(STAGES.items(), key=lambda item: (
+        not item[1].__module__.startswith("fbi."), item[0])))
 
 
 def stage_kind(kind: str) -> type[Stage]:
