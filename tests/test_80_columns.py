@@ -40,6 +40,7 @@ def judged(tmp_path_factory):
     return folder, output
 
 
+@pytest.mark.slow
 def test_evaluate_prints_eleven_strategies_in_the_papers_order(judged):
     _, output = judged
     fits(output)
@@ -126,6 +127,7 @@ def two_judges(judged):
     return folder
 
 
+@pytest.mark.slow
 def test_a_two_judge_report_with_its_verdict_fits(two_judges, tmp_path):
     ids = [json.loads(line)["id"] for line in
            (two_judges / "run" / "instances.jsonl").read_text().splitlines()]
@@ -150,6 +152,7 @@ def test_show_fits(judged, tmp_path):
     fits(at_80(tmp_path, "show", str(folder / "run"), call_id))
 
 
+@pytest.mark.slow
 def test_the_data_commands_fit(judged, tmp_path):
     folder, _ = judged
     for command in (("cache", "info"), ("datasets", "validate", "sample"),

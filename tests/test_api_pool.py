@@ -24,6 +24,7 @@ def judge_requests(server: ChatServer) -> list[dict]:
     return [r for r in server.requests if "Reply with OK." not in json.dumps(r)]
 
 
+@pytest.mark.slow
 def test_two_servers_one_killed_midrun_every_call_made_and_recorded_once(tmp_path):
     dying = subprocess.Popen([sys.executable, str(ROOT / "tests" / "openai_server.py"),
                               "--latency", "0.05", "--die-after", "6"],
@@ -138,6 +139,7 @@ def test_a_server_without_choices_is_routed_around_and_never_recorded(tmp_path):
         assert client.calls_made == 41
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("served", ["judge-70b", "judge-mini", "", "Judge-Large"])
 def test_a_pool_server_named_like_the_model_or_naming_none_is_left_out(tmp_path, served):
     """Issue 50: a replica whose served name merely starts like the model asked for (or
@@ -149,6 +151,7 @@ def test_a_pool_server_named_like_the_model_or_naming_none_is_left_out(tmp_path,
         assert "is left out (wrong_model)" in " ".join(result.stderr.split())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("served", ["judge-2024-08-06", "judge-0613", "judge:latest",
                                     "/models/judge", "JUDGE"])
 def test_a_pool_server_of_a_release_of_the_model_stays(tmp_path, served):
@@ -162,6 +165,7 @@ def test_a_pool_server_of_a_release_of_the_model_stays(tmp_path, served):
         assert release.counts["ok"] > 1 and "left out" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_pool_server_of_another_model_is_left_out_with_a_warning(tmp_path):
     """Its probe reply names another model: it is left out of the run (a warning names it)
     and no verdict of it is recorded; without the probe, its first call does the same."""

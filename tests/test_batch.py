@@ -64,6 +64,7 @@ def live(tmp_path_factory):
     return verdicts(folder / "run")
 
 
+@pytest.mark.slow
 def test_a_batch_run_gives_the_live_judgments_and_fills_the_cache(tmp_path, live):
     with ChatServer() as server:
         server.batches.fail_once = {"sample-entity-1|vanilla|gold"}
@@ -83,6 +84,7 @@ def test_a_batch_run_gives_the_live_judgments_and_fills_the_cache(tmp_path, live
         assert f"{CALLS} from the cache" in again.stdout
 
 
+@pytest.mark.slow
 def test_submit_then_stop_then_collect(tmp_path, live):
     """Without --wait the command submits and exits 0; `fbi batch status` shows the batch;
     the same command collects it later."""
@@ -109,6 +111,7 @@ def test_submit_then_stop_then_collect(tmp_path, live):
     assert verdicts(out) == live
 
 
+@pytest.mark.slow
 def test_a_kill_between_submit_and_collect_loses_nothing(tmp_path, live):
     with ChatServer() as server:
         out = tmp_path / "run"
@@ -128,6 +131,7 @@ def test_a_kill_between_submit_and_collect_loses_nothing(tmp_path, live):
     assert verdicts(out) == live
 
 
+@pytest.mark.slow
 def test_an_expired_batch_is_resubmitted_and_a_cancelled_one_too(tmp_path, live):
     with ChatServer() as server:
         server.batches.expire_next = True
@@ -150,6 +154,7 @@ def test_an_expired_batch_is_resubmitted_and_a_cancelled_one_too(tmp_path, live)
     assert verdicts(cancelled) == live
 
 
+@pytest.mark.slow
 def test_batch_files_are_split_at_the_provider_limit(tmp_path, monkeypatch):
     from fbi import load_dataset
     from fbi.cache import ResponseCache
@@ -171,6 +176,7 @@ def test_batch_files_are_split_at_the_provider_limit(tmp_path, monkeypatch):
     assert sizes == [1, 5]
 
 
+@pytest.mark.slow
 def test_batch_mode_refuses_what_it_cannot_keep(tmp_path):
     with ChatServer() as server:
         budget = run(evaluate(server, tmp_path / "a", "--batch", "--max-cost", "1"),
@@ -193,6 +199,7 @@ def test_batch_cost_uses_the_providers_batch_prices():
     assert batch_cost("openai/no-such-model", 1000, 100) is None
 
 
+@pytest.mark.slow
 def test_mistral_batches_give_the_live_judgments(tmp_path, live):
     """Mistral's Batch API (jobs, the model on the job, lines of custom_id and body)
     through litellm, against the loopback server's implementation of it."""
@@ -225,6 +232,7 @@ def test_mistral_batches_give_the_live_judgments(tmp_path, live):
         assert run(args, fresh).returncode == 0 and verdicts(waiting) == live
 
 
+@pytest.mark.slow
 def test_batch_mode_names_the_providers_it_drives(tmp_path):
     environment = {**env(tmp_path), "GROQ_API_KEY": "test"}
     with ChatServer() as server:
@@ -253,6 +261,7 @@ def test_help_and_docs_name_the_providers_the_code_drives():
         assert name in providers, name
 
 
+@pytest.mark.slow
 def test_unreadable_lines_in_the_output_file_go_back_to_pending(tmp_path, live):
     """Issue 22: lines that are no reply (not JSON, not UTF-8, an array, a reply of the
     wrong shape) are those requests' failures; the rest is collected, no traceback."""
@@ -270,6 +279,7 @@ def test_unreadable_lines_in_the_output_file_go_back_to_pending(tmp_path, live):
     assert verdicts(out) == live
 
 
+@pytest.mark.slow
 def test_a_kill_between_create_and_record_submits_nothing_twice(tmp_path, live):
     """Issue 22: fbi is killed after the provider created its batch and before fbi
     recorded it; the next run finds the batch by its tag and collects it."""
@@ -300,6 +310,7 @@ def test_a_kill_between_create_and_record_submits_nothing_twice(tmp_path, live):
     assert verdicts(out) == live
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forge, said", [
     ("infinity", "1 line(s) of the provider's output were not readable replies"),
     ("duplicate", "1 request(s) came back more than once"),

@@ -77,6 +77,7 @@ def batch_run(provider, server, out, tmp_path, *extra):
                env(tmp_path, provider.key))
 
 
+@pytest.mark.slow
 def test_a_batch_run_gives_the_live_judgments_at_the_batch_price(provider, tmp_path, live):
     import litellm
 
@@ -102,6 +103,7 @@ def test_a_batch_run_gives_the_live_judgments_at_the_batch_price(provider, tmp_p
             record["prompt_tokens"] * prompt + record["completion_tokens"] * reply)
 
 
+@pytest.mark.slow
 def test_failed_unreadable_and_doubled_lines_go_back_to_pending(provider, tmp_path, live):
     with provider.server() as server:
         server.error_next, server.corrupt_next = 1, 2
@@ -117,6 +119,7 @@ def test_failed_unreadable_and_doubled_lines_go_back_to_pending(provider, tmp_pa
     assert verdicts(tmp_path / "run") == live
 
 
+@pytest.mark.slow
 def test_gemini_results_naming_another_model_are_not_judgments(tmp_path, live, provider):
     """Issue 50: a batch whose results say another model made them is no reply of the
     judge (a live call refuses the same): every line goes back to pending, and the
@@ -135,6 +138,7 @@ def test_gemini_results_naming_another_model_are_not_judgments(tmp_path, live, p
     assert verdicts(tmp_path / "run") == live
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", ["many", 10 ** 30, 2 ** 64, 10 ** 400, -5, 2.5])
 def test_a_result_with_a_count_that_is_no_count_is_no_reply(tmp_path, live, provider, count):
     """Issues 50 and 63: a usage count that is no number, absurd (past 64 bits, past
@@ -152,6 +156,7 @@ def test_a_result_with_a_count_that_is_no_count_is_no_reply(tmp_path, live, prov
     assert all(r["prompt_tokens"] < 10 ** 6 for r in records(tmp_path / "run"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shown", ["3", None, -1, 10 ** 30, [1]])
 def test_batch_counts_that_are_no_counts_are_no_traceback(tmp_path, live, provider, shown):
     """Anthropic's request_counts as text, null, negative, huge or a list: the batch's
@@ -169,6 +174,7 @@ def test_batch_counts_that_are_no_counts_are_no_traceback(tmp_path, live, provid
     assert verdicts(tmp_path / "run") == live
 
 
+@pytest.mark.slow
 def test_an_orphaned_batch_is_adopted_not_paid_again(provider, tmp_path, live):
     """fbi is stopped after the provider created its batch and before it recorded it (the
     record removed here): the next run finds the batch, once it has ended, by what fbi
@@ -188,6 +194,7 @@ def test_an_orphaned_batch_is_adopted_not_paid_again(provider, tmp_path, live):
     assert verdicts(out) == live
 
 
+@pytest.mark.slow
 def test_status_and_cancel(provider, tmp_path, live):
     with provider.server(steps=50) as server:
         out = tmp_path / "run"

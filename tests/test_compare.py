@@ -107,6 +107,7 @@ def careful_against_lenient(tmp_path, *evaluate_args: str) -> dict:
     return json.loads((tmp_path / "out" / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_report_marks_a_real_difference(tmp_path):
     """Two judges through the loopback server: one never misses, the other misses every
     error."""
@@ -126,6 +127,7 @@ def test_the_report_marks_a_real_difference(tmp_path):
     assert "† differs from openai/careful" in markdown
 
 
+@pytest.mark.slow
 def test_a_comparison_opens_with_its_verdict(tmp_path):
     """Issue 26: which judge misses fewer planted errors, said in a sentence with both
     rates, the Holm-adjusted exact McNemar p and Wilson intervals — in the terminal, the
@@ -183,6 +185,7 @@ def test_a_comparison_opens_with_its_verdict(tmp_path):
     assert "† Holm-adjusted p &lt; 0.05" in markdown  # every marked cell has its legend
 
 
+@pytest.mark.slow
 def test_the_leaderboard_ranks_pairs_and_prices_them(tmp_path):
     """Issue 15, item 1, from stored judgments: a judge that never misses ranks above
     one that always does; time per 1,000 judgments is worked out here from the log."""
@@ -254,6 +257,7 @@ def test_named_sides_are_tested_like_two_judges():
         list(multipletests([r.p for r in rows], method="holm")[1]))
 
 
+@pytest.mark.slow
 def test_report_compare_names_two_strategies_of_one_judge(tmp_path):
     """Issue 26: `fbi report RUN --compare vanilla,vanilla_star` on one judge that
     overlooks every third error only when it writes an explanation (Vanilla): the verdict

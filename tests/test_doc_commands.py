@@ -75,6 +75,7 @@ def test_the_harness_finds_the_blocks_and_reads_them_as_documented():
         as_run("pip install something-else")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_command_of_the_page_runs_as_written(page, tmp_path):
     servers: dict[str, ChatServer] = {}

@@ -52,6 +52,7 @@ def sections(html: str) -> dict[str, str]:
             for i, m in enumerate(marks)}
 
 
+@pytest.mark.slow
 def test_the_cli_reference_holds_every_command_and_option(site):
     parts = sections((site / "reference" / "cli" / "index.html").read_text())
     seen = 0
@@ -120,6 +121,7 @@ def public_names(module: str) -> list[str]:
     return [name for name in names if module != "fbi.records" or name not in ON_CORE_PAGE]
 
 
+@pytest.mark.slow
 def test_the_api_reference_shows_every_public_class_and_function(site):
     assert set(PUBLIC_PACKAGES) <= set(API_PAGES)
     for module in API_PAGES:

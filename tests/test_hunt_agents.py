@@ -48,6 +48,7 @@ def named(result: dict, spots: dict) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_four_spots_of_one_judge_of_agents_are_each_named_once(tmp_path):
     spots = trajectory_spots(ITEMS)
     planted = {name: spots[name] for name in ("side effects", "tool errors", "final answer",
@@ -71,6 +72,7 @@ def test_four_spots_of_one_judge_of_agents_are_each_named_once(tmp_path):
     assert all(i.provenance.changed_step for i in queue)
 
 
+@pytest.mark.slow
 def test_a_spot_at_one_tool_is_named_by_the_tool(tmp_path):
     spot = trajectory_spots(ITEMS)["tool:search_flights"]
     _, result = hunt_agents(PlantedJudge(ITEMS, spot, noise=10), tmp_path / "h", tmp_path)
@@ -78,6 +80,7 @@ def test_a_spot_at_one_tool_is_named_by_the_tool(tmp_path):
         [f["description"] for f in result["findings"] if f["confirmed"]]
 
 
+@pytest.mark.slow
 def test_a_judge_of_agents_with_only_random_misses_gets_nothing(tmp_path):
     _, result = hunt_agents(PlantedJudge(ITEMS, lambda g, e: False, noise=10),
                             tmp_path / "h", tmp_path, "--seed", "3")
@@ -133,6 +136,7 @@ def test_trajectory_operators_are_not_placed_or_composed():
         composed.apply(item, random.Random(0).randrange(1 << 30))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "said"), [
     (("--trajectories", "sample", "--strategy", "vanilla"), "judges answers"),
     (("--strategy", "agent"), "judges trajectories"),
@@ -150,6 +154,7 @@ def test_a_hunt_that_mixes_answers_and_trajectories_is_refused(tmp_path, args, s
     assert said in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_an_outcome_reward_model_of_trajectories_is_hunted_too(tmp_path):
     """--judge reward/NAME --trajectories: `reward` by default; the loopback reward model
     (tests/test_reward_models.PoolingServer) gives the gold trajectory +1 and any edit

@@ -217,6 +217,7 @@ def test_a_description_is_as_broad_as_its_evidence():
     assert generalize(X, missed, pair, 0.15).description == (6, 7)
 
 
+@pytest.mark.slow
 def test_the_enumeration_finds_sliceline_s_top_slice():
     """sliceline (a kept slice-finding library) and this module's enumeration agree on the
     best slice under sliceline's own score."""

@@ -38,6 +38,7 @@ def run(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_an_exported_run_opens_in_inspects_reader_with_its_counts(run, tmp_path):
     result = CliRunner().invoke(main, ["export", "inspect", str(run), "--output",
                                        str(tmp_path / "logs")])
@@ -79,6 +80,7 @@ def test_export_refuses_a_folder_of_someone_elses_and_a_folder_that_is_no_run(ru
     assert not_a_run.exit_code == 2 and "not a run folder" in not_a_run.output
 
 
+@pytest.mark.slow
 def test_fbis_suite_as_an_inspect_task_gives_fbi_evaluates_replies_and_rates(run, tmp_path):
     """`inspect eval fbi/fbi_judge` (the task the package registers) with Inspect's
     OpenAI-compatible provider against a loopback server answering as the one the run

@@ -56,6 +56,7 @@ def test_selections_are_the_same_compact_or_not(sample, filters):
     assert a.source_fingerprint == b.source_fingerprint and a.fingerprint == b.fingerprint
 
 
+@pytest.mark.slow
 def test_a_run_over_a_compact_dataset_makes_the_same_calls(tmp_path, monkeypatch, sample):
     """The whole path: a .jsonl read past the (lowered) threshold, judged through the
     loopback server; the judgments are those of the same file read plainly."""

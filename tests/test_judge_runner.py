@@ -42,6 +42,7 @@ def judgments(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_every_judgment_completes_with_20_percent_faults(tmp_path):
     with ChatServer(fault_rate=0.2, timeout_delay_s=2.0, seed=7) as server:
         result = run(evaluate_args(server, tmp_path / "run", "--limit", "1", "--strategy",
@@ -55,6 +56,7 @@ def test_every_judgment_completes_with_20_percent_faults(tmp_path):
     assert faults >= 10 and {"429", "500", "timeout", "garbage"} <= set(server.counts)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_same_judgments_without_duplicates(tmp_path):
     args = ("--strategy", "vanilla_star", "--concurrency", "2")
     with ChatServer(latency_s=0.05) as server:
@@ -87,6 +89,7 @@ def test_killed_run_resumes_to_the_same_judgments_without_duplicates(tmp_path):
     assert {r["call_id"]: r["score"] for r in records} == clean
 
 
+@pytest.mark.slow
 def test_second_run_makes_no_call_and_cache_is_shared_across_runs(tmp_path):
     env = fbi_env(tmp_path)
     with ChatServer() as server:
@@ -139,6 +142,7 @@ def test_run_json_records_what_was_asked(tmp_path):
     assert 1 <= record["score"] <= 5
 
 
+@pytest.mark.slow
 def test_a_different_run_in_the_same_folder_is_refused(tmp_path):
     env = fbi_env(tmp_path)
     with ChatServer() as server:
@@ -153,6 +157,7 @@ def test_a_different_run_in_the_same_folder_is_refused(tmp_path):
     assert dry.returncode == 2 and "temperature: 0.0 → 0.5" in dry.stderr  # reads only
 
 
+@pytest.mark.slow
 def test_dry_run_counts_and_calls_nothing(tmp_path):
     with ChatServer() as server:
         result = run(evaluate_args(server, tmp_path / "run", "--strategy", "all",
@@ -164,6 +169,7 @@ def test_dry_run_counts_and_calls_nothing(tmp_path):
     assert "prompt" in result.stdout and not (tmp_path / "run" / "judgments.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_max_cost_stops_cleanly_before_going_over(tmp_path):
     budget = 0.001
     with ChatServer() as server:
@@ -245,6 +251,7 @@ def test_retry_after_is_honoured_and_cache_key_ignores_timeouts(tmp_path):
     assert asyncio.run(patient.complete(request)).cached
 
 
+@pytest.mark.slow
 def test_an_older_parsers_judgments_are_read_again_for_free(tmp_path):
     """Raw replies are kept: a newer parser re-reads them on the next run, no model call."""
     def newline_judge(request: dict) -> str:

@@ -58,6 +58,7 @@ def jury_rates(runs, mode: str) -> dict[tuple[str, str, str], float]:
             if r["judge"] == label}
 
 
+@pytest.mark.slow
 def test_majority_detects_what_two_of_three_members_detect(runs):
     rates = jury_rates(runs, "majority")
     # careful catches everything, partial only entity errors, lenient nothing
@@ -80,6 +81,7 @@ def test_mean_compares_mean_scores(runs):
 
 
 def test_the_jury_is_in_every_table_like_a_judge(runs):
+    jury_rates(runs, "majority")  # (the report it reads; no other test's leftovers)
     out = runs / "report-majority"
     markdown = (out / "report.md").read_text()
     assert "jury:majority(openai/careful, openai/partial, openai/lenient)" in markdown

@@ -43,6 +43,7 @@ def test_every_prefix_holds_each_stratum_in_proportion():
                 assert abs(held[stratum] - n * size / 10) < 1 + 3 * size / 10, (seed, n)
 
 
+@pytest.mark.slow
 def test_the_labelled_share_is_unbiased_and_its_interval_covers():
     """A population of 1,200 items in six strata whose judge–person agreement differs
     (0.97 … 0.45). Over 2,000 seeds, the first 120 items of the stratified order: the

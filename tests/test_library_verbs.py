@@ -49,6 +49,7 @@ def test_fbi_evaluate_is_what_fbi_evaluate_does(judge, tmp_path):
         fbi.evaluate("openai/other", config=EvaluationConfig(model=judge))
 
 
+@pytest.mark.slow
 def test_the_verbs_are_their_packages_called(judge, tmp_path):
     import fbi.gate
     import fbi.report
@@ -66,6 +67,7 @@ def test_the_verbs_are_their_packages_called(judge, tmp_path):
     assert all(f.is_file() for f in files) and summary.runs
 
 
+@pytest.mark.slow
 def test_fbi_watch_asks_one_step(judge, tmp_path):
     from fbi.watch import WatchConfig
 
@@ -78,6 +80,7 @@ def test_fbi_watch_asks_one_step(judge, tmp_path):
     assert step.step == 2  # the next call adds the next step
 
 
+@pytest.mark.slow
 def test_fbi_hunt_searches_within_its_budget(judge, tmp_path):
     from fbi.hunt import HuntConfig
 

@@ -20,6 +20,7 @@ def llama_cpp_runtime(monkeypatch):
     monkeypatch.setenv("FBI_LOCAL_RUNTIME", "llama.cpp")
 
 
+@pytest.mark.slow
 def test_embedded_judge_runs_offline_with_structured_output(tmp_path):
     env = {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "HF_HUB_OFFLINE": "1",
            "COLUMNS": "200"}

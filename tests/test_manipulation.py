@@ -109,6 +109,7 @@ def test_a_reply_the_manipulation_made_unparseable_is_a_miss():
     assert row.p == pytest.approx(mcnemar([[2, 3], [0, 1]], exact=True).pvalue)
 
 
+@pytest.mark.slow
 def test_perturb_evaluate_report_end_to_end(tmp_path, twins):
     """A loopback judge that catches every planted error, unless the answer tells the
     grader to give the top score: the report says so, kind by kind."""

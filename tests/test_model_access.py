@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import OUTSIDE_CHECKOUT
 from openai_server import ChatServer
 
@@ -50,6 +51,7 @@ def test_a_refused_server_is_one_message_before_anything_is_written(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_missing_key_is_named_statically_and_a_dry_run_notes_it(tmp_path):
     """A run without a key stops before anything is written; a dry run (issue 26) prices
     the calls and names the key the real run will need."""
@@ -63,12 +65,14 @@ def test_a_missing_key_is_named_statically_and_a_dry_run_notes_it(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_an_unknown_model_is_named(tmp_path):
     result = fbi(tmp_path, "evaluate", "--judge", "gpt-5-nonexistent", "--output",
                           str(tmp_path / "run"))
     configuration_error(result, "unknown model 'gpt-5-nonexistent'", "PROVIDER/MODEL")
 
 
+@pytest.mark.slow
 def test_a_model_the_server_does_not_have_and_a_wrong_key_fail_at_the_probe(tmp_path):
     with ChatServer(api_key=KEY, models=("judge",)) as server:
         base = ("evaluate", "--api-base", server.url, "--output", str(tmp_path / "run"))
@@ -121,6 +125,7 @@ def test_a_compatible_server_needs_no_key_and_takes_any_parameter(tmp_path):
     assert len(parameters["system_prompt_sha256"]) == 64
 
 
+@pytest.mark.slow
 def test_the_api_key_reaches_the_server_and_is_written_nowhere(tmp_path):
     out = tmp_path / "run"
     with ChatServer(api_key=KEY) as server:
@@ -137,6 +142,7 @@ def test_the_api_key_reaches_the_server_and_is_written_nowhere(tmp_path):
     assert "[redacted]" in json.loads((out / "run.json").read_text())["command"]
 
 
+@pytest.mark.slow
 def test_a_changed_model_arg_is_a_different_run_and_cache_entry(tmp_path):
     with ChatServer() as server:
         args = ("evaluate", "--judge", "openai/judge", "--api-base", server.url, "--output",
@@ -223,6 +229,7 @@ def test_a_cached_rerun_never_imports_litellm(tmp_path):
     assert "fbi.cli.annotate" not in imported
 
 
+@pytest.mark.slow
 def test_a_check_left_for_the_first_uncached_call_stops_the_run_cleanly(tmp_path):
     """The first 256 calls come from the cache, so the key is checked only when call 301
     needs the network: the run stops there with the key named, the 300 kept."""
@@ -237,6 +244,7 @@ def test_a_check_left_for_the_first_uncached_call_stops_the_run_cleanly(tmp_path
     assert len(records) == 300 and all('"cached":true' in r for r in records)
 
 
+@pytest.mark.slow
 def test_a_reply_is_cached_with_the_server_the_environment_named(tmp_path):
     """Issue 50: with OPENAI_BASE_URL naming a test server, `gpt-4-turbo`'s replies are
     that server's; run.json records it, and once it is unset (no key) no reply of that
@@ -302,6 +310,7 @@ def test_a_secret_query_parameter_of_a_server_url_is_recorded_as_secret():
     assert spec.api_base == "https://gw.example/v1?api-key=[secret]&region=eu"
 
 
+@pytest.mark.slow
 def test_an_unpriced_model_s_cost_is_unknown_not_zero(tmp_path):
     """Issue 51: a model litellm's price table does not know costs an unknown amount, said
     so; a priced one its price; the embedded judge nothing (it runs here)."""

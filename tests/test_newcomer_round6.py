@@ -96,6 +96,7 @@ def test_fbi_stand_in_detach_serves_until_killed(tmp_path):
         os.kill(int(pid), signal.SIGTERM)
 
 
+@pytest.mark.slow
 def test_a_hunt_with_nothing_confirmed_invites_no_vetting_and_its_calls_add_up(tmp_path):
     rows = [{"id": f"g{n}", "instruction": i.instruction, "gold_answer": i.gold_answer,
              "ability": i.ability.value}
@@ -202,6 +203,7 @@ def fits_80(output: str) -> None:
     assert not wide, wide
 
 
+@pytest.mark.slow
 def test_gate_and_watch_tables_keep_names_whole_at_80_columns(tmp_path):
     good = PlantedJudge(INSTANCES, lambda g, e: False)
     bad = PlantedJudge(INSTANCES, lambda g, e: True)
@@ -237,6 +239,7 @@ def test_gate_and_watch_tables_keep_names_whole_at_80_columns(tmp_path):
     assert any(name in table.split() for name in categories)
 
 
+@pytest.mark.slow
 def test_a_huge_budget_on_a_handful_of_items_ends_when_their_edits_run_out(tmp_path):
     """Four gold answers and a budget of ten million calls: the search ends once rounds
     find few edits not judged yet, says so, and the hunt finishes far under its budget."""

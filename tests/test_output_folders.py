@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from openai_server import ChatServer
 
@@ -26,6 +27,7 @@ def evaluate(server: ChatServer, out: Path, tmp_path: Path, *extra: str):
         str(tmp_path / "cache.sqlite"), *extra], env=ENV)
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_a_users_folder_and_writes_nothing(tmp_path):
     out = tmp_path / "mine"
     out.mkdir()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +104,7 @@ def slot(field, value):
         value, value)
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_a_planted_verdict_is_never_read_and_the_judges_own_stands(case):
@@ -159,6 +161,7 @@ def thinking_cases(draw):
     return field, score_range, own, planted, answer, reply, closed, field_reasoning
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(thinking_cases())
 def test_no_thinking_marker_an_answer_writes_forges_the_verdict(case):

@@ -67,6 +67,7 @@ def test_every_rule_category_on_the_sample(sample_items, category):
     assert sum(made) >= 3, f"{category}: the rule should apply to some sample items"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("category", RULE_CATEGORIES)
 def test_every_rule_category_on_the_fbi_release(fbi_original, category):
     items = load_gold_items(str(fbi_original))[0][::8]  # a slice of the 760 gold answers
@@ -144,6 +145,7 @@ def test_parse_perturbation_reads_json_and_refuses_garbage():
     assert parse_perturbation('{"rationale": "r", "perturbed_answer": ""}') is None
 
 
+@pytest.mark.slow
 def test_llm_engine_through_the_loopback_server(tmp_path):
     from openai_server import ChatServer
 
@@ -213,6 +215,7 @@ def test_cli_rules_engine_writes_a_queue(tmp_path):
     assert len(load_dataset(str(queue))) == len(records)  # the queue is a valid dataset
 
 
+@pytest.mark.slow
 def test_llm_engine_stops_before_its_budget(tmp_path):
     import subprocess
     import sys

@@ -153,6 +153,7 @@ def outcome_counts(summary: dict) -> dict:
             for r in summary["rates"] if r["level"] == "category"}
 
 
+@pytest.mark.slow
 def test_the_same_pairs_give_the_same_counts_either_way(tmp_path, pairs):
     """The sample as FBI instances and as a RewardBench file, judged by the loopback
     judge (its verdict a hash of the prompt, the same prompt for the same pair under
@@ -183,6 +184,7 @@ def test_the_same_pairs_give_the_same_counts_either_way(tmp_path, pairs):
     assert "| LF |" not in markdown
 
 
+@pytest.mark.slow
 def test_two_judges_jury_and_leaderboard_on_a_preference_set(tmp_path, pairs):
     preference = rewardbench_file(tmp_path / "rb.jsonl", pairs)
     with ChatServer() as server:
@@ -208,6 +210,7 @@ def test_two_judges_jury_and_leaderboard_on_a_preference_set(tmp_path, pairs):
         ")")[0] + ")"
 
 
+@pytest.mark.slow
 def test_resume_restores_the_columns(tmp_path):
     path = tmp_path / "other.csv"
     path.write_text("question,good,bad\nWhat is 3+3?,6,7\nWhat is 2+2?,4,5\n")

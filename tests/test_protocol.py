@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from click.testing import CliRunner
 from openai_server import ChatServer
 
@@ -37,6 +38,7 @@ def run(server: ChatServer, out, tmp_path, protocol: str):
         "pairwise", "--protocol", protocol, "--cache", str(tmp_path / "cache.sqlite")], env=ENV)
 
 
+@pytest.mark.slow
 def test_the_two_protocols_differ_exactly_as_documented(tmp_path):
     bodies = {}
     with ChatServer(script=either_protocol_judge) as server:

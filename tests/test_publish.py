@@ -175,6 +175,7 @@ def test_a_reused_output_folder_holds_only_the_new_publish(tmp_path):
     assert len(load_dataset(str(folder)).instances) == 3  # what the card says, no more
 
 
+@pytest.mark.slow
 def test_a_hub_dataset_by_revision_config_and_split(tmp_path):
     """hf:ORG/NAME@REVISION?config=…&split=… (or --hf-config/--hf-split): downloaded with
     huggingface_hub's snapshot_download from a local Hub server, read by
@@ -232,6 +233,7 @@ def test_a_hub_dataset_by_revision_config_and_split(tmp_path):
             assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_publish_never_touches_a_users_folder_and_uploads_only_its_own_files(tmp_path):
     """Issue 22: a folder holding a user's files is refused; --force writes beside them,
     never over them; the upload sends exactly the files fbi wrote."""

@@ -42,6 +42,7 @@ def misses(rng, rates: list[float], n: int = 40) -> dict[str, list[bool]]:
     return {c: list(rng.random(n) < rate) for c, rate in zip(CATEGORIES, rates, strict=True)}
 
 
+@pytest.mark.slow
 def test_tau_and_interval_against_scipy_and_a_brute_force_bootstrap():
     rng = np.random.default_rng(7)
     a = misses(rng, [0.1, 0.3, 0.5, 0.6, 0.8, 0.9])
@@ -85,6 +86,7 @@ def test_pairs_of_judges_and_of_strategies_and_what_cannot_be_ranked():
     assert ranking_stability(outcomes("j", "vanilla", {"entity": [True]})) == []
 
 
+@pytest.mark.slow
 def test_the_report_shows_it_in_markdown_and_html(tmp_path):
     """Through the CLI: two judges over the loopback server, one that misses spelling
     errors only, one that misses everything but spelling errors."""

@@ -53,6 +53,7 @@ def report(folder, out) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_every_call_is_asked_three_times_with_its_own_id(run):
     rows = records(run / "three")
     assert len(rows) == 3 * 144 and len({r["call_id"] for r in rows}) == 3 * 144

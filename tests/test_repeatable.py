@@ -27,6 +27,7 @@ def judgments(folder) -> dict[str, tuple]:
             for r in rows}
 
 
+@pytest.mark.slow
 def test_a_resumed_run_into_a_new_folder_calls_nothing_and_matches(tmp_path):
     with ChatServer() as server:
         first = fbi(tmp_path, "evaluate", "--judge", "openai/judge", "--api-base", server.url,
@@ -49,6 +50,7 @@ def test_a_resumed_run_into_a_new_folder_calls_nothing_and_matches(tmp_path):
         assert spec_again[key] == spec_first[key], key
 
 
+@pytest.mark.slow
 def test_resume_continues_a_folder_and_asks_for_its_system_prompt(tmp_path):
     system = tmp_path / "system.txt"
     system.write_text("Be strict.", encoding="utf-8")
@@ -107,6 +109,7 @@ def test_limit_and_sample_are_one_or_the_other(tmp_path):
     assert result.exit_code == 2 and "give one of them" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("by", ["category", "overall"])
 def test_the_sample_is_recorded_and_a_different_one_is_another_run(tmp_path, by):
     with ChatServer() as server:
@@ -119,6 +122,7 @@ def test_the_sample_is_recorded_and_a_different_one_is_another_run(tmp_path, by)
     assert selection["sample"] == 1 and selection["sample_by"] == by
 
 
+@pytest.mark.slow
 def test_the_explanation_cap_reaches_the_request_and_is_remade_by_resume(tmp_path):
     """--explanation-chars sets the explanation's maxLength in the reply schema the judge
     is sent; run.json records it and --resume asks for it again (all from the cache)."""

@@ -315,6 +315,7 @@ def test_no_interval_collapses_to_a_point_at_0_or_100_percent(outcome):
         assert row.ci_method == ("wilson" if key[0] == "category" else "wilson-pooled")
 
 
+@pytest.mark.slow
 def test_the_html_report_of_eleven_strategies_fits_1280_pixels(tmp_path):
     """All eleven strategies of a run, measured in headless chromium: the page is no
     wider than a 1280-pixel window; it has a table of contents, and a missed example

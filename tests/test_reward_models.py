@@ -88,6 +88,7 @@ def evaluate(tmp_path, judge, api_base, data, name, *extra):
                               terminal_width=120)
 
 
+@pytest.mark.slow
 def test_a_reward_server_judges_preference_pairs(tmp_path):
     data = rewardbench(tmp_path / "rb.jsonl")
     with PoolingServer() as server:
@@ -175,6 +176,7 @@ def test_a_conversation_is_sent_whole_with_the_answer_last(tmp_path):
     assert [m["content"] for m in sent] == ["What is 2+2?", "4", "Capital of Italy?", "Milan"]
 
 
+@pytest.mark.slow
 def test_two_reward_models_are_compared_and_juried(tmp_path):
     data = rewardbench(tmp_path / "rb.jsonl")
     with PoolingServer() as server:
@@ -252,6 +254,7 @@ def tiny_classifier(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_a_local_sequence_classifier_scores_as_transformers_does(tmp_path, tiny_classifier):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -337,6 +340,7 @@ def loopback_prm(tag: str, positive_first: bool, drop_one: bool = False):
     return reply
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("tag", "extra"), [
     ("<extra_0>", ()),  # Qwen2.5-Math-PRM: [wrong, correct], its step token by default
     ("ки", ("--model-arg", "step_tag=ки", "--model-arg", "positive_label=0")),  # Math-Shepherd

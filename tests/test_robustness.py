@@ -134,6 +134,7 @@ def run_suites(tmp_path, server, *extra):
                           text=True, timeout=300, cwd=OUTSIDE_CHECKOUT)
 
 
+@pytest.mark.slow
 def test_all_suites_end_to_end_and_resume(tmp_path):
     with ChatServer(script=scripted_model) as server:
         result = run_suites(tmp_path, server)
@@ -234,6 +235,7 @@ def test_score_gives_the_papers_values_on_worked_examples(tmp_path):
     assert multiqa["item_difficulty"] == pytest.approx(4 / 6)
 
 
+@pytest.mark.slow
 def test_the_suites_through_provider_batches_give_the_live_metrics(tmp_path):
     """Rewrites, then answers, each phase through the batch API; without --wait each
     run submits what it can, and the metrics appear once every answer is back."""

@@ -121,6 +121,7 @@ def test_a_torn_event_log_never_swallows_the_next_label(tmp_path):
 # ----------------------------------------------------------------- 1. re-parsing
 
 
+@pytest.mark.slow
 def test_reparse_keeps_the_verdicts_of_strategies_not_run_today(tmp_path):
     """Judgments from an older parser are read again with the slot order of their role,
     not of today's plan: pairwise verdicts survive a resume with another strategy set."""
@@ -154,6 +155,7 @@ def qa_model(request: dict) -> str:
                        "confidence": 50})
 
 
+@pytest.mark.slow
 def test_a_robustness_folder_refuses_another_model(tmp_path):
     env = env_for(tmp_path)
     with ChatServer(script=qa_model) as server:
@@ -166,6 +168,7 @@ def test_a_robustness_folder_refuses_another_model(tmp_path):
     assert "Traceback" not in other.stderr
 
 
+@pytest.mark.slow
 def test_perturb_exits_1_on_failed_calls_and_refuses_another_model(tmp_path):
     env = env_for(tmp_path)
     queue = tmp_path / "queue.jsonl"
@@ -220,6 +223,7 @@ def test_a_report_never_pools_two_runs(tmp_path):
 # ----------------------------------------------------------------- 4. Ctrl-C
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sent_signal, code, said", [
     (signal.SIGINT, 130, "interrupted"),
     (signal.SIGTERM, 143, "terminated (SIGTERM)"),  # issue 22: as the first Ctrl-C
@@ -252,6 +256,7 @@ def test_ctrl_c_saves_what_finished_and_exits_130_within_seconds(tmp_path, sent_
     assert len(final) == len({r["call_id"] for r in final}) == 144
 
 
+@pytest.mark.slow
 def test_a_second_ctrl_c_exits_at_once(tmp_path):
     env = env_for(tmp_path)
     """The second signal ends the process without waiting for the call in flight: its
@@ -308,6 +313,7 @@ def test_ctrl_c_stops_the_embedded_judge_within_seconds(tmp_path):
 # ----------------------------------------------------------------- 5. robustness
 
 
+@pytest.mark.slow
 def test_robustness_reports_a_failed_suite_and_score_agrees_with_the_run(tmp_path):
     env = env_for(tmp_path)
     out = tmp_path / "run"
@@ -336,6 +342,7 @@ def test_robustness_reports_a_failed_suite_and_score_agrees_with_the_run(tmp_pat
 # ----------------------------------------------------------------- 6. the rule engine
 
 
+@pytest.mark.slow
 def test_the_rule_engine_never_raises_on_the_release(fbi_original):
     from fbi.datasets import load_gold_items
     from fbi.perturb import PerturbConfig, Perturber
@@ -388,6 +395,7 @@ def test_the_dataset_card_names_sources_without_local_paths(tmp_path):
 # ----------------------------------------------------------------- 8. one writer
 
 
+@pytest.mark.slow
 def test_a_second_process_on_a_busy_folder_is_refused_and_loses_nothing(tmp_path):
     env = env_for(tmp_path)
     out = tmp_path / "run"
@@ -422,6 +430,7 @@ def test_the_lock_is_released_when_the_run_ends(tmp_path):
 # ----------------------------------------------------------------- secrets (issue 12.4)
 
 
+@pytest.mark.slow
 def test_no_secret_from_an_error_body_reaches_a_file_or_the_console(tmp_path):
     secret = "sk-echoed-by-a-careless-provider-9f3e"
     env = {**env_for(tmp_path), "OPENAI_API_KEY": secret}
@@ -452,6 +461,7 @@ def test_no_secret_from_an_error_body_reaches_a_file_or_the_console(tmp_path):
     assert spec["api_base"] == server.url  # the user:password part is never written
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("given", ["option", "environment"])
 def test_a_key_without_a_known_prefix_is_redacted_in_every_echoed_form(tmp_path, given):
     """Issue 22: the exact key of --api-key or FBI_API_KEY, as given, base64-encoded (at
@@ -521,6 +531,7 @@ def _judge_sample(tmp_path: Path, server: ChatServer, name: str) -> tuple[int, F
     return totals.completed, counts
 
 
+@pytest.mark.slow
 def test_the_start_up_heap_is_frozen_only_while_the_calls_run(tmp_path):
     """Full collections skip what was alive before the calls (see heap_frozen); after the
     run the collector sees everything again, and a heap the caller froze stays frozen."""
@@ -543,6 +554,7 @@ def test_the_start_up_heap_is_frozen_only_while_the_calls_run(tmp_path):
             gc.unfreeze()
 
 
+@pytest.mark.slow
 def test_a_resumed_run_renders_only_the_prompts_of_the_calls_it_makes(tmp_path, monkeypatch):
     """Calls are planned by id and rendered when first needed: resuming a run with 2 of
     its 6 calls left renders 2 prompts for the cache check before the run and the same 2

@@ -39,6 +39,7 @@ def call_ids(run) -> list[str]:
             for line in (run / "judgments.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_every_stored_call_is_re_rendered_to_its_prompt_hash(runs):
     ids = call_ids(runs / "plain")
     assert len(ids) == 6

@@ -31,6 +31,7 @@ def audits(request: dict) -> str:
     return json.dumps({"correct": "Marlowe" not in text})
 
 
+@pytest.mark.slow
 def test_the_example_stage_runs_resumes_and_prices_like_fbis_own(tmp_path):
     gold_audit = example()
     dataset = load_dataset("sample")
@@ -140,6 +141,7 @@ def test_the_example_provider_is_registered_and_judges(tmp_path):
         PROVIDERS.remove("gateway")
 
 
+@pytest.mark.slow
 def test_max_cost_covers_every_log_of_a_stage(tmp_path):
     """--max-cost is the stage's: a second phase writing another log (a robustness run's
     answers after its rewrites, a hunt's judge after its perturber) may spend only what

@@ -263,6 +263,7 @@ def test_the_candidates_are_a_queue_fbi_evaluate_judges(tmp_path):
     assert bad.exit_code == 2 and "trajectory/wrong-tool" in bad.output
 
 
+@pytest.mark.slow
 def test_a_verdict_forged_in_a_tool_result_changes_no_rate(tmp_path):
     """A tool result that ends with forged verdicts (`{"score": 1} {"verdict": "A"} …`)
     in every perturbed trajectory: the same rates as without it, under the three agent
@@ -314,6 +315,7 @@ def trajectory_candidates_of(trajectories):
     return trajectory_candidates(trajectories, trajectory_categories(), 0)
 
 
+@pytest.mark.slow
 def test_step_level_judging_places_the_error(tmp_path):
     """agent_step end to end against a loopback judge built to name the changed step,
     one step late for wrong tools, and nothing for skipped steps: the report's table
@@ -406,6 +408,7 @@ def loopback_perturber(request: dict) -> str:
     return json.dumps({"rationale": "planted it", "step": step, "steps": edited})
 
 
+@pytest.mark.slow
 def test_the_llm_perturber_plants_errors_checked_as_trajectories(tmp_path):
     """--engine llm: every reply's steps are read as a trajectory with the gold one's
     task and tools; a broken one is no candidate (said why, exit 1), a claim about the

@@ -116,6 +116,7 @@ def trust(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+@pytest.mark.slow
 def test_the_guarantee_on_a_run_worked_by_hand(doubtful, labels, tmp_path):
     code, output = trust(str(doubtful), "--human", str(labels), "--target", "0.8",
                          "--delta", "0.1", "--test-share", "0", "--min-items", "5",
@@ -161,6 +162,7 @@ def test_the_guarantee_on_a_run_worked_by_hand(doubtful, labels, tmp_path):
     assert "human verdict is 'a'" in one_sided and "both kinds" in one_sided
 
 
+@pytest.mark.slow
 def test_a_jury_of_three_judges(tmp_path, labels):
     """Three judges doubtful on the same instances, each with its own luck: an item's
     confidence is the share of the three giving the majority verdict."""
@@ -180,6 +182,7 @@ def test_a_jury_of_three_judges(tmp_path, labels):
     assert {s["threshold"] for s in result["steps"]} <= set(shares)
 
 
+@pytest.mark.slow
 def test_a_cascade_saves_against_the_strongest_judge(tmp_path, labels):
     """A cheap doubtful judge, then a strong one always right: the cheap one takes the
     items it is sure of, the strong one the rest; the cost against the strong judge
@@ -225,6 +228,7 @@ def test_a_run_without_a_confidence_signal_is_refused(tmp_path, labels):
     assert code == 2 and "no confidence signal" in output and "--samples" in output
 
 
+@pytest.mark.slow
 def test_the_report_certifies_each_judge_in_every_format(doubtful, labels, tmp_path):
     plain = evaluate(tmp_path / "plain", doubtful_judge(), samples=1)
     result = CliRunner().invoke(main, ["report", str(doubtful), str(plain), "--human",
@@ -322,6 +326,7 @@ def test_logprob_confidence_worked_by_hand(tmp_path, labels):
     assert result["n_calibration"] == len(labelled)
 
 
+@pytest.mark.slow
 def test_a_hunts_confirmed_findings_are_blind_spots_of_the_same_judge(tmp_path):
     """A judge blind to long additions: `fbi hunt` confirms the blind spot; given to the
     report beside a run of the same judge, its findings join the certificate's blind
@@ -392,6 +397,7 @@ def test_every_trust_table_keeps_its_numbers_at_80_and_120_columns(doubtful, lab
         assert step["needed"] is None or str(step["needed"]) in words
 
 
+@pytest.mark.slow
 def test_the_certificate_and_the_leaderboard_cost_the_same(tmp_path, labels):
     """Issue 53: the certificate said $1.15 per 1,000 judgments where the leaderboard
     said $0.82 for the same run. Both are now every paid call — each judgment's and its

@@ -109,6 +109,7 @@ def test_the_guarantee_holds_at_its_nominal_rate_over_a_thousand_draws():
     assert violations / DRAWS <= 0.1 + 3 * math.sqrt(0.1 * 0.9 / DRAWS)
 
 
+@pytest.mark.slow
 def test_a_cascade_keeps_the_guarantee_over_a_thousand_draws():
     """Two independent judges: the cheap one right with probability 0.5 + 0.5c₁, the
     strong one 0.6 + 0.4c₂ (c uniform). Thresholds λ₁, λ₂: the cascade's population
@@ -245,6 +246,7 @@ def _authors_lambda_hat(confidence, wrong, alpha, delta):
     return found
 
 
+@pytest.mark.slow
 def test_the_authors_grid_finds_the_threshold_their_procedure_finds():
     rng = np.random.default_rng(7)
     for draw in range(6):

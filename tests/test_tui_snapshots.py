@@ -23,6 +23,7 @@ def app(tmp_path):
                       "# Guidelines\n\nLabel **valid** when the error is real.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keys", [
     pytest.param((), id="first-item"),
     pytest.param(("v",), id="after-a-label"),  # the next item, 1/6 labelled

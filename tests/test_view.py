@@ -90,6 +90,7 @@ def get(url: str) -> tuple[int, str, dict]:
 # ------------------------------------------------------------------------ in Chromium
 
 
+@pytest.mark.slow
 def test_runs_grid_instances_filter_and_instance_in_chromium(runs, served, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -173,6 +174,7 @@ def test_runs_grid_instances_filter_and_instance_in_chromium(runs, served, tmp_p
         assert all(url.startswith(served.url) for url in resource_urls(driver))
 
 
+@pytest.mark.slow
 def test_a_planted_blind_spot_shows_in_the_comparison(runs, served):
     """Two judges side by side: B misses nothing, so under each strategy A misses more,
     and the verdict says so with the counts of the report's test."""
@@ -215,6 +217,7 @@ def test_each_filter_keeps_the_instances_worked_by_hand(runs, filters, keep):
     assert viewer.instances_page(filters)["found"].total == len(expected)
 
 
+@pytest.mark.slow
 def test_an_unreadable_reply_is_found_by_the_unparseable_filter(tmp_path):
     """A judge whose every third reply is no verdict: the filter lists exactly the
     instances with an unreadable call (worked out from judgments.jsonl)."""
@@ -260,6 +263,7 @@ def hostile(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_hostile_texts_stay_text_in_chromium(hostile, tmp_path):
     from selenium.webdriver.common.by import By
 
@@ -353,6 +357,7 @@ def url_of(process: subprocess.Popen) -> str:
     return found.group(0)
 
 
+@pytest.mark.slow
 def test_loopback_by_default_a_warning_otherwise_and_ctrl_c_stops(runs):
     process = fbi_view(str(runs), "--port", "0", cwd=Path(OUTSIDE_CHECKOUT))
     try:
@@ -424,6 +429,7 @@ def test_bad_input_gets_one_message(runs, tmp_path):
         server.server_close()
 
 
+@pytest.mark.slow
 def test_view_after_the_main_job_in_chromium(tmp_path):
     """As a new user: the README's main job (the embedded judge), then `fbi view` on
     fbi-runs; the run, its grid and an instance with its diff and reply, in Chromium."""
@@ -463,6 +469,7 @@ def test_view_after_the_main_job_in_chromium(tmp_path):
 # ------------------------------------------------------------------------ every kind
 
 
+@pytest.mark.slow
 def test_every_kind_of_run_is_listed_with_its_status(runs, tmp_path):
     """A perturb queue and a robustness run beside judge runs that are interrupted, that
     wait for a provider batch, and that a process is writing now."""
@@ -544,6 +551,7 @@ def test_human_labels_show_beside_the_replies(runs, tmp_path):
     assert "ann-1: verdict b" in re.search(r'id="human">(.*?)</ul>', second, re.S).group(1)
 
 
+@pytest.mark.slow
 def test_a_hunts_page_lists_its_findings_with_their_examples(tmp_path):
     """A hunt against a judge blind to long additions: its page names each candidate of
     hunt.json with its miss rate, the confirmed ones apart, and shows each confirmed

@@ -142,6 +142,7 @@ def history(folder) -> list[dict]:
     return [json.loads(line) for line in (folder / "watch.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_judge_that_changes_raises_the_alarm(tmp_path):
     """Three unchanged steps (every stream 0 of 3 failures): E stays far below 100. Then
     the judge misses every edit of one category: by the worked figures (start 4 weighs
@@ -184,6 +185,7 @@ def test_a_judge_that_changes_raises_the_alarm(tmp_path):
         server.server_close()
 
 
+@pytest.mark.slow
 def test_a_step_with_failed_calls_is_not_counted_and_resumes(tmp_path):
     """Calls that fail leave the step out of watch.jsonl (exit 1, said); the same command
     asks them again and the step is recorded once, from the same draws."""

@@ -149,6 +149,7 @@ def test_a_reread_that_changes_the_score_drops_its_weights():
     assert reparse(changed, None).expected_score is None
 
 
+@pytest.mark.slow
 def test_logprobs_through_the_whole_pipeline(tmp_path):
     env = {"OPENAI_API_KEY": "sk-test", "FBI_CACHE": str(tmp_path / "c.sqlite"),
            "COLUMNS": "80"}
@@ -194,6 +195,7 @@ def test_logprobs_through_the_whole_pipeline(tmp_path):
     assert f"weighted {record['expected_score']:.2f}" in shown.output, shown.output
 
 
+@pytest.mark.slow
 def test_the_embedded_judge_passes_log_probabilities(tmp_path):
     pytest.importorskip("gguf", reason="the embedded judge needs: pip install 'fbi[local]'")
     env = {**os.environ, "FBI_CACHE": str(tmp_path / "cache.sqlite"), "HF_HUB_OFFLINE": "1"}
@@ -244,6 +246,7 @@ def test_providers_without_log_probabilities(tmp_path):
 # ------------------------------------------------------------------ issue 50: lying servers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lie", [float("nan"), 1e308, 0.7, -float("inf"), "high", None])
 def test_log_probabilities_a_server_lies_about_are_an_unreadable_reply(tmp_path, lie):
     """NaN, a huge number, a probability above 1, minus infinity, a string, null: each
@@ -273,6 +276,7 @@ def test_log_probabilities_a_server_lies_about_are_an_unreadable_reply(tmp_path,
     assert report.exit_code == 0, report.output
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_in_a_reply_is_saved_as_a_replacement_character(tmp_path):
     """A JSON reply holding "\\ud800" (no character a UTF-8 file can hold): the run saves
     it as U+FFFD, reads it back and resumes, instead of a traceback on every rerun."""
