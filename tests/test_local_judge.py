@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import OUTSIDE_CHECKOUT
@@ -61,19 +62,17 @@ def test_fbis_decoding_loop_gives_llama_cpp_pythons_replies(llama_cpp_runtime):
     """The embedded engine (grammar asked about the chosen token only, the shared prompt
     opening kept between calls) replies exactly as llama-cpp-python's own chat completion
     with a fresh context per call, for greedy decoding."""
-    from fbi.datasets import load_dataset
-    from fbi.judge import Evaluation, EvaluationConfig
+    import importlib.util
+
     from fbi.providers.local import CONTEXT_TOKENS, generate, gguf_path
     from fbi.providers.local._engine import load_llama
 
-    calls = Evaluation(load_dataset("sample").select(categories=("entity",), limit=2),
-                       EvaluationConfig(), "unused").calls()
-    calls = [next(calls) for _ in range(3)]
-    asks = [(call.request.message_dicts(), call.request.response_schema) for call in calls]
-    # and a prompt longer than one llama.cpp batch (512 tokens), fed in pieces
-    long_answer = " ".join(f"Fact {n}: the river is {n} metres deep." for n in range(120))
-    asks.append(([{"role": "user", "content": f"Rate this from 1 to 10 as JSON: "
-                   f"{long_answer}"}], calls[0].request.response_schema))
+    # the judge prompts the recorded reference holds, one past a 512-token batch
+    script = Path(__file__).parent / "fixtures" / "record_llama_cpp.py"
+    spec = importlib.util.spec_from_file_location("record_llama_cpp", script)
+    recorder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recorder)
+    asks = recorder.judge_asks()
     # (loaded as fbi loads it, weights in plain CPU buffers: the AMX ones crash, see
     # test_the_model_loads_without_the_cpus_extra_buffer_types)
     reference = load_llama(gguf_path("smollm2-135m"), CONTEXT_TOKENS, 2)
