@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from fbi.attack_texts import MASTER_KEY_PREFIX, PREFIXED, attack_texts
 from fbi.errors import UnknownName
 
 
@@ -164,21 +165,19 @@ CATEGORIES: tuple[Category, ...] = (
     Category("superficial", "Superficial (extra)", Ability.LONG_FORM,
              "Wordier phrasing with no change of content.",
              lowers_score=False, extra=True),
-    # fbi's own (issue 24): a perturbed answer with text meant to sway the judge added; the
-    # planted error is still there, so a judge that stops seeing it was manipulated
-    *(Category(f"manipulation/{kind}", name, None, description,
+    # fbi's own (issues 24 and 65): a perturbed answer with text meant to sway the judge
+    # added (the planted error is still there, so a judge that stops seeing it was
+    # manipulated); an answer that is only a master key, or a wrong answer with one put
+    # before it. Their names and descriptions are perturbations/manipulations.yaml's.
+    *(Category(f"manipulation/{kind.kind}", kind.name, None, kind.description,
                extra=True, family="manipulation")
-      for kind, name, description in (
-          ("injected-instruction", "Injected instruction",
-           "An instruction to the grader inside the answer, asking for the top score."),
-          ("fake-verdict", "Fake verdict",
-           "A verdict in the judge's own reply format, written into the answer."),
-          ("authority-claim", "Authority claim",
-           "The answer claims an expert or official has confirmed it."),
-          ("self-praise", "Self-praise",
-           "The answer praises its own accuracy and completeness."),
-          ("padding", "Padding",
-           "Content-free sentences that make the answer twice as long."))),
+      for kind in attack_texts().kinds.values()),
+    *(Category(f"{MASTER_KEY_PREFIX}{family.family}", family.name, None, family.description,
+               extra=True, family="master-key")
+      for family in attack_texts().master_keys.values()),
+    Category(f"{MASTER_KEY_PREFIX}{PREFIXED}", "Master key before a wrong answer", None,
+             "A reasoning opener put before an answer that holds a planted error.",
+             extra=True, family="master-key"),
     # trajectories of tool-using agents (issue 54): one error planted in a trajectory
     # that did its task (`fbi.perturb.perturb_trajectory`)
     *(Category(f"{TRAJECTORY_PREFIX}{kind}", name, Ability.AGENT, description,

@@ -142,12 +142,12 @@ def test_perturb_evaluate_report_end_to_end(tmp_path, twins):
     assert report.exit_code == 0, report.output
     rows = {r["manipulation"]: r for r in json.loads(
         (tmp_path / "out" / "summary.json").read_text())["manipulation"]}
-    assert set(rows) == set(KINDS)
+    assert set(rows) == set(manipulations()[1])  # every kind the file holds
     n = len(twins)
     injected = rows["injected-instruction"]
     assert (injected["pairs"], injected["caught_before"], injected["missed_after"]) == (n, n, n)
     assert injected["p"] == pytest.approx(mcnemar([[0, n], [0, 0]], exact=True).pvalue)
-    assert all(rows[k]["missed_after"] == 0 and rows[k]["p"] == 1 for k in KINDS
+    assert all(rows[k]["missed_after"] == 0 and rows[k]["p"] == 1 for k in rows
                if k != "injected-instruction")
     assert "Under manipulation" in report.output
     assert "## Judges under manipulation" in (tmp_path / "out" / "report.md").read_text()

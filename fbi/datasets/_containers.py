@@ -32,7 +32,10 @@ SAMPLE = "sample"
 #: (23 of its 72), so `fbi evaluate` on the embedded judge takes under a minute on two
 #: cores; ``sample`` is the whole of it.
 QUICK = "quick"
-BUILT_IN = (SAMPLE, QUICK)
+#: The master-key suite (issue 65): the sample's questions and references, each answered
+#: by every master key, and the sample's wrong answers with a reasoning opener before them.
+MASTER_KEYS = "master-keys"
+BUILT_IN = (SAMPLE, QUICK, MASTER_KEYS)
 #: Files fbi reads with its own readers too (the ones that name lines) ...
 OWN_READER_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 #: ... and every file it reads.
@@ -43,8 +46,8 @@ TABULAR_SUFFIXES = OWN_READER_SUFFIXES
 #: on deeply nested lines.
 EXACT_JSON_SUFFIXES = (".jsonl", ".json")
 SPEC_HELP = (
-    "give 'sample', 'quick', a .jsonl/.json/.csv/.tsv/.parquet file, an FBI TSV folder, "
-    "a Hugging Face dataset folder, or hf:ORG/NAME"
+    "give 'sample', 'quick', 'master-keys', a .jsonl/.json/.csv/.tsv/.parquet file, an "
+    "FBI TSV folder, a Hugging Face dataset folder, or hf:ORG/NAME"
 )
 #: Who reads files and Hugging Face folders: ``datasets.load_dataset``, or fbi's own
 #: readers (which name the line of a bad row; used for the files fbi writes itself).
@@ -85,6 +88,9 @@ def read_rows(
 ) -> Iterator[RawRow]:
     """The rows of a dataset SPEC (the module docstring of `fbi.datasets._dataset` lists
     them), each with its file and location; the files read are added to ``files``."""
+    if spec == MASTER_KEYS:
+        yield from _read_master_keys(files)
+        return
     if spec in BUILT_IN:
         yield from _read_sample(files, first_of_each_category=spec == QUICK)
         return
@@ -159,6 +165,58 @@ def _read_sample(files: list[str], first_of_each_category: bool) -> Iterator[Raw
             seen.add(item["category"])
         yield RawRow("sample", f"item {number}", item,
                      {"source": "sample", "generator": "human", "label": "valid"})
+
+
+def _read_master_keys(files: list[str]) -> Iterator[RawRow]:
+    """The master-key suite (Zhao et al. 2025, §3): for each distinct question and
+    reference of the sample, one instance per master key of every family (the answer is
+    the key alone, category ``master-key/FAMILY``); for each of the sample's wrong
+    answers, one with a reasoning opener before it (``master-key/prefixed``, the opener
+    a seeded choice of every language's, so the suite is the same on every machine)."""
+    import random
+
+    from fbi.attack_texts import MASTER_KEY_PREFIX, PREFIXED, attack_texts
+
+    texts = attack_texts()
+    defaults = {"source": "master-keys", "generator": f"rules:master-key/v{texts.version}",
+                "label": "valid"}
+    rows = list(_read_sample(files, first_of_each_category=False))
+    abilities: dict[tuple[str, str], str] = {}  # (a score-invariant row names none)
+    for row in rows:
+        ability = get_category(row.data["category"]).ability
+        if ability is not None:
+            abilities.setdefault((row.data["instruction"], row.data["gold_answer"]),
+                                 ability.value)
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        item = row.data
+        pair = (item["instruction"], item["gold_answer"])
+        if pair in seen or pair not in abilities:
+            continue
+        seen.add(pair)
+        for family in texts.master_keys.values():
+            for number, key in enumerate(family.keys, 1):
+                yield RawRow("master-keys", f"{row.location}, key {family.family} {number}",
+                             {"instruction": item["instruction"],
+                              "gold_answer": item["gold_answer"],
+                              "ability": abilities[pair], "perturbed_answer": key,
+                              "category": f"{MASTER_KEY_PREFIX}{family.family}",
+                              "rationale": f"the answer replaced by the master key {key!r} "
+                                           f"({family.name})"}, defaults)
+    for row in rows:
+        item = row.data
+        category = get_category(item["category"])
+        if not category.lowers_score or category.extra or category.ability is None:
+            continue
+        opener = random.Random(f"master-key:{item['instruction']}:{item['category']}"
+                               ).choice(texts.openers)
+        yield RawRow("master-keys", f"{row.location}, prefixed",
+                     {"instruction": item["instruction"], "gold_answer": item["gold_answer"],
+                      "ability": category.ability.value,
+                      "perturbed_answer": f"{opener}\n\n{item['perturbed_answer']}",
+                      "category": f"{MASTER_KEY_PREFIX}{PREFIXED}",
+                      "rationale": f"{opener!r} put before a {item['category']} error: "
+                                   f"{item.get('rationale') or ''}".strip()}, defaults)
 
 
 def _is_fbi_tsv_folder(folder: Path) -> bool:

@@ -145,9 +145,10 @@ class Dataset:
 
 def _judged_by_default(category: str) -> bool:
     """The release's extra categories are left out unless asked for (the paper leaves them
-    out); manipulations are judged whenever a dataset holds them (a user made them)."""
+    out); manipulations and master keys are judged whenever a dataset holds them (a user
+    made them, or asked for the master-key suite)."""
     found = get_category(category)
-    return not found.extra or found.family == "manipulation"
+    return not found.extra or found.family in ("manipulation", "master-key")
 
 
 def _seeded_sample(keys: list[InstanceKey], chosen: list[int], size: int, seed: int,

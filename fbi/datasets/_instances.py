@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from fbi.attack_texts import MASTER_KEY_PREFIX
 from fbi.conversations import (
     ConversationError,
     check_context,
@@ -200,10 +201,13 @@ def _normalise(row: RawRow, data: dict[str, Any]) -> dict[str, Any]:
         if value is not None and not isinstance(value, str):
             raise RowProblem(f"'{name}' must be text, not {type(value).__name__}",
                               f"quote the {name} value")
+    category = str(merged.get("category") or "").strip()
     for column in REQUIRED_COLUMNS:
-        if not str(merged.get(column) or "").strip():
+        value = str(merged.get(column) or "")
+        # (a master key may be a space: the answer that is nothing is the attack)
+        if not value.strip() and not (value and column == "perturbed_answer" and
+                                      category.startswith(MASTER_KEY_PREFIX)):
             raise RowProblem(f"empty '{column}'", f"fill in the {column}, or remove the row")
-    category = merged["category"].strip()
     try:
         merged["category"] = get_category(category).name
     except ValueError:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from fbi.attack_texts import MASTER_KEY_PREFIX, MasterKeyFamily, attack_texts
 from fbi.errors import InputError
 from fbi.hunt._predicates import EditView
 from fbi.hunt._structure import PLACES, places_of
@@ -72,6 +73,9 @@ class HuntOperator:
     """The gold item and a seeded ``random.Random`` → a `RuleResult` (or `Declined`)."""
     family: str
     """Its family (``negation``, ``typo``, ``trajectory``, …)."""
+    whole: bool = False
+    """It replaces the whole answer (a master key): never placed, composed or followed
+    by a manipulation."""
 
 
 #: The hunt's own error operators by name: a [`Registry`][fbi.registry.Registry] whose
@@ -83,13 +87,21 @@ HUNT_RULES: Registry[HuntOperator] = Registry("hunt operator", "fbi.operators")
 TRAJECTORY_FAMILY = "trajectory"
 
 
-def hunt_rule(name: str, family: str) -> Callable[[HuntRule], HuntRule]:
+def hunt_rule(name: str, family: str, whole: bool = False
+              ) -> Callable[[HuntRule], HuntRule]:
     """Register an error operator of the hunt's own: a function of the gold item and a
-    seeded ``random.Random`` that returns a `RuleResult` or raises `Declined`."""
+    seeded ``random.Random`` that returns a `RuleResult` or raises `Declined`;
+    ``whole``: it replaces the whole answer."""
     def register(function: HuntRule) -> HuntRule:
-        HUNT_RULES.add(name, HuntOperator(function, family))
+        HUNT_RULES.add(name, HuntOperator(function, family, whole))
         return function
     return register
+
+
+def replaces_whole(error: str) -> bool:
+    """Whether an error operator replaces the whole answer (see `HuntOperator.whole`)."""
+    known = HUNT_RULES.get(error, None)
+    return known is not None and known.whole
 
 
 # ------------------------------------------------------------------ the hunt's own rules
@@ -190,6 +202,24 @@ def order_swap(item: GoldItem, rng: random.Random) -> RuleResult:
     return result
 
 
+def _master_key_rule(family: MasterKeyFamily) -> HuntRule:
+    def replace_by_key(item: GoldItem, rng: random.Random) -> RuleResult:
+        key = rng.choice(family.keys)
+        return RuleResult(key, (Change(item.gold_answer, key, 0),),
+                          f"the answer replaced by the master key {key!r} ({family.name})")
+    replace_by_key.__doc__ = f"The answer replaced by a master key: {family.description}"
+    return replace_by_key
+
+
+# Zhao et al. 2025 (§3): an answer that is only a master key, graded against the
+# reference; one operator per family of perturbations/manipulations.yaml, named as the
+# master-key suite's categories (``master-key/opener``). An opener put *before* an
+# answer is the manipulation ``opener-prefix``.
+for _family in attack_texts().master_keys.values():
+    hunt_rule(f"{MASTER_KEY_PREFIX}{_family.family}", "master-key", whole=True)(
+        _master_key_rule(_family))
+
+
 # ------------------------------------------------------------------ operators
 
 def error_operators(trajectories: bool = False) -> list[str]:
@@ -247,7 +277,8 @@ class Operator:
     @property
     def placeable(self) -> bool:
         return bool(self.errors) and not is_pool(self.errors[0]) and \
-            family_of(self.errors[0]) != TRAJECTORY_FAMILY
+            family_of(self.errors[0]) != TRAJECTORY_FAMILY and \
+            not replaces_whole(self.errors[0])
 
     @classmethod
     def parse(cls, name: str) -> Operator:
@@ -274,6 +305,12 @@ class Operator:
                 raise InputError(unknown_name_message("operator", part, valid) +
                                  " A manipulation comes last (number-errors+manipulation/"
                                  "padding) or alone (manipulation/padding).")
+        if any(replaces_whole(e) for e in errors) and (len(errors) > 1 or manipulation):
+            whole = next(e for e in errors if replaces_whole(e))
+            raise InputError(f"operator '{name}': {whole} replaces the whole answer; it "
+                             "takes no second error or "
+                             "manipulation (an opener before an error: "
+                             "ERROR+manipulation/opener-prefix)")
         if len(errors) > 2 or (not errors and manipulation is None):
             raise InputError(f"operator '{name}': give one or two error operators, "
                              "optionally followed by a manipulation, or a manipulation "
@@ -361,8 +398,10 @@ class Edit:
         item, operator = self.item, self.operator
         first = operator.errors[0] if operator.errors else None
         # the hunt's own operators have no category of the taxonomy; the trajectory
-        # rules' do (trajectory/KIND), as the rule engine's and a perturber's
-        own = first in HUNT_RULES and HUNT_RULES[first].family != TRAJECTORY_FAMILY
+        # rules' and the master keys' do (trajectory/KIND, master-key/FAMILY), as the
+        # rule engine's and a perturber's
+        own = first in HUNT_RULES and HUNT_RULES[first].family not in (
+            TRAJECTORY_FAMILY, "master-key")
         if first is None or own or first.startswith(PROPOSAL):
             category = f"hunt/{operator.name.replace('/', '-')}"
             ability = Ability(item.ability)

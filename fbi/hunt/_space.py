@@ -27,6 +27,7 @@ from fbi.hunt._operators import (
     family_of,
     invariant_rules,
     is_pool,
+    replaces_whole,
 )
 from fbi.hunt._predicates import PREDICATES, Predicate, where_predicates
 from fbi.hunt._structure import PLACES, places_of
@@ -80,6 +81,9 @@ class EditSpace:
 
     def __post_init__(self) -> None:
         self.errors = error_operators(self.trajectories)
+        #: The error operators that edit part of an answer: those composed and followed
+        #: by a manipulation (a master key replaces it all).
+        self.partial = [e for e in self.errors if not replaces_whole(e)]
         self.kinds = [] if self.trajectories else sorted(manipulations()[1])
         self.invariants = [] if self.trajectories else invariant_rules()
         self.places = [] if self.trajectories else sorted(PLACES)
@@ -109,7 +113,7 @@ class EditSpace:
     def operator_names(self) -> list[str]:
         """Every operator an edit of this space can have, each once (a row keeps its
         index)."""
-        names = [*self.errors, *(f"{e}+{MANIPULATION}{k}" for e in self.errors
+        names = [*self.errors, *(f"{e}+{MANIPULATION}{k}" for e in self.partial
                                  for k in self.kinds),
                  *(f"{MANIPULATION}{k}" for k in self.kinds), *self.invariants,
                  *sorted(self.pools)]
@@ -123,13 +127,13 @@ class EditSpace:
             op = name[3:]
             return op if is_pool(op) else Operator.parse(op)
         if name.startswith("added:"):
-            return Operator((rng.choice(self.errors),), name.split("/", 1)[1])
+            return Operator((rng.choice(self.partial),), name.split("/", 1)[1])
         if name.startswith("sway:"):
             return Operator((), name[5:])
         if name == "invariant":
             return Operator((rng.choice(self.invariants),))
-        first = rng.choice(self.errors)
-        return Operator((first, rng.choice([e for e in self.errors if e != first])))
+        first = rng.choice(self.partial)
+        return Operator((first, rng.choice([e for e in self.partial if e != first])))
 
     def population_of(self, operator: Operator) -> Population:
         """A manipulation alone and a score-invariant rewrite are the sway population's;

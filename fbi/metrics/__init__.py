@@ -78,6 +78,7 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
     from fbi.metrics._rates import (
         aggregate,
         judge_stability,
+        master_key_rates,
         pairwise_breakdowns,
         reference_histograms,
         turn_rates,

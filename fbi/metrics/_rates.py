@@ -38,6 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from fbi.attack_texts import MASTER_KEY_PREFIX
 from fbi.metrics._bootstrap import bootstrap_interval
 from fbi.metrics._outcomes import InstanceOutcome
 from fbi.metrics._results import (
@@ -152,6 +153,24 @@ def turn_rates(outcomes: Iterable[InstanceOutcome], turns: Mapping[str, int]
         by_turn[key].append(outcome)
     return [group_rate(items, "turn", f"turn {turn}", judge, strategy, paradigm)
             for (judge, strategy, paradigm, turn), items in sorted(by_turn.items())]
+
+
+def master_key_rates(outcomes: Iterable[InstanceOutcome]) -> list[GroupRate]:
+    """The master-key suite's rates (Zhao et al. 2025, §3), per judge × strategy × family
+    (``master-key/FAMILY`` instances, ``prefixed`` among them): the share of answers that
+    are only a key (or a wrong answer with a key before it) the judge did not grade below
+    the reference — scored as high as the gold answer, given the top score against the
+    reference, or preferred — the paper's false positives in the FBI protocol's terms,
+    with Wilson intervals."""
+    by_family: dict[tuple[str, str, str, str], list[InstanceOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        if outcome.category.startswith(MASTER_KEY_PREFIX):
+            key = (outcome.judge, outcome.strategy, outcome.paradigm,
+                   outcome.category.removeprefix(MASTER_KEY_PREFIX))
+            by_family[key].append(outcome)
+    return [group_rate(items, "category", family, judge, strategy, paradigm).model_copy(
+        update={"level": "master-key"})
+        for (judge, strategy, paradigm, family), items in sorted(by_family.items())]
 
 
 def _groups(category: str) -> tuple[str, ...]:

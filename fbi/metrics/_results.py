@@ -29,10 +29,12 @@ class GroupRate(JudgeStrategy):
 
     paradigm: str
     """``single``, ``pairwise``, ``reference`` or ``step``."""
-    level: Literal["category", "ability", "overall", "score-invariant", "turn"]
+    level: Literal["category", "ability", "overall", "score-invariant", "turn",
+                   "master-key"]
     """What the group is."""
     group: str
-    """The category, the ability's short name, ``all``, ``SI`` or ``turn N``."""
+    """The category, the ability's short name, ``all``, ``SI``, ``turn N`` or a master
+    key family."""
     instances: int
     """Instances of the group in the run's dataset."""
     judged: int

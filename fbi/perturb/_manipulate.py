@@ -16,13 +16,8 @@ answer are the twin's; ``provenance.original_id`` names the twin.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from typing import Literal
 
-import yaml
-
+from fbi.attack_texts import Manipulation, attack_texts
 from fbi.errors import InputError
 from fbi.records import Instance, Provenance, VettingLabel
 from fbi.taxonomy import category_names
@@ -31,23 +26,10 @@ PREFIX = "manipulation/"
 GENERATOR = "rules:manipulation"
 
 
-@dataclass(frozen=True)
-class Manipulation:
-    kind: str
-    where: Literal["start", "end"]
-    texts: tuple[str, ...]
-
-
-@cache
 def manipulations() -> tuple[int, dict[str, Manipulation]]:
     """The version of ``manipulations.yaml`` and its kinds, as shipped with fbi."""
-    text = resources.files("fbi.perturbations").joinpath("manipulations.yaml").read_text(
-        encoding="utf-8")
-    data = yaml.safe_load(text)
-    kinds = {kind: Manipulation(kind, spec["where"], tuple(" ".join(t.split())
-                                                            for t in spec["texts"]))
-             for kind, spec in data["kinds"].items()}
-    return int(data["version"]), kinds
+    texts = attack_texts()
+    return texts.version, texts.kinds
 
 
 def manipulation_kinds(requested: tuple[str, ...]) -> list[str]:

@@ -9,6 +9,7 @@ from fbi.report._best_of_n import BEST_OF_N_NOTE, best_of_n_tables
 from fbi.report._certificate import CERTIFICATE_NOTE, certificate_table
 from fbi.report._human import HUMAN_NOTE, human_tables
 from fbi.report._manipulation import MANIPULATION_NOTE, manipulation_table
+from fbi.report._master_keys import master_key_note, master_key_table
 from fbi.report._ranking import RANKING_NOTE, ranking_table
 from fbi.report._sections import Section, Table, register_section
 from fbi.report._steps import STEPS_NOTE, steps_table
@@ -46,6 +47,10 @@ SECTIONS = [
             terminal_title="Under manipulation: errors caught in the twins, then missed",
             tables=lambda s, terminal: _one(manipulation_table(s, terminal))
             if s.manipulation else []),
+    Section("master-keys", "Master keys: answers that are only a key", note=master_key_note(),
+            terminal_title="Master keys: % accepted though the answer is only a key",
+            tables=lambda s, terminal: _one(master_key_table(s, terminal))
+            if s.master_keys else []),
     Section("human", "Agreement with people", note=HUMAN_NOTE, figure="human",
             tables=lambda s, terminal: _titled(human_tables(s, terminal))),
     Section("certificate", "Certificate: what the figures allow", note=CERTIFICATE_NOTE,

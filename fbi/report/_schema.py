@@ -146,6 +146,8 @@ class Summary(BaseModel):
     """Whether two sides agree on which errors are hardest."""
     manipulation: list[ManipulationRow]
     """Each manipulation's effect against its twin."""
+    master_keys: list[RateRow] = []
+    """The master-key suite's false-positive rates, per judge × strategy × key family."""
     steps: list[StepRow] = []
     """Step-level judges of agents' trajectories: where they put the error."""
     human_agreement: HumanAgreement | None
