@@ -36,6 +36,8 @@ class Manipulation:
     name: str
     """How a table names it."""
     description: str
+    group: str
+    """Which kinds are one weakness (``claim``: an authority claim, self-praise)."""
     where: Literal["start", "end"]
     texts: tuple[str, ...]
     """What is added, as the judge receives it (encoded if the kind says so)."""
@@ -94,5 +96,5 @@ def attack_texts() -> AttackTexts:
             texts = tuple(unicode_tags(t) for t in texts)
         assert texts and kind != PREFIXED, kind  # (the file is fbi's own)
         kinds[kind] = Manipulation(kind, spec["name"], " ".join(spec["description"].split()),
-                                   spec["where"], texts)
+                                   spec["group"], spec["where"], texts)
     return AttackTexts(int(data["version"]), kinds, families, " ".join(keys["paper"].split()))

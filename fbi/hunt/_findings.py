@@ -23,6 +23,7 @@ import numpy as np
 
 from fbi.findings import HuntExample, HuntFinding, OverallRate
 from fbi.hunt._confirm import bonferroni, confirmation_test
+from fbi.hunt._neighbours import family_size, neighbour_groups, widest
 from fbi.hunt._predicates import Predicate, describe, slug
 from fbi.hunt._search import Found
 from fbi.hunt._table import Phase, Population, ProbeTable
@@ -49,6 +50,13 @@ class Decision:
     p_value: float
     p_adjusted: float
     merged_into: int | None = None
+    cover: np.ndarray | None = None
+    """The rows it covers, when it is a blind spot's widest description (a union of
+    neighbouring candidates: `fbi.hunt._neighbours`); None: its own description's."""
+    populations: tuple[Population, ...] = ()
+    """Its populations (a merged manipulation's may be both); empty: its candidate's."""
+    predicate_names: tuple[str, ...] = ()
+    """The predicates a widened description is made of."""
 
 
 class Summary:
@@ -60,6 +68,11 @@ class Summary:
         self.candidates = candidates
         self.predicates = predicates
         self.margin = margin
+        self.alpha = alpha
+        self.spots = neighbour_groups(candidates)
+        #: The Bonferroni family: every candidate and every blind spot's widest
+        #: description tested (`family_size`), fixed by the search's candidates alone.
+        self.family = family_size(candidates)
         self.decisions: list[Decision] = []
         names: set[str] = set()
         for found in candidates:
@@ -70,7 +83,7 @@ class Summary:
             names.add(name)
             decision = Decision(found, name, words, "not confirmed", *self._test(
                 found, self.confirmed), 1.0)
-            decision.p_adjusted = bonferroni(decision.p_value, len(candidates))
+            decision.p_adjusted = bonferroni(decision.p_value, self.family)
             if decision.p_adjusted < alpha and decision.own.any():
                 decision.status = "confirmed"
             else:
@@ -79,24 +92,33 @@ class Summary:
                     decision.status = "merged"
             self.decisions.append(decision)
         self._merge_narrower()
+        self._merge_neighbours()
 
     def _held(self, found: Found) -> np.ndarray:
         table = self.table
         return (table.phase >= Phase.BASELINE) & (table.population == found.population) & \
             table.covered(found.description)
 
-    def _test(self, found: Found, before: list[Decision]
+    def covers(self, decision: Decision) -> np.ndarray:
+        """The rows a decision's description covers, in its populations."""
+        table = self.table
+        covered = decision.cover if decision.cover is not None else \
+            table.covered(decision.found.description)
+        return covered & np.isin(table.population, decision.populations or
+                                 (decision.found.population,))
+
+    def _test(self, found: Found, before: list[Decision], cover: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, float]:
-        """A candidate's held-out probes, its baseline's, and the margin test between
-        them, leaving out what the findings ``before`` cover."""
+        """A candidate's held-out probes (or those of ``cover``, a widened description
+        of its population), its baseline's, and the margin test between them, leaving
+        out what the findings ``before`` cover."""
         table = self.table
         explained = np.zeros(table.size, dtype=bool)
         for decision in before:
-            if decision.found.population == found.population:
-                explained |= table.covered(decision.found.description)
+            explained |= self.covers(decision)
         population = table.population == found.population
-        covered = table.covered(found.description)
-        own = self._held(found) & ~explained
+        covered = table.covered(found.description) if cover is None else cover
+        own = (table.phase >= Phase.BASELINE) & population & covered & ~explained
         base = (table.phase == Phase.BASELINE) & population & ~covered & ~explained
         missed = table.missed
         p = confirmation_test(int(missed[own].sum()), int(own.sum()),
@@ -119,12 +141,61 @@ class Summary:
                     merged = True
                     break
         if merged:
-            kept: list[Decision] = []
-            for decision in self.confirmed:
-                decision.own, decision.base, p = self._test(decision.found, kept)
+            self._count_again()
+
+    def _count_again(self) -> None:
+        """The confirmed findings' figures counted again in order, each leaving out what
+        the ones before it cover (after a merge, fewer are left out)."""
+        kept: list[Decision] = []
+        for decision in self.confirmed:
+            if decision.populations and len(decision.populations) > 1:
+                decision.own = (self.table.phase >= Phase.BASELINE) & self.covers(decision)
+            else:
+                decision.own, decision.base, p = self._test(decision.found, kept,
+                                                            decision.cover)
                 decision.p_value = p  # (the figures shown are these)
-                decision.p_adjusted = bonferroni(decision.p_value, len(self.candidates))
-                kept.append(decision)
+                decision.p_adjusted = bonferroni(decision.p_value, self.family)
+            kept.append(decision)
+
+    def _merge_neighbours(self) -> None:
+        """One finding per blind spot: candidates that are neighbours on one axis
+        (`neighbour_groups`: where the change lies, or one manipulation family on
+        correct and on wrong answers) are one spot. Of one population, their widest
+        description (`widest`) is tested on held-out probes, counted in the Bonferroni
+        family; confirmed, it is the finding and the confirmed parts are merged into it.
+        Otherwise — or across populations — the first confirmed part is the finding and
+        the other confirmed parts are merged into it, each still confirmed on its own."""
+        table, merged = self.table, False
+        by_found = {id(d.found): d for d in self.decisions}
+        for spot in self.spots:
+            parts = [by_found[id(self.candidates[i])] for i in spot]
+            confirmed = [d for d in parts if d.status == "confirmed"]
+            if not confirmed:
+                continue
+            head = confirmed[0]
+            wide = widest([self.candidates[i] for i in spot], self.predicates, table)
+            if wide is not None:
+                names, words, cover = wide
+                before = [d for d in self.confirmed if d not in parts and
+                          self.decisions.index(d) < self.decisions.index(head)]
+                own, base, p = self._test(head.found, before, cover)
+                if bonferroni(p, self.family) < self.alpha and own.any():
+                    head.cover, head.own, head.base, head.p_value = cover, own, base, p
+                    head.p_adjusted = bonferroni(p, self.family)
+                    head.description, head.predicate_names = words, names
+                    merged = True
+            else:
+                head.populations = tuple(sorted({self.candidates[i].population
+                                                 for i in spot}))
+                head.cover = np.zeros(table.size, dtype=bool)
+                for d in confirmed:
+                    head.cover |= table.covered(d.found.description) & (
+                        table.population == d.found.population)
+            for other in confirmed[1:]:
+                other.status, other.merged_into = "merged", self.decisions.index(head)
+                merged = True
+        if merged:
+            self._count_again()
 
     def _explainer(self, rows: np.ndarray) -> int | None:
         """The earlier confirmed finding that covers most of ``rows``, if it covers at
@@ -146,12 +217,10 @@ class Summary:
 
     def only_theirs(self, decision: Decision) -> np.ndarray:
         """Missed probes ``decision`` covers and no other confirmed finding does."""
-        table = self.table
-        mask = table.covered(decision.found.description) & table.missed & \
-            (table.population == decision.found.population)
+        mask = self.covers(decision) & self.table.missed
         for other in self.confirmed:
             if other is not decision:
-                mask &= ~table.covered(other.found.description)
+                mask &= ~self.covers(other)
         return mask
 
     def examples(self, decision: Decision) -> list[int]:
@@ -220,7 +289,7 @@ def assemble(summary: Summary, example_of: Callable[[int], tuple[str, HuntExampl
         merged = [d.description for d in summary.decisions if d.merged_into == index]
         findings.append(HuntFinding(
             name=decision.name, description=decision.description,
-            predicates=list(decision.found.description),
+            predicates=list(decision.predicate_names or decision.found.description),
             population="sway" if decision.found.population == Population.SWAY else "error",
             status=decision.status,  # type: ignore[arg-type]
             confirmed=decision.status == "confirmed",
@@ -259,8 +328,7 @@ def queue_instances(summary: Summary, read_edit: Callable[[int], Instance]
     taken: set[int] = set()
     queue = []
     for decision in summary.confirmed:
-        rows = table.covered(decision.found.description) & table.missed & \
-            (table.population == decision.found.population)
+        rows = summary.covers(decision) & table.missed
         for row in np.flatnonzero(rows):
             offset = int(table.edit_offset[row])
             if offset in taken:

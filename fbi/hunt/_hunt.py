@@ -42,6 +42,7 @@ from fbi.hunt._describer import (
 )
 from fbi.hunt._edit_log import EditLog
 from fbi.hunt._findings import Summary, assemble, queue_instances
+from fbi.hunt._neighbours import family_size
 from fbi.hunt._operators import (
     LLM,
     PROPOSAL,
@@ -346,7 +347,7 @@ class Hunt(Stage):
     def _needs(self, candidates: list[Found]) -> list[int | None]:
         """Held-out edits each candidate needs, sized from its search evidence at its
         Bonferroni level (`fbi.hunt._confirm.probes_needed`)."""
-        level = self.config.alpha / max(1, len(candidates))
+        level = self.config.alpha / max(1, family_size(candidates))
         return [probes_needed(*planned_rates(f.scored.misses, f.scored.n,
                                              f.scored.outside_misses, f.scored.outside_n),
                               self.config.margin, level) for f in candidates]

@@ -1,0 +1,168 @@
+"""Which of a hunt's candidates are one blind spot, and its widest description (issue 65).
+
+A judge's blind spot rarely matches one description: "edits in the last fifth" comes back
+as "edits in the last tenth" and "edits in the ninth tenth"; a judge swayed by claims of
+correctness as "authority claim added" and "self-praise added", on wrong and on correct
+answers. Two candidates are **neighbours on one axis** when
+
+* *where*: each says where the change lies by a part of the answer (a tenth, third or
+  half), the two parts touch or overlap, and the rest of one description is part of the
+  other's ("order-rule edits in the first tenth" beside "edits in the second tenth"); or
+* *manipulation*: each adds a manipulation of one group (perturbations/manipulations.yaml:
+  an authority claim and self-praise are both ``claim``), on wrong answers or alone on
+  correct ones, and the rest of one description is part of the other's.
+
+A blind spot is a connected group of neighbours. The grouping reads the candidates'
+descriptions only — fixed by the search half before any held-out edit is judged — so the
+widest description of each group of one population can be tested on the held-out edits
+like a candidate, one more test in the Bonferroni family (`family_size`), and the
+family-wise guarantee of `fbi.hunt._confirm` holds for it as for the rest. Its widest
+description: the rest the parts share, with the union of their parts of the answer (or
+of their manipulations).
+"""
+
+from __future__ import annotations
+
+from fbi.attack_texts import attack_texts
+from fbi.hunt._predicates import Predicate, describe
+from fbi.hunt._search import Found
+from fbi.hunt._table import ProbeTable
+
+_THIRDS = ("first", "middle", "last")
+_HALVES = ("first", "second")
+
+
+def position(name: str) -> tuple[float, float] | None:
+    """The part of the answer a ``where`` predicate names, as fractions of its length
+    (``in_tenth_9``: 0.8–0.9); None for any other predicate."""
+    if name.startswith("in_tenth_") and name[9:].isdigit():
+        k = int(name[9:])
+        return (k - 1) / 10, k / 10
+    for words, parts, suffix in ((_THIRDS, 3, "_third"), (_HALVES, 2, "_half")):
+        for k, word in enumerate(words):
+            if name == f"in_{word}{suffix}":
+                return k / parts, (k + 1) / parts
+    return None
+
+
+def manipulation_group(name: str) -> str | None:
+    """The group of the manipulation a predicate names (``added:manipulation/KIND``,
+    ``sway:KIND``, or an operator that ends with one); None for any other."""
+    kind = None
+    if name.startswith("sway:"):
+        kind = name[5:]
+    elif "manipulation/" in name and name.startswith(("added:", "op:")):
+        kind = name.rsplit("manipulation/", 1)[1]
+    known = attack_texts().kinds.get(kind or "")
+    return known.group if known else None
+
+
+def _axis(description: tuple[str, ...]) -> tuple[str, frozenset[str]] | None:
+    """The axis a description lies on (``where`` or ``manipulation:GROUP``) and the rest
+    of it; None when it names no part of the answer and no manipulation, or several."""
+    where = [n for n in description if position(n) is not None]
+    manipulated = [n for n in description if manipulation_group(n) is not None]
+    if len(where) + len(manipulated) != 1:
+        return None
+    if where:
+        return "where", frozenset(description) - set(where)
+    return f"manipulation:{manipulation_group(manipulated[0])}", \
+        frozenset(description) - set(manipulated)
+
+
+def neighbours(a: Found, b: Found) -> bool:
+    """Whether two candidates are neighbours on one axis (the module docstring)."""
+    axis_a, axis_b = _axis(a.description), _axis(b.description)
+    if axis_a is None or axis_b is None or axis_a[0] != axis_b[0]:
+        return False
+    rest_a, rest_b = axis_a[1], axis_b[1]
+    if not (rest_a <= rest_b or rest_b <= rest_a):
+        return False
+    if axis_a[0] != "where":  # one manipulation group, on correct or on wrong answers
+        return True
+    if a.population != b.population:
+        return False
+    (start_a, end_a), = [position(n) for n in a.description if position(n)]
+    (start_b, end_b), = [position(n) for n in b.description if position(n)]
+    return start_a <= end_b + 1e-9 and start_b <= end_a + 1e-9
+
+
+def neighbour_groups(candidates: list[Found]) -> list[list[int]]:
+    """The candidates' blind spots of two or more: groups of neighbours, connected, in
+    the candidates' order (by index)."""
+    parent = list(range(len(candidates)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(candidates):
+        for j in range(i + 1, len(candidates)):
+            if neighbours(a, candidates[j]):
+                parent[root(j)] = root(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(candidates)):
+        groups.setdefault(root(i), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def family_size(candidates: list[Found]) -> int:
+    """The Bonferroni family of a hunt's confirmation: its candidates, and the widest
+    description of each blind spot of one population."""
+    return len(candidates) + sum(
+        len({candidates[i].population for i in g}) == 1
+        for g in neighbour_groups(candidates))
+
+
+def _span_phrase(spans: list[tuple[float, float]]) -> str:
+    """The union of parts of the answer, in words: one stretch from its ends ("in the
+    last fifth of the answer", "from 10% to 40% of the answer"), else each part."""
+    spans = sorted(spans)
+    merged = [list(spans[0])]
+    for start, end in spans[1:]:
+        if start <= merged[-1][1] + 1e-9:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    phrases = []
+    for start, end in merged:
+        fifths = round(start * 5), round(end * 5)
+        if abs(start * 5 - fifths[0]) < 1e-9 and abs(end * 5 - fifths[1]) < 1e-9 and \
+                fifths[1] - fifths[0] == 1:
+            ordinal = ("first", "second", "third", "fourth", "last")[fifths[0]]
+            phrases.append(f"in the {ordinal} fifth of the answer")
+        elif (start, end) == (0, 1):
+            phrases.append("anywhere in the answer")
+        else:
+            phrases.append(f"from {start:.0%} to {end:.0%} of the answer")
+    return " or ".join(phrases)
+
+
+def widest(parts: list[Found], predicates: dict[str, Predicate], table: ProbeTable
+           ) -> tuple[tuple[str, ...], str, object] | None:
+    """The widest description of a blind spot of one population: its predicates' names,
+    its words and the rows it covers (the rest every part shares, with any part's place
+    in the answer or manipulation); None for a spot across populations (its parts are
+    reported under one finding, each confirmed on its own)."""
+    if len({p.population for p in parts}) != 1:
+        return None
+    axes = [_axis(p.description) for p in parts]
+    shared = frozenset.intersection(*(axis[1] for axis in axes if axis))
+    varying = sorted({n for p in parts for n in p.description if n not in shared and (
+        position(n) is not None or manipulation_group(n) is not None)})
+    cover = table.covered(tuple(sorted(shared)))
+    either = table.covered((varying[0],))
+    for name in varying[1:]:
+        either = either | table.covered((name,))
+    cover = cover & either
+    rest = [predicates[n] for n in sorted(shared)]
+    spans = [position(n) for n in varying]
+    if all(s is not None for s in spans):
+        phrase = _span_phrase(spans)  # type: ignore[arg-type]
+        words = describe([*rest, Predicate(" | ".join(varying), phrase, "where",
+                                           lambda e: False)])
+    else:
+        words = describe(rest) + ", with " + " or ".join(
+            predicates[n].phrase.removeprefix("with ") for n in varying)
+    return tuple(sorted(shared)) + tuple(varying), words, cover

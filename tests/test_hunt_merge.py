@@ -1,0 +1,120 @@
+"""Issue 65, item 1: one finding per blind spot. Which candidates are neighbours on one
+axis, worked by hand; the widest description tested on held-out probes with the
+correction counted — by simulation, a judge without a blind spot gets nothing confirmed
+(family-wise error at most α) and a judge that misses the answer's last fifth gets one
+finding for it, however the search split it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fbi.hunt._discovery import Scored
+from fbi.hunt._findings import Summary
+from fbi.hunt._neighbours import family_size, neighbour_groups, neighbours
+from fbi.hunt._predicates import Predicate, where_predicates
+from fbi.hunt._search import Found
+from fbi.hunt._table import Phase, Population, ProbeTable, Row
+
+ERROR, SWAY = Population.ERROR, Population.SWAY
+EVIDENCE = Scored((), 40, 30, 400, 40, 1e-9)
+
+
+def found(*names: str, population: Population = ERROR) -> Found:
+    return Found(tuple(sorted(names)), population, EVIDENCE)
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    (found("in_tenth_9"), found("in_tenth_10"), True),  # adjacent tenths
+    (found("in_tenth_1", "op:order"), found("in_tenth_2"), True),  # a refinement, beside
+    (found("in_first_third", "small_change"), found("in_tenth_2"), True),  # inside
+    (found("in_tenth_1"), found("in_tenth_5"), False),  # apart
+    (found("in_tenth_9", "op:negation"), found("in_tenth_10", "op:typo"), False),
+    (found("in_tenth_9"), found("in_tenth_10", population=SWAY), False),
+    (found("added:manipulation/authority-claim"),
+     found("sway:self-praise", population=SWAY), True),  # one group, both populations
+    (found("added:manipulation/authority-claim"), found("added:manipulation/padding"),
+     False),
+    (found("added:manipulation/hidden-comment"),
+     found("added:manipulation/foreign-instruction", "long_answer"), True),
+    (found("op:negation"), found("op:typo"), False),  # no axis
+])
+def test_neighbours_on_one_axis(a, b, expected):
+    assert neighbours(a, b) is expected and neighbours(b, a) is expected
+
+
+def test_groups_are_connected_and_counted_in_the_family():
+    candidates = [found("in_tenth_8"), found("op:negation"), found("in_tenth_10"),
+                  found("in_tenth_9"), found("added:manipulation/self-praise"),
+                  found("sway:authority-claim", population=SWAY)]
+    assert neighbour_groups(candidates) == [[0, 2, 3], [4, 5]]
+    # six candidates and one widened description (the manipulation spot spans both
+    # populations: its parts are reported together, each confirmed on its own)
+    assert family_size(candidates) == 7
+
+
+TENTHS = [f"in_tenth_{k}" for k in range(1, 11)]
+
+
+def simulated_summary(rng: np.random.Generator, spot_rate: float, base_rate: float,
+                      candidates: list[Found], held_out: int = 1500, alpha: float = 0.05
+                      ) -> Summary:
+    """A table of probes whose change lies in a random tenth: the search's half, then
+    held-out baseline edits and edits made for each candidate; an edit in the last
+    fifth is missed at ``spot_rate``, any other at ``base_rate``. The candidates are
+    given, as the search half would (held-out probes are independent of them)."""
+    places = {p.name: p for p in where_predicates()}
+    predicates = [places[name] for name in TENTHS]
+    table = ProbeTable(list(predicates))
+
+    def add(tenth: int, phase: Phase, candidate: int = -1) -> None:
+        values = np.zeros(len(TENTHS), dtype=bool)
+        values[tenth] = True
+        missed = rng.uniform() < (spot_rate if tenth >= 8 else base_rate)
+        table.add(Row(values, bool(missed), ERROR, phase, candidate, "typo", 0, ("c",),
+                      False, 1, 0, 0))
+
+    for _ in range(400):
+        add(int(rng.integers(10)), Phase.EXPLORE)
+    for _ in range(held_out):
+        add(int(rng.integers(10)), Phase.BASELINE)
+    for index, candidate in enumerate(candidates):
+        tenth = TENTHS.index(candidate.description[0])
+        for _ in range(60):
+            add(tenth, Phase.CANDIDATE, index)
+    by_name: dict[str, Predicate] = {p.name: p for p in predicates}
+    return Summary(table, candidates, by_name, alpha, 0.10)
+
+
+def test_a_blind_spot_split_by_the_search_is_one_finding_in_its_true_extent():
+    """The judge misses 80% of edits in the last fifth, 10% elsewhere; the search found
+    its two tenths: one finding, the widest description ("in the last fifth"), its
+    held-out rate over both tenths, the other tenth merged into it."""
+    rng = np.random.default_rng(0)
+    candidates = [found("in_tenth_10"), found("in_tenth_9")]
+    summary = simulated_summary(rng, 0.8, 0.1, candidates)
+    (finding,) = summary.confirmed
+    assert finding.description == "edits in the last fifth of the answer"
+    assert summary.decisions[1].status == "merged" and summary.decisions[1].merged_into == 0
+    table = summary.table
+    last_fifth = table.X[:, 8] | table.X[:, 9]
+    held = table.phase >= Phase.BASELINE
+    assert finding.own.sum() == (held & last_fifth).sum()  # the whole spot, counted once
+    assert finding.p_adjusted == pytest.approx(min(1, finding.p_value * 3))  # 2 + 1 union
+
+
+@pytest.mark.slow
+def test_the_merge_keeps_the_family_wise_guarantee_on_a_clean_judge():
+    """A judge with no blind spot (every edit missed 20% of the time) and the search's
+    neighbouring candidates: over 300 simulated confirmations the share that confirms
+    anything stays at most α = 0.05, within three standard errors; a planted spot 40
+    points above is confirmed, as one finding, nearly always."""
+    rng = np.random.default_rng(7)
+    candidates = [found("in_tenth_10"), found("in_tenth_9"), found("in_tenth_3")]
+    runs = 300
+    false = sum(bool(simulated_summary(rng, 0.2, 0.2, candidates, held_out=600).confirmed)
+                for _ in range(runs))
+    assert false / runs <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs)
+    found_once = sum(len(simulated_summary(rng, 0.6, 0.2, candidates, held_out=600
+                                           ).confirmed) == 1 for _ in range(40))
+    assert found_once >= 36
