@@ -60,6 +60,10 @@ class AttackTexts:
     master_keys: dict[str, MasterKeyFamily]
     paper: str
     """What the master-key paper reports, for the report's note."""
+    flip_vocabulary: tuple[str, ...]
+    """What the string search starts from (`fbi.hunt._strings`): the file's own tokens
+    and phrases, every master key, and every manipulation text of one line under 80
+    characters, each once."""
 
     @property
     def openers(self) -> tuple[str, ...]:
@@ -97,4 +101,8 @@ def attack_texts() -> AttackTexts:
         assert texts and kind != PREFIXED, kind  # (the file is fbi's own)
         kinds[kind] = Manipulation(kind, spec["name"], " ".join(spec["description"].split()),
                                    spec["group"], spec["where"], texts)
-    return AttackTexts(int(data["version"]), kinds, families, " ".join(keys["paper"].split()))
+    vocabulary = [*data["flip_vocabulary"], *(k for f in families.values() for k in f.keys),
+                  *(t for kind in kinds.values() for t in kind.texts
+                    if len(t) < 80 and "\n" not in t and t.isprintable())]
+    return AttackTexts(int(data["version"]), kinds, families, " ".join(keys["paper"].split()),
+                       tuple(dict.fromkeys(v for v in vocabulary if v)))

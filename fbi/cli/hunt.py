@@ -159,10 +159,12 @@ search_bundle = bundle("searching", SearchOptions,
                  show_default=True,
                  help="A blind spot must be missed this much more often than random edits "
                       "(0.10: ten points)."),
-    click.option("--search", type=click.Choice(["adaptive", "grid"]), default="adaptive",
-                 show_default=True,
+    click.option("--search", type=click.Choice(["adaptive", "grid", "strings"]),
+                 default="adaptive", show_default=True,
                  help="grid: every probe a random edit, no suspicion tested (what the "
-                      "adaptive search is measured against)."))
+                      "adaptive search is measured against); strings: search for short "
+                      "strings that, put before or after a wrong answer or standing "
+                      "alone, make the judge accept it."))
 
 
 @dataclass(frozen=True)

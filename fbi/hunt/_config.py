@@ -42,9 +42,10 @@ class HuntConfig:
     """The family-wise error level of the confirmed findings."""
     margin: float = 0.10
     """A finding must be missed this much more often than the baseline (10 points)."""
-    search: Literal["adaptive", "grid"] = "adaptive"
+    search: Literal["adaptive", "grid", "strings"] = "adaptive"
     """``grid``: every probe a random edit, no suspicion tested (the baseline the
-    adaptive search is measured against)."""
+    adaptive search is measured against); ``strings``: the adaptive search over short
+    strings put before or after wrong answers or standing alone (`fbi.hunt._strings`)."""
     perturber: ModelSettings | None = None
     """An LLM perturber: its edits in the categories no rule makes (``llm/CATEGORY``)
     join the search."""

@@ -63,16 +63,19 @@ class Summary:
     """The confirmation's decisions over a hunt's table (see the module docstring)."""
 
     def __init__(self, table: ProbeTable, candidates: list[Found],
-                 predicates: dict[str, Predicate], alpha: float, margin: float):
+                 predicates: dict[str, Predicate], alpha: float, margin: float,
+                 strings: dict[str, tuple[str, str]] | None = None):
         self.table = table
         self.candidates = candidates
         self.predicates = predicates
         self.margin = margin
         self.alpha = alpha
-        self.spots = neighbour_groups(candidates)
+        self.strings = strings or {}
+        """The string search's strings by predicate name (`fbi.hunt._strings`)."""
+        self.spots = neighbour_groups(candidates, self.strings)
         #: The Bonferroni family: every candidate and every blind spot's widest
         #: description tested (`family_size`), fixed by the search's candidates alone.
-        self.family = family_size(candidates)
+        self.family = family_size(candidates, self.strings)
         self.decisions: list[Decision] = []
         names: set[str] = set()
         for found in candidates:
@@ -173,7 +176,8 @@ class Summary:
             if not confirmed:
                 continue
             head = confirmed[0]
-            wide = widest([self.candidates[i] for i in spot], self.predicates, table)
+            wide = widest([self.candidates[i] for i in spot], self.predicates, table,
+                          self.strings)
             if wide is not None:
                 names, words, cover = wide
                 before = [d for d in self.confirmed if d not in parts and

@@ -46,6 +46,7 @@ from fbi.hunt._neighbours import family_size
 from fbi.hunt._operators import (
     LLM,
     PROPOSAL,
+    STRING,
     Edit,
     Operator,
     error_operators,
@@ -54,9 +55,10 @@ from fbi.hunt._operators import (
     pool_edit,
 )
 from fbi.hunt._planner import Planned, Planner
-from fbi.hunt._predicates import describe
+from fbi.hunt._predicates import Predicate, describe
 from fbi.hunt._search import Found, Search, Target
 from fbi.hunt._space import EDIT_ORDERS, EditSpace, predicates_for
+from fbi.hunt._strings import StringSearch
 from fbi.hunt._table import Phase, Population, ProbeTable, Row
 from fbi.hunt._trajectory_edits import Toolbox
 from fbi.hunt._verdicts import Verdicts
@@ -123,6 +125,11 @@ def _check_subject(strategies: list, config: HuntConfig, trajectories: bool) -> 
         if not {e for e in Operator.parse(name).errors if not is_pool(e)} <= own:
             raise InputError(f"--operator {name}: not an operator of {plural[subject]}. Fix: "
                              f"one of {', '.join(sorted(own))}")
+    if config.search == "strings" and (trajectories or config.operators or
+                                       config.perturber or config.describer):
+        raise InputError("--search strings searches strings put before or after wrong "
+                         "answers, or standing alone; it takes no --operator, --perturber, "
+                         "--describer or --trajectories. Fix: leave them out")
     if trajectories and (config.perturber or config.describer):
         raise InputError("--perturber and --describer edit answers' text; a hunt over "
                          "trajectories edits steps with the trajectory rules. Fix: leave "
@@ -220,8 +227,9 @@ class Hunt(Stage):
                 temperature=self.evaluation.temperature,
                 max_tokens=self.evaluation.reply_tokens, seed=model.seed,
                 model_args=model.recorded_model_args() or None, budget=config.budget,
-                search_version=SEARCH_VERSION + ("-grid" if config.search == "grid"
-                                                 else "") + f"-margin{config.margin:g}",
+                search_version=SEARCH_VERSION + ("" if config.search == "adaptive"
+                                                 else f"-{config.search}") +
+                f"-margin{config.margin:g}",
                 perturber=f"{config.perturber.model} × {config.perturber_edits}"
                 if config.perturber else None,
                 describer=f"{config.describer.model} × {config.describer_edits}"
@@ -245,7 +253,7 @@ class Hunt(Stage):
             budget -= len(perturbing)
         self._prepare(pool)
         search = Search(self.table, self.populations, self.config.seed,
-                        adaptive=self.config.search == "adaptive")
+                        adaptive=self.config.search != "grid")
         search_budget = int(budget * SEARCH_SHARE)
         size = round_probes(self.config.budget)
         described = self.config.describer is None
@@ -265,6 +273,8 @@ class Hunt(Stage):
             self._status("search", targets, search)
             yield from self._judge(probes)
             search.update()
+            if self.strings is not None:
+                self._grow(search)
             if not described and len(self.planner.planned) >= search_budget // 2:
                 described = True  # midway: the describer proposes, the search tests
                 yield from self._describe(search)
@@ -329,14 +339,23 @@ class Hunt(Stage):
         the probe table and the planner."""
         operators = [Operator.parse(n) for n in self.config.operators
                      if not n.startswith(LLM)]
-        self.space = EditSpace(operators if self.config.operators else None, pool,
-                               sway=any(s.paradigm != "reference"
-                                        for s in self.strategies.values()),
+        self.strings = None
+        if self.config.search == "strings":  # the strings are the only operators
+            self.strings = StringSearch(self.items, self.config.seed)
+            pool = {**pool, **self.strings.pools()}
+        self.space = EditSpace(operators if self.config.operators or self.strings
+                               else None, pool,
+                               sway=self.strings is None and any(
+                                   s.paradigm != "reference"
+                                   for s in self.strategies.values()),
                                trajectories=self.trajectories,
                                toolbox=Toolbox.of(self.items) if self.trajectories
                                else None)
+        if self.strings is not None:
+            self.space.phrases.update(self.strings.phrases())
         self.pairwise = any(s.paradigm == "pairwise" for s in self.strategies.values())
-        predicates = predicates_for(self.space, list(self.strategies), self.pairwise)
+        predicates = self._searched(predicates_for(self.space, list(self.strategies),
+                                                   self.pairwise))
         self.by_name = {p.name: p for p in predicates}
         self.table = ProbeTable(predicates)
         self.populations = sorted({r.population for r in self.space.roots()})
@@ -344,10 +363,18 @@ class Hunt(Stage):
                                self.registry, self.evaluation,
                                (self.search_items, self.held_out), self.config.seed)
 
+    def _string_texts(self) -> dict[str, tuple[str, str]]:
+        """The string search's strings and their places by predicate name (none in
+        another hunt)."""
+        if self.strings is None:
+            return {}
+        return {f"op:{self.strings.name(k)}": (flip.text, flip.position)
+                for k, flip in enumerate(self.strings.flips)}
+
     def _needs(self, candidates: list[Found]) -> list[int | None]:
         """Held-out edits each candidate needs, sized from its search evidence at its
         Bonferroni level (`fbi.hunt._confirm.probes_needed`)."""
-        level = self.config.alpha / max(1, family_size(candidates))
+        level = self.config.alpha / max(1, family_size(candidates, self._string_texts()))
         return [probes_needed(*planned_rates(f.scored.misses, f.scored.n,
                                              f.scored.outside_misses, f.scored.outside_n),
                               self.config.margin, level) for f in candidates]
@@ -431,6 +458,36 @@ class Hunt(Stage):
                 pool.setdefault(edit.operator.name, []).append(edit)
         return pool
 
+    # ---------------------------------------------------------------- the strings
+
+    def _grow(self, search: Search) -> None:
+        """The string search's evolutionary step after a round: the new strings join the
+        space as operators, each proposed to the search (`fbi.hunt._strings`)."""
+        assert self.strings is not None
+        parents, offspring = self.strings.grow(self.table)
+        pools = self.strings.pools()
+        self.space.pools.update((name, pools[name]) for name in offspring)
+        self.space.phrases.update(self.strings.phrases())
+        self._add_predicates()
+        for name in parents + offspring:
+            search.propose((f"op:{name}",), Population.ERROR)
+
+    def _searched(self, predicates: list[Predicate]) -> list[Predicate]:
+        """The predicates a description may use: all; for the string search, the strings
+        and how they were judged (a string's edits replace or surround a whole answer:
+        what they "touch" is every word of it, a description that says nothing)."""
+        if self.strings is None:
+            return predicates
+        return [p for p in predicates if p.name.startswith(f"op:{STRING}") or p.judged]
+
+    def _add_predicates(self) -> None:
+        """The predicates of operators that joined the space since the table began."""
+        for predicate in self._searched(predicates_for(self.space, list(self.strategies),
+                                                       self.pairwise)):
+            if predicate.name not in self.table.column:
+                self.table.add_predicate(predicate)
+                self.by_name[predicate.name] = predicate
+
     # ---------------------------------------------------------------- the describer
 
     def _describe(self, search: Search) -> Iterator[LogPhase]:
@@ -472,10 +529,7 @@ class Hunt(Stage):
                                       lambda c: c.removeprefix("hunt/")).items():
             self.space.pools[name] = edits
         self.space.phrases.update(phrases)
-        for predicate in predicates_for(self.space, list(self.strategies), self.pairwise):
-            if predicate.name not in table.column:
-                table.add_predicate(predicate)
-                self.by_name[predicate.name] = predicate
+        self._add_predicates()
         for name in phrases:
             if name in self.space.pools:
                 search.propose((f"op:{name}",), Population.ERROR)
@@ -484,7 +538,7 @@ class Hunt(Stage):
 
     def _result(self, candidates: list[Found], perturber_calls: int) -> HuntResult:
         self.summary = Summary(self.table, candidates, self.by_name, self.config.alpha,
-                               self.config.margin)
+                               self.config.margin, self._string_texts())
         findings, overall = assemble(self.summary, self._example_of, self._replies)
         planned = len(self.planner.planned)
         return HuntResult(

@@ -51,12 +51,13 @@ from fbi.trajectories import changed_step
 
 LLM = "llm/"  # an LLM perturber's operator: llm/CATEGORY
 PROPOSAL = "proposal/"  # the describer's edits for its K-th hypothesis: proposal/K
+STRING = "string/"  # the string search's K-th string in its place: string/K
 
 
 def is_pool(name: str) -> bool:
     """Whether an operator's edits come from a model's pool (a perturber's or the
     describer's), not from a rule."""
-    return name.startswith((LLM, PROPOSAL))
+    return name.startswith((LLM, PROPOSAL, STRING))
 MANIPULATION = "manipulation/"
 COMPOSITION = "+"
 #: Spans of a place tried before a placed rule declines.
@@ -239,6 +240,8 @@ def family_of(error: str) -> str:
         return "llm"
     if error.startswith(PROPOSAL):
         return "describer"
+    if error.startswith(STRING):
+        return "string"
     known = HUNT_RULES.get(error, None)
     return known.family if known is not None else rule_family(error)
 
@@ -297,7 +300,8 @@ class Operator:
                 manipulation = part.removeprefix(MANIPULATION)
             elif part in known or (len(parts) == 1 and (
                     (part.startswith(LLM) and part.removeprefix(LLM) in llm_categories())
-                    or (part.startswith(PROPOSAL) and part.removeprefix(PROPOSAL).isdigit()))):
+                    or (part.startswith((PROPOSAL, STRING)) and
+                        part.partition("/")[2].isdigit()))):
                 errors.append(part)
             else:
                 valid = known + [MANIPULATION + k for k in kinds] + \
@@ -402,7 +406,7 @@ class Edit:
         # rule engine's and a perturber's
         own = first in HUNT_RULES and HUNT_RULES[first].family not in (
             TRAJECTORY_FAMILY, "master-key")
-        if first is None or own or first.startswith(PROPOSAL):
+        if first is None or own or first.startswith((PROPOSAL, STRING)):
             category = f"hunt/{operator.name.replace('/', '-')}"
             ability = Ability(item.ability)
         else:

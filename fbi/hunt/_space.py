@@ -17,6 +17,7 @@ strategies.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fbi.hunt._operators import (
@@ -65,7 +66,7 @@ class EditSpace:
 
     operators: list[Operator] | None = None
     """``--operator``: only these (then no other root); None: every root."""
-    pools: dict[str, list[Edit]] = field(default_factory=dict)
+    pools: dict[str, Sequence[Edit]] = field(default_factory=dict)
     """Models' edits by operator name: the perturber's (``llm/CATEGORY``) and the
     describer's (``proposal/K``)."""
     phrases: dict[str, str] = field(default_factory=dict)
@@ -245,9 +246,14 @@ class EditSpace:
 
     def _make(self, operator: Operator | str, items: list[GoldItem], rng: random.Random,
               place: str | None) -> Edit | None:
-        if isinstance(operator, str):  # a model's pool
+        if isinstance(operator, str):  # a model's pool, or the string search's
             allowed = {item.id for item in items}
-            pool = [e for e in self.pools.get(operator, ()) if e.item.id in allowed]
+            edits = self.pools.get(operator, ())
+            made_when_drawn = getattr(edits, "edit_for", None)
+            if made_when_drawn is not None:  # (`fbi.hunt._strings.StringPool`)
+                ids = [i for i in edits.ids if i in allowed]  # type: ignore[attr-defined]
+                return made_when_drawn(rng.choice(ids)) if ids else None
+            pool = [e for e in edits if e.item.id in allowed]
             return rng.choice(pool) if pool else None
         if place is not None:  # an item that has the place
             items = [i for i in items if places_of(i.gold_answer).get(place)]
@@ -263,7 +269,8 @@ class EditSpace:
 # ------------------------------------------------------------------ per-hunt predicates
 
 def _family_words(family: str) -> str:
-    return {"llm": "the perturber's", "describer": "the describer's"}.get(
+    return {"llm": "the perturber's", "describer": "the describer's",
+            "string": "the string search's"}.get(
         family, f"{family}-rule")
 
 
