@@ -37,8 +37,8 @@ def test_the_sections_are_declared_once_in_one_order():
     from fbi.report import Section, register_section, sections
 
     keys = [s.key for s in sections()]
-    assert len(keys) == len(set(keys)) and keys[:3] == ["manipulation", "human",
-                                                        "certificate"]
+    assert len(keys) == len(set(keys)) and keys[:4] == ["manipulation", "master-keys",
+                                                        "human", "certificate"]
     with pytest.raises(ValueError, match="no report section 'nope'"):
         register_section(Section("x", "X", tables=lambda s, t: []), before="nope")
     assert [s.key for s in sections()] == keys

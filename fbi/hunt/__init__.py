@@ -17,9 +17,10 @@ from fbi.faces import verb_package
 from fbi.hunt._config import DEFAULT_BUDGET, HuntConfig
 from fbi.hunt._confirm import margin_test
 from fbi.hunt._discovery import cover, score_all
-from fbi.hunt._hunt import Hunt, HuntOutcome, HuntStatus, hunt, plan_hunt
+from fbi.hunt._hunt import Hunt, HuntStatus
 from fbi.hunt._operators import Edit, Operator, error_operators, hunt_rule
 from fbi.hunt._predicates import PREDICATES, EditView, Predicate, describe, predicate
 from fbi.hunt._structure import PLACES, Place, place
+from fbi.hunt._verb import HuntOutcome, hunt, plan_hunt
 
 verb_package(__name__)  # fbi.hunt(...) is fbi.hunt.hunt(...)
