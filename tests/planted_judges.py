@@ -46,8 +46,9 @@ class PlantedJudge:
         return max(golds, key=lambda g: difflib.SequenceMatcher(None, g, edited).ratio())
 
     def misses(self, gold: str, edited: str) -> bool:
-        if self.noise:
-            digest = int(hashlib.sha256(edited.encode()).hexdigest(), 16)
+        if self.noise:  # (of the item and the edit: an answer that is only a master key
+            # is the same text for every item, and is missed at random like any other)
+            digest = int(hashlib.sha256(f"{gold}\x1f{edited}".encode()).hexdigest(), 16)
             if digest % self.noise == 0:
                 return True
         return self.blind_spot(gold, edited)

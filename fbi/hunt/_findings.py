@@ -147,18 +147,29 @@ class Summary:
             self._count_again()
 
     def _count_again(self) -> None:
-        """The confirmed findings' figures counted again in order, each leaving out what
-        the ones before it cover (after a merge, fewer are left out)."""
+        """The confirmed findings tested again in order, each leaving out what the ones
+        before it that still pass cover (after a merge, a blind spot's widest
+        description may leave out more of a later finding's edits, and its parts no
+        longer do): a finding that no longer passes is merged into the one that covers
+        most of its edits, or not confirmed — the figures shown are always the test's."""
         kept: list[Decision] = []
         for decision in self.confirmed:
             if decision.populations and len(decision.populations) > 1:
                 decision.own = (self.table.phase >= Phase.BASELINE) & self.covers(decision)
-            else:
-                decision.own, decision.base, p = self._test(decision.found, kept,
-                                                            decision.cover)
-                decision.p_value = p  # (the figures shown are these)
-                decision.p_adjusted = bonferroni(decision.p_value, self.family)
-            kept.append(decision)
+                kept.append(decision)
+                continue
+            decision.own, decision.base, p = self._test(decision.found, kept,
+                                                        decision.cover)
+            decision.p_value = p
+            decision.p_adjusted = bonferroni(decision.p_value, self.family)
+            if decision.p_adjusted < self.alpha and decision.own.any():
+                kept.append(decision)
+                continue
+            decision.status = "not confirmed"
+            held = (self.table.phase >= Phase.BASELINE) & self.covers(decision)
+            decision.merged_into = self._explainer(held)
+            if decision.merged_into is not None:
+                decision.status = "merged"
 
     def _merge_neighbours(self) -> None:
         """One finding per blind spot: candidates that are neighbours on one axis
@@ -210,7 +221,7 @@ class Summary:
         for index, decision in enumerate(self.decisions):
             if decision.status != "confirmed":
                 continue
-            covered = (self.table.covered(decision.found.description) & rows).sum()
+            covered = (self.covers(decision) & rows).sum()
             if covered / rows.sum() >= share:
                 best, share = index, covered / rows.sum()
         return best
