@@ -16,16 +16,18 @@ named entities / self-praise; changes of five characters or fewer / bold text / 
 verbs / the answer's last tenth. Each blind spot is read off the text its own way
 (difflib, brackets counted by hand), never through fbi's predicates.
 
-A planted blind spot is *named* when a confirmed finding has at least 80% of its
-examples explained by it; *named once* when no second confirmed finding is; a confirmed
-finding that names no planted spot is *false*. Each judge is hunted at each budget by the
-adaptive search and by the grid (every probe a random edit; the same candidates and
-confirmation), and the smallest budget at which every planted spot is named once with
-nothing false is reported per search. ``--clean``: a judge with only the random misses,
-over seeds (confirmed findings are all false). ``--power``: a judge with the loud numbers
-spot and one quiet spot (inside parentheses) missed 40 points above the baseline, over
-seeds at the default budget. ``--scale``: time and peak RSS of whole ``fbi hunt``
-processes. Hunts run two at a time (one per core); prints one JSON line per hunt.
+*Findings per planted cause*: a hunt's confirmed findings over its planted spots (issue
+65: 1.0 when each spot is one finding). A planted blind spot is *named* when a confirmed
+finding has at least 80% of its examples explained by it; *named once* when no second
+confirmed finding is; a confirmed finding that names no planted spot is *false*. Each
+judge is hunted at each budget by the adaptive search and by the grid (every probe a
+random edit; the same candidates and confirmation), and the smallest budget at which
+every planted spot is named once with nothing false is reported per search. ``--clean``:
+a judge with only the random misses, over seeds (confirmed findings are all false).
+``--power``: a judge with the loud numbers spot and one quiet spot (inside parentheses)
+missed 40 points above the baseline, over seeds at the default budget. ``--scale``: time
+and peak RSS of whole ``fbi hunt`` processes. Hunts run two at a time (one per core);
+prints one JSON line per hunt.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ def hunt(job: tuple[str, str, int, int]) -> dict:
             "calls": result.calls, "seconds": round(time.perf_counter() - started, 1),
             "named": named, "false": false,
             "every_spot_named_once": all(len(v) == 1 for v in named.values()) and not false,
+            "findings_per_cause": round(len(result.confirmed) / len(spots.spots), 2)
+            if spots.spots else None,
             "overall_miss_rate": None if result.overall is None
             else round(result.overall.miss_rate or 0, 3),
             "peak_rss_mb": round(peak_rss_mb(), 1)}
@@ -202,7 +206,12 @@ def main() -> None:
         "spots named once": sum(len(v) == 1 for r in rows if r["search"] == search
                                 and r["budget"] == budget for v in r["named"].values()),
         "mean calls": round(sum(r["calls"] for r in rows if r["search"] == search
-                                and r["budget"] == budget) / max(1, len(names) * len(seeds)))}
+                                and r["budget"] == budget) / max(1, len(names) * len(seeds))),
+        "findings per planted cause (mean, max)": (
+            round(sum(r["findings_per_cause"] for r in rows if r["search"] == search
+                      and r["budget"] == budget) / max(1, len(names) * len(seeds)), 2),
+            max(r["findings_per_cause"] for r in rows if r["search"] == search
+                and r["budget"] == budget))}
         for search in ("adaptive", "grid") for budget in budgets}
     print(json.dumps({"smallest budget naming every planted spot once, nothing false":
                       smallest, "seeds": seeds, "by budget": calls}))

@@ -38,7 +38,9 @@ class Manipulation:
     description: str
     group: str
     """Which kinds are one weakness (``claim``: an authority claim, self-praise)."""
-    where: Literal["start", "end"]
+    where: Literal["start", "end", "tool-result"]
+    """Where the text goes: before the answer, after it, or (agents' trajectories only)
+    into one of its tool results."""
     texts: tuple[str, ...]
     """What is added, as the judge receives it (encoded if the kind says so)."""
 

@@ -270,8 +270,9 @@ def misses_small_changes_in_the_first_sentence(gold: str, edited: str) -> bool:
 
 class SeveralSpots:
     """A blind spot made of several: the judge misses an edit when any spot names it,
-    each with its own probability (a hash of the edit and the spot's name, so the same
-    edit is missed or caught every time it is asked)."""
+    each with its own probability (a hash of the spot's name, the item and the edit, so
+    the same edit is missed or caught every time it is asked, and an answer that is one
+    text for every item — a master key — at the spot's rate)."""
 
     def __init__(self, spots: dict[str, tuple[BlindSpot, float]]):
         self.spots = spots
@@ -282,7 +283,8 @@ class SeveralSpots:
     def __call__(self, gold: str, edited: str) -> bool:
         for name, (spot, rate) in self.spots.items():
             if spot(gold, edited):
-                digest = int(hashlib.sha256(f"{name}\x1f{edited}".encode()).hexdigest(), 16)
+                digest = int(hashlib.sha256(f"{name}\x1f{gold}\x1f{edited}".encode()
+                                            ).hexdigest(), 16)
                 if digest % 1000 < rate * 1000:
                     return True
         return False

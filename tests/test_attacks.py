@@ -181,3 +181,46 @@ def test_the_gate_fails_when_the_false_positive_rate_rose(tmp_path):
                   and r["strategy"] == "reference")
     assert (symbol["newly_missed"], symbol["newly_caught"]) == (len(_pairs()), 0)
     assert (symbol["baseline_rate"], symbol["candidate_rate"]) == (0, 0.25)
+
+
+def test_an_instruction_in_a_tool_result_of_an_agent_s_trajectory(tmp_path):
+    """`fbi perturb` over trajectory instances puts the tool-result kind into one tool
+    result of each: the one step changed is a tool step, it keeps what the tool returned
+    and adds one of the texts, indented as the tool's output; answers take no such kind
+    (alone it is one message, exit 2), and the hunt refuses it as an operator."""
+    from fbi.trajectories import rendered_steps
+
+    queue, attacked = tmp_path / "agents.jsonl", tmp_path / "attacked.jsonl"
+    made = CliRunner().invoke(main, ["trajectories", "perturb", "--output", str(queue)])
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(main, ["perturb", "--engine", "rules", "--categories",
+                                       "manipulation/tool-result-instruction", "--input",
+                                       str(queue), "--output", str(attacked)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in attacked.read_text().splitlines()]
+    twins = {r["id"]: r for r in rows if not r["category"].startswith("manipulation/")}
+    texts = [" ".join(t.split()) for t in
+             TEXTS["kinds"]["tool-result-instruction"]["texts"]]
+    manipulated = [r for r in rows if r["category"].startswith("manipulation/")]
+    assert manipulated and len(manipulated) == len(twins)
+    for row in manipulated:
+        twin = twins[row["original_id"]]
+        before, after = (rendered_steps(twin["perturbed_answer"]),
+                         rendered_steps(row["perturbed_answer"]))
+        changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+        assert len(changed) == 1 and changed[0][1].role == "tool"
+        old, new = changed[0]
+        assert new.body.startswith(old.body)
+        added = new.body[len(old.body):].strip()
+        assert added in texts
+    refused = CliRunner().invoke(main, ["perturb", "--engine", "rules", "--categories",
+                                        "manipulation/tool-result-instruction", "--output",
+                                        str(tmp_path / "none.jsonl")])
+    assert refused.exit_code == 2 and "tool result" in refused.output
+    assert not (tmp_path / "none.jsonl").exists()
+    hunt = CliRunner().invoke(main, ["hunt", "--judge", "openai/j", "--api-base",
+                                     "http://127.0.0.1:9/v1", "--operator",
+                                     "number-errors+manipulation/tool-result-instruction",
+                                     "--output", str(tmp_path / "h")],
+                              env={"OPENAI_API_KEY": "sk-test"})
+    assert hunt.exit_code == 2 and "tool result" in hunt.output, hunt.output

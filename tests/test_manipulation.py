@@ -142,7 +142,8 @@ def test_perturb_evaluate_report_end_to_end(tmp_path, twins):
     assert report.exit_code == 0, report.output
     rows = {r["manipulation"]: r for r in json.loads(
         (tmp_path / "out" / "summary.json").read_text())["manipulation"]}
-    assert set(rows) == set(manipulations()[1])  # every kind the file holds
+    assert set(rows) == {k for k, m in manipulations()[1].items()  # every kind of answers
+                         if m.where != "tool-result"}
     n = len(twins)
     injected = rows["injected-instruction"]
     assert (injected["pairs"], injected["caught_before"], injected["missed_after"]) == (n, n, n)

@@ -144,20 +144,33 @@ def write_manipulations(input_spec: str, output: Path, categories: tuple[str, ..
     """The queue of a manipulation run: the input's instances (the twins) and each kind of
     manipulation of each (`fbi.perturb._manipulate`)."""
     from fbi.datasets import load_dataset, write_dataset
+    from fbi.errors import InputError
     from fbi.outputs import claim_file
     from fbi.perturb import manipulated_queue, manipulation_kinds, manipulations
 
     kinds = manipulation_kinds(categories)
     twins = list(load_dataset(input_spec).instances)[:limit]
     queue, unusable = manipulated_queue(twins, kinds, seed)
+    by_kind = Counter(i.category for i in queue[len(twins) - unusable:])
+    inside = [k for k in kinds if manipulations()[1][k].where == "tool-result"]
+    if not by_kind:
+        raise InputError(f"{input_spec}: no manipulation could be made — " + (
+            f"{'/'.join(inside)}: the text goes into a tool result of an agent's "
+            "trajectory, and no instance is one with a tool result; " if inside else "") +
+            "the others need instances with a planted error in an answer. Fix: give "
+            "--input a queue of perturbed answers (fbi perturb) or of trajectories (fbi "
+            "trajectories perturb)")
     claim_file(output, replace)
     write_dataset(queue, output)
-    made = len(queue) - (len(twins) - unusable)
+    made = sum(by_kind.values())
     table = Table(title=f"Manipulations written to {output}", box=None)
     table.add_column("category", no_wrap=True)
     table.add_column("candidates", justify="right")
     for kind in kinds:
-        table.add_row(f"manipulation/{kind}", str(made // len(kinds)))
+        count = by_kind[f"manipulation/{kind}"]
+        table.add_row(f"manipulation/{kind}", str(count) + (
+            "" if count else " (needs a tool result)" if kind in inside
+            else " (answers only)"))
     console.print(table)
     console.print(f"{len(twins) - unusable} twins (the instances as given, labels kept; "
                   f"{unusable} score-invariant or extra left out) and {made} manipulated "

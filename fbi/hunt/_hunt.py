@@ -70,7 +70,7 @@ from fbi.judge import (
 )
 from fbi.logs import read_log
 from fbi.outputs import write_atomically
-from fbi.perturb import PerturbationCall, PerturbConfig, Perturber
+from fbi.perturb import PerturbationCall, PerturbConfig, Perturber, manipulations
 from fbi.providers import ModelClient
 from fbi.records import GoldItem, Judgment
 from fbi.redaction import public_url
@@ -121,6 +121,11 @@ def _check_subject(strategies: list, config: HuntConfig, trajectories: bool) -> 
     own = set(error_operators(trajectories)) | (set() if trajectories else
                                                   set(invariant_rules()))
     for name in config.operators:
+        kind = Operator.parse(name).manipulation
+        if kind and manipulations()[1][kind].where == "tool-result":
+            raise InputError(f"--operator {name}: {kind} goes into an agent's tool result; "
+                             "a hunt does not make it. Fix: fbi perturb --categories "
+                             f"manipulation/{kind} over trajectory instances")
         if not {e for e in Operator.parse(name).errors if not is_pool(e)} <= own:
             raise InputError(f"--operator {name}: not an operator of {plural[subject]}. Fix: "
                              f"one of {', '.join(sorted(own))}")

@@ -85,7 +85,8 @@ class EditSpace:
         #: The error operators that edit part of an answer: those composed and followed
         #: by a manipulation (a master key replaces it all).
         self.partial = [e for e in self.errors if not replaces_whole(e)]
-        self.kinds = [] if self.trajectories else sorted(manipulations()[1])
+        self.kinds = [] if self.trajectories else sorted(  # (a tool result: fbi perturb's)
+            k for k, m in manipulations()[1].items() if m.where != "tool-result")
         self.invariants = [] if self.trajectories else invariant_rules()
         self.places = [] if self.trajectories else sorted(PLACES)
         self.sway = self.sway and not self.trajectories

@@ -19,8 +19,10 @@ import random
 
 from fbi.attack_texts import Manipulation, attack_texts
 from fbi.errors import InputError
+from fbi.perturb.rules import Declined
 from fbi.records import Instance, Provenance, VettingLabel
-from fbi.taxonomy import category_names
+from fbi.taxonomy import category_names, get_category
+from fbi.trajectories import into_tool_result
 
 PREFIX = "manipulation/"
 GENERATOR = "rules:manipulation"
@@ -68,8 +70,14 @@ def manipulate(twin: Instance, kind: str, seed: int = 0) -> Instance:
         added = " ".join(filler)
     else:
         added = rng.choice(manipulation.texts)
-    manipulated = f"{added}\n\n{answer}" if manipulation.where == "start" else \
-        f"{answer}\n\n{added}"
+    if manipulation.where == "tool-result":
+        manipulated = into_tool_result(answer, added, rng.choice)
+        if manipulated is None:
+            raise Declined(f"{kind} goes into a tool result: {twin.id} is no agent's "
+                           "trajectory with one")
+    else:
+        manipulated = f"{added}\n\n{answer}" if manipulation.where == "start" else \
+            f"{answer}\n\n{added}"
     return Instance(
         id=f"{twin.id}~{kind}", ability=twin.ability, category=f"{PREFIX}{kind}",
         instruction=twin.instruction, context=twin.context, gold_answer=twin.gold_answer,
@@ -85,9 +93,18 @@ def manipulate(twin: Instance, kind: str, seed: int = 0) -> Instance:
 def manipulated_queue(twins: list[Instance], kinds: list[str], seed: int = 0
                       ) -> tuple[list[Instance], int]:
     """The twins (unchanged: what the manipulations are measured against) and, after
-    them, every kind of manipulation of each; and how many instances could not be twins
-    (score-invariant edits, extra categories and manipulations carry no error to hide)."""
-    usable = [t for t in twins if t.category in category_names()
-              and not t.is_score_invariant]
-    return usable + [manipulate(t, kind, seed) for t in usable for kind in kinds], \
-        len(twins) - len(usable)
+    them, every kind of manipulation of each — a kind that goes into a tool result of
+    each agent's trajectory with one, every other kind of each answer; and how many
+    instances could not be twins (score-invariant edits, extra categories and
+    manipulations carry no error to hide; a trajectory takes only a tool-result kind)."""
+    known = manipulations()[1]
+    answers = [t for t in twins if t.category in category_names()
+               and not t.is_score_invariant]
+    agents = [t for t in twins if get_category(t.category).family == "trajectory"
+              and not t.is_score_invariant and into_tool_result(t.perturbed_answer, "")]
+    inside = [k for k in kinds if known[k].where == "tool-result"]
+    usable = answers + (agents if inside else [])
+    made = [manipulate(t, kind, seed) for t in answers for kind in kinds
+            if kind not in inside] + [manipulate(t, kind, seed) for t in agents
+                                      for kind in inside]
+    return usable + made, len(twins) - len(usable)

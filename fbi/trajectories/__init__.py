@@ -16,6 +16,7 @@ from fbi.trajectories._render import (
     RenderedStep,
     StepChange,
     changed_step,
+    into_tool_result,
     render,
     render_step,
     rendered_steps,

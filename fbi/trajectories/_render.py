@@ -54,6 +54,21 @@ def _indent(text: str) -> str:
     return "\n".join(f"    {line}" for line in (text or "(empty)").split("\n"))
 
 
+def into_tool_result(text: str, added: str, choose=lambda steps: steps[-1]) -> str | None:
+    """``text`` (a `render` output) with ``added`` as more lines of one of its tool
+    results (``choose`` picks it from the tool steps' headers; the last by default) —
+    what a tool whose output an attacker controls returns; None without a tool step."""
+    headers = list(_HEADER.finditer(text))
+    tools = [h for h in headers if h[3]]
+    if not tools:
+        return None
+    header = choose(tools)
+    following = next((h for h in headers if h.start() > header.start()), None)
+    end = following.start() if following else len(text)
+    at = header.start() + len(text[header.start():end].rstrip("\n"))
+    return text[:at] + "\n" + _indent(added) + text[at:]
+
+
 # ------------------------------------------------------------------ reading a rendering
 
 _HEADER = re.compile(r"^Step (\d+) · (?:(user|assistant):|tool (\S+) returned)", re.MULTILINE)
