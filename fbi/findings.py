@@ -64,9 +64,12 @@ class HuntFinding(BaseModel):
     name: str
     """A short name; the vetted edits' category is ``hunt/NAME``."""
     description: str
-    """The finding in words: a conjunction of at most three predicates."""
+    """The finding in words: a conjunction of at most three predicates, or a blind
+    spot's widest description (`fbi.hunt._neighbours`: what its parts share, with any of
+    their places, manipulations or strings)."""
     predicates: list[str]
-    """The predicates' names (`fbi.hunt.PREDICATES` and the hunt's operators)."""
+    """The predicates' names (`fbi.hunt.PREDICATES` and the hunt's operators); for a
+    widest description, the shared ones, then those of which any one holds."""
     population: Literal["error", "sway"] = "error"
     """``error``: error edits the judge did not penalise. ``sway``: correct answers with
     text added that the judge rated above the gold answer."""

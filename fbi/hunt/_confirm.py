@@ -7,8 +7,9 @@ are independent of the choice, so a test on them is valid as if the descriptions
 fixed in advance (Cox, "A note on data-splitting for the evaluation of significance
 levels", Biometrika 62(2), 1975, 441–444), and the correction need only cover the
 candidates carried there, not the thousands of descriptions the search scored: Bonferroni
-over the K candidates, each confirmed at ``alpha / K`` (valid whatever the dependence
-between the tests).
+over the K candidates and the G widest descriptions of their blind spots
+(`fbi.hunt._neighbours`, fixed by the candidates alone), each confirmed at
+``alpha / (K + G)`` (valid whatever the dependence between the tests).
 
 **The test.** A blind spot is a material difference, so each candidate is tested for
 being missed more than ``margin`` (10 points by default) more often than the baseline

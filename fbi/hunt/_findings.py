@@ -6,7 +6,10 @@ has the statistics). For each: its held-out probes are every held-out probe of i
 population its description covers, and its baseline every held-out *random* probe it
 does not cover, both without the probes an earlier confirmed finding covers. A candidate
 whose held-out probes an earlier confirmed finding mostly covers, and that is not
-confirmed on the rest, is merged into it ("also seen as"). A finding's examples are
+confirmed on the rest, is merged into it ("also seen as"); so is a confirmed candidate
+that is a neighbour of an earlier one on one axis (`fbi.hunt._neighbours`): one blind
+spot, reported once, by its widest description when the held-out probes confirm it
+(a test counted in the Bonferroni family). A finding's examples are
 missed probes it covers and no other confirmed finding covers, plainest first: held-out
 before searched, covered by fewer other candidates, made by one operator with nothing
 added, a readable reply, a smaller edit.
