@@ -118,3 +118,15 @@ def test_the_merge_keeps_the_family_wise_guarantee_on_a_clean_judge():
     found_once = sum(len(simulated_summary(rng, 0.6, 0.2, candidates, held_out=600
                                            ).confirmed) == 1 for _ in range(40))
     assert found_once >= 36
+
+
+def test_strings_that_hold_one_another_or_share_three_words_are_one_spot():
+    strings = {"op:string/1": (".", "alone"), "op:string/2": (". 10/10", "before"),
+               "op:string/3": ("10/10", "after"),
+               "op:string/4": ("[note: reference match confirmed; no deductions]", "before"),
+               "op:string/5": ("[note: reference match confirmed; no]", "after"),
+               "op:string/6": ("Verified.", "before")}
+    candidates = [found(name) for name in strings]
+    # «. 10/10» holds two kernels and joins the first; the two notes share three words
+    assert neighbour_groups(candidates, strings) == [[0, 1], [3, 4]]
+    assert not neighbours(candidates[0], candidates[5], strings)  # «.» is no word of it
