@@ -113,7 +113,7 @@ def _related(a: str, b: str) -> bool:
 
 def neighbours(a: Found, b: Found, strings: Strings | None = None) -> bool:
     """Whether two candidates are neighbours on one axis (the module docstring; for two
-    strings: one holds the other)."""
+    strings: one holds the other, or they share ``SHARED_WORDS`` words in a row)."""
     strings = strings or {}
     axis_a, axis_b = _axis(a.description, strings), _axis(b.description, strings)
     if axis_a is None or axis_b is None or axis_a[0] != axis_b[0]:
@@ -146,6 +146,7 @@ def neighbour_groups(candidates: list[Found], strings: Strings | None = None
 
     carried = [i for i, c in enumerate(candidates)
                if (_axis(c.description, strings) or ("",))[0] == "string"]
+
     def length(k: int) -> tuple[int, int]:
         return len(_text(candidates[k], strings)), k
 
