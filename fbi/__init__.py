@@ -11,8 +11,16 @@ callable as the function of the package's name (``fbi.gate(...)`` is
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path as _Path
 
-from fbi.datasets import Dataset, Validation, load_dataset, validate_dataset, write_dataset
-from fbi.errors import (
+# prompts/, perturbations/ and annotate/ sit beside this package in a source checkout and
+# install inside it (fbi.prompts, ...). Run from a checkout (`python -m fbi` there), let
+# the package find them beside it too, so every command works before installing — before
+# the imports below: the taxonomy reads perturbations/manipulations.yaml as it loads.
+_checkout = _Path(__file__).resolve().parent.parent
+if (_checkout / "pyproject.toml").is_file() and (_checkout / "annotate" / "app.py").is_file():
+    __path__.append(str(_checkout))
+
+from fbi.datasets import Dataset, Validation, load_dataset, validate_dataset, write_dataset  # noqa: E402
+from fbi.errors import (  # noqa: E402
     ConfigError,
     DatasetError,
     FbiError,
@@ -23,8 +31,8 @@ from fbi.errors import (
     Problem,
     UnknownName,
 )
-from fbi.records import Instance, Provenance, VettingLabel
-from fbi.taxonomy import (
+from fbi.records import Instance, Provenance, VettingLabel  # noqa: E402
+from fbi.taxonomy import (  # noqa: E402
     CATEGORIES,
     PERTURBATION_CATEGORIES,
     SCORE_INVARIANT,
@@ -32,13 +40,6 @@ from fbi.taxonomy import (
     Category,
     get_category,
 )
-
-# prompts/, perturbations/ and annotate/ sit beside this package in a source checkout and
-# install inside it (fbi.prompts, ...). Run from a checkout (`python -m fbi` there), let
-# the package find them beside it too, so every command works before installing.
-_checkout = _Path(__file__).resolve().parent.parent
-if (_checkout / "pyproject.toml").is_file() and (_checkout / "annotate" / "app.py").is_file():
-    __path__.append(str(_checkout))
 
 try:
     __version__ = version("fbi")

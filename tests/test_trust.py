@@ -343,7 +343,7 @@ def test_a_hunts_confirmed_findings_are_blind_spots_of_the_same_judge(tmp_path):
     with ChatServer(judge) as server:
         hunt = CliRunner().invoke(main, [
             "hunt", "--judge", "openai/planted", "--api-base", server.url, "--dataset",
-            str(gold), "--budget", "400", "--output", str(tmp_path / "hunt")], env=env)
+            str(gold), "--budget", "900", "--output", str(tmp_path / "hunt")], env=env)
         run = CliRunner().invoke(main, [
             "evaluate", "--judge", "openai/planted", "--api-base", server.url,
             "--dataset", "sample", "--strategy", "vanilla", "--output",
