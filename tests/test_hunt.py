@@ -130,7 +130,7 @@ def test_a_blind_spot_only_a_text_predicate_can_name_is_found(tmp_path, gold):
     spots = SeveralSpots({"last third": (misses_edits_in_the_last_third, 0.95),
                           "quotes": (misses_inside_quotes, 0.8)})
     _, result, _ = hunt_with(PlantedJudge(items, spots, noise=10), gold, tmp_path / "h",
-                             tmp_path)
+                             tmp_path, budget="2000")
     named = spots_named(result, spots)
     assert named["quotes"] == ["edits inside quotation marks"], named
     assert len(named["last third"]) == 1

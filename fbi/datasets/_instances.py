@@ -40,6 +40,7 @@ from fbi.records import (
     content_id,
 )
 from fbi.taxonomy import (
+    HUNT_PREFIX,
     Ability,
     category_names,
     did_you_mean,
@@ -204,9 +205,10 @@ def _normalise(row: RawRow, data: dict[str, Any]) -> dict[str, Any]:
     category = str(merged.get("category") or "").strip()
     for column in REQUIRED_COLUMNS:
         value = str(merged.get(column) or "")
-        # (a master key may be a space: the answer that is nothing is the attack)
+        # (a master key may be a space: the answer that is nothing is the attack; a
+        # hunt's queue holds the master-key edits it confirmed)
         if not value.strip() and not (value and column == "perturbed_answer" and
-                                      category.startswith(MASTER_KEY_PREFIX)):
+                                      category.startswith((MASTER_KEY_PREFIX, HUNT_PREFIX))):
             raise RowProblem(f"empty '{column}'", f"fill in the {column}, or remove the row")
     try:
         merged["category"] = get_category(category).name
