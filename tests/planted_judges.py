@@ -27,6 +27,13 @@ def _section(prompt: str, name: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _basis(gold: str, edited: str) -> str:
+    """What a random miss is drawn from: the edit; for an answer replaced by a few words
+    (a master key, the same text for every item) the item too, so it is missed at random
+    item by item like any other edit."""
+    return edited if len(edited) > 60 else f"{gold}\x1f{edited}"
+
+
 class PlantedJudge:
     """A chat-server script (tests/openai_server.py) for ``items``' gold answers."""
 
@@ -46,9 +53,8 @@ class PlantedJudge:
         return max(golds, key=lambda g: difflib.SequenceMatcher(None, g, edited).ratio())
 
     def misses(self, gold: str, edited: str) -> bool:
-        if self.noise:  # (of the item and the edit: an answer that is only a master key
-            # is the same text for every item, and is missed at random like any other)
-            digest = int(hashlib.sha256(f"{gold}\x1f{edited}".encode()).hexdigest(), 16)
+        if self.noise:
+            digest = int(hashlib.sha256(_basis(gold, edited).encode()).hexdigest(), 16)
             if digest % self.noise == 0:
                 return True
         return self.blind_spot(gold, edited)
@@ -283,7 +289,7 @@ class SeveralSpots:
     def __call__(self, gold: str, edited: str) -> bool:
         for name, (spot, rate) in self.spots.items():
             if spot(gold, edited):
-                digest = int(hashlib.sha256(f"{name}\x1f{gold}\x1f{edited}".encode()
+                digest = int(hashlib.sha256(f"{name}\x1f{_basis(gold, edited)}".encode()
                                             ).hexdigest(), 16)
                 if digest % 1000 < rate * 1000:
                     return True
