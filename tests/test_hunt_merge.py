@@ -95,7 +95,9 @@ def test_a_blind_spot_split_by_the_search_is_one_finding_in_its_true_extent():
     summary = simulated_summary(rng, 0.8, 0.1, candidates)
     (finding,) = summary.confirmed
     assert finding.description == "edits in the last fifth of the answer"
-    assert summary.decisions[1].status == "merged" and summary.decisions[1].merged_into == 0
+    # (tested loudest first: either tenth may be the head)
+    (other,) = [d for d in summary.decisions if d is not finding]
+    assert other.status == "merged" and summary.decisions[other.merged_into] is finding
     table = summary.table
     last_fifth = table.X[:, 8] | table.X[:, 9]
     held = table.phase >= Phase.BASELINE

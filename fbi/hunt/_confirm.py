@@ -35,11 +35,12 @@ search half only, so the sizes are fixed before any held-out edit is judged and 
 stays valid; the baseline as many outside every candidate as the largest need (the
 planner, `fbi.hunt._planner`).
 
-**Explaining away.** Candidates are tested in the order the search ranked them; each
-later one against the held-out probes that the findings already confirmed do not cover
-(its own and the baseline's alike), so a quiet blind spot is measured against the
-judge's ordinary misses, not against a louder one's; a candidate whose probes are
-explained by an earlier finding is *merged* into it.
+**Explaining away.** Candidates are tested loudest first (by the low end of their
+search miss rate's bound: `fbi.hunt._findings.Summary.tested_order`, a function of the search
+half only), each later one against the held-out probes that the findings already
+confirmed do not cover (its own and the baseline's alike), so a quiet blind spot is
+measured against the judge's ordinary misses, not against a louder one's; a candidate
+whose probes are explained by an earlier finding is *merged* into it.
 """
 
 from __future__ import annotations

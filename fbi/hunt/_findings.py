@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fbi.findings import HuntExample, HuntFinding, OverallRate
-from fbi.hunt._confirm import bonferroni, confirmation_test
+from fbi.hunt._confirm import bonferroni, confirmation_test, planned_rates
 from fbi.hunt._neighbours import family_size, neighbour_groups, widest
 from fbi.hunt._predicates import Predicate, describe, slug
 from fbi.hunt._search import Found
@@ -81,7 +81,7 @@ class Summary:
         self.family = family_size(candidates, self.strings)
         self.decisions: list[Decision] = []
         names: set[str] = set()
-        for found in candidates:
+        for found in self.tested_order(candidates):
             words = describe([predicates[n] for n in found.description])
             name = slug(words)
             while name in names:
@@ -99,6 +99,26 @@ class Summary:
             self.decisions.append(decision)
         self._merge_narrower()
         self._merge_neighbours()
+
+    def tested_order(self, candidates: list[Found]) -> list[Found]:
+        """The order candidates are tested in: the loudest first, by the low end of the
+        one-sided 95% bound of the miss rate of every search probe its description
+        covers (`planned_rates`; a covering candidate's own evidence counts only what
+        the ones found before it leave), ties in the search's order. Each candidate is
+        tested with what the confirmed ones before it cover left out, so a quiet blind
+        spot tested before a loud one would meet the loud one's misses in its baseline.
+        The order is a function of the search half alone: each candidate is still tested
+        once, as if the order had been fixed in advance."""
+        table = self.table
+        search = table.phase <= Phase.TARGET
+
+        def loudness(found: Found) -> float:
+            rows = search & (table.population == found.population) & \
+                table.covered(found.description)
+            n, misses = int(rows.sum()), int(table.missed[rows].sum())
+            return planned_rates(misses, n, 0, 0)[0]
+
+        return sorted(candidates, key=loudness, reverse=True)
 
     def _held(self, found: Found) -> np.ndarray:
         table = self.table
