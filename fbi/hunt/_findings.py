@@ -1,8 +1,8 @@
 """From the judged probes to what a hunt claims: the held-out tests in order, merging,
 the examples, the queue (issue 49).
 
-Candidates are tested in the order the search's covering found them (`fbi.hunt._confirm`
-has the statistics). For each: its held-out probes are every held-out probe of its
+Candidates are tested loudest first (`Summary.tested_order`; `fbi.hunt._confirm` has
+the statistics). For each: its held-out probes are every held-out probe of its
 population its description covers, and its baseline every held-out *random* probe it
 does not cover, both without the probes an earlier confirmed finding covers. A candidate
 whose held-out probes an earlier confirmed finding mostly covers, and that is not
