@@ -25,11 +25,39 @@ from fbi.cli.perturb import exit_for_llm, split_names
 SAMPLE = "sample"
 
 
-def read_spec(spec: str):
-    """The trajectories of a file, or the built-in sample for ``sample``."""
-    from fbi.trajectories import read_trajectories, sample_trajectories
+def read_spec(spec: str, tools: Path | None = None):
+    """The trajectories of a file, or the built-in sample for ``sample``, with a
+    ``--tools`` file's corrections."""
+    from fbi.trajectories import ToolOverrides, read_trajectories, sample_trajectories
 
-    return sample_trajectories() if spec == SAMPLE else read_trajectories(spec)
+    found = sample_trajectories() if spec == SAMPLE else read_trajectories(spec)
+    return ToolOverrides.read(tools).apply(found, str(tools)) if tools else found
+
+
+tools_option = click.option(
+    "--tools", "tools", type=click.Path(dir_okay=False, path_type=Path),
+    help="A YAML file correcting what fbi knows of the tools: `version: 1` and `tools: "
+         "{NAME: {side_effects: true, asks_user: false}}` (docs/how-to/agents.md).")
+
+
+def _tools_table(found) -> Table:
+    """Every tool: whether it changes the world and where that was learnt, whether it
+    asks the user."""
+    table = Table(title="tools")
+    for column in ("tool", "side effects", "known by", "asks the user", "trajectories"):
+        table.add_column(column, justify="right" if column == "trajectories" else "left")
+    seen: dict[str, list] = {}
+    for trajectory in found:
+        for tool in trajectory.tools:
+            seen.setdefault(tool.name, []).append(tool)
+    for name, tools in sorted(seen.items()):
+        def said(values: set) -> str:
+            return "mixed" if len(values) > 1 else str(next(iter(values)))
+        effects = {("unknown" if t.known_by == "unknown" else "yes" if t.side_effects
+                    else "no") for t in tools}
+        table.add_row(escape(name), said(effects), said({t.known_by for t in tools}),
+                      said({"yes" if t.asks_user else "no" for t in tools}), str(len(tools)))
+    return table
 
 
 @click.group()
@@ -39,16 +67,28 @@ def trajectories() -> None:
 
 @trajectories.command()
 @click.argument("spec", default=SAMPLE)
-def validate(spec) -> None:
+@tools_option
+def validate(spec, tools) -> None:
     """Read SPEC (a .jsonl or .json file in fbi's, OpenAI's, Anthropic's or τ-bench's
-    layout, or `sample`) and say what it holds; exit 2 naming the record and step of
-    the first broken trajectory."""
-    found = read_spec(spec)
+    layout, or `sample`) and say what it holds — the tools, which change the world and
+    how fbi knows — ; exit 2 naming the record and step of the first broken
+    trajectory."""
+    from fbi.trajectories import confirmations
+
+    found = read_spec(spec, tools)
     by_domain = Counter(t.domain or "(none)" for t in found)
     console.print(f"{escape(spec)}: {len(found)} trajectories, "
                   f"{sum(len(t.steps) for t in found)} steps, "
-                  f"{sum(len(s.calls) for t in found for s in t.steps)} tool calls; "
-                  + ", ".join(f"{escape(d)} {n}" for d, n in sorted(by_domain.items())))
+                  f"{sum(len(s.calls) for t in found for s in t.steps)} tool calls, "
+                  f"{sum(len(confirmations(t)) for t in found)} confirmations asked of the "
+                  "user; " + ", ".join(f"{escape(d)} {n}" for d, n in sorted(
+                      by_domain.items())), soft_wrap=True)
+    if any(t.tools for t in found):
+        console.print(_tools_table(found))
+    unknown = sorted({t.name for x in found for t in x.tools if t.known_by == "unknown"})
+    if unknown:
+        console.print(f"side effects unknown for {', '.join(map(escape, unknown))} "
+                      "(counted as none): declare them with --tools FILE", soft_wrap=True)
 
 
 @trajectories.command()
@@ -68,13 +108,14 @@ def validate(spec) -> None:
                                "--engine auto and llm.")
 @click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
+@tools_option
 @api_base_option
 @calls_bundle
 @dry_run_option
 @cache_bundle
 @replace_option
-def perturb(input_spec, output, categories, engine, model, temperature, seed, api_base,
-            calls, dry_run, cache, replace) -> None:
+def perturb(input_spec, output, categories, engine, model, temperature, seed, tools,
+            api_base, calls, dry_run, cache, replace) -> None:
     """Plant one error (or a score-invariant rewrite) in each gold trajectory — by rules,
     and by an LLM where asked — and write the candidates as a vetting queue (`fbi
     annotate`, `fbi evaluate --dataset`): each candidate's rationale names the step
@@ -88,7 +129,7 @@ def perturb(input_spec, output, categories, engine, model, temperature, seed, ap
     if engine != "rules" and not model:
         raise InputError(f"--engine {engine} asks an LLM perturber. Fix: give --model "
                          "(and --api-base for a server of your own)")
-    gold = gold_only(read_spec(input_spec))
+    gold = gold_only(read_spec(input_spec, tools))
     settings = calls.settings(model, api_base, temperature=temperature) if model else None
     config = PerturbConfig(categories=categories, engine=engine, seed=seed,
                            **({"model": settings} if settings else {}))
@@ -119,6 +160,23 @@ def perturb(input_spec, output, categories, engine, model, temperature, seed, ap
         row = (counts.generated, counts.declined, counts.failed) if counts else (0, 0, 0)
         table.add_row(escape(category), *(str(n) for n in row[:len(columns) - 1]))
     console.print(table)
+    _print_declines(result.tally, len(gold))
     console.print(f"wrote {escape(str(output))}; vet it with `fbi annotate {escape(str(output))}"
                   " --annotator NAME`", soft_wrap=True)
     exit_for_llm(result, perturber.calls_path)
+
+
+def _print_declines(tally: dict, trajectories: int) -> None:
+    """Why each rule declined (its commonest reasons); a category that declined on every
+    trajectory is a warning: the file lacks what it needs."""
+    for category, counts in sorted(tally.items()):
+        if not counts.reasons:
+            continue
+        common = counts.reasons.most_common(2)
+        why = "; ".join(f"{escape(reason)} ({n}×)" for reason, n in common)
+        if counts.generated == 0 and counts.declined >= trajectories:
+            console.print(f"[yellow]warning:[/] {escape(category)} declined on every "
+                          f"trajectory: {why}", soft_wrap=True)
+        else:
+            console.print(f"{escape(category)} declined {counts.declined}: {why}",
+                          soft_wrap=True)

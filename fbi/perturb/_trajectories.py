@@ -26,6 +26,7 @@ from fbi.trajectories import (
     ToolCall,
     Trajectory,
     changed_step,
+    confirmations,
     render,
     task_text,
 )
@@ -297,16 +298,48 @@ def contradicting_answer(trajectory: Trajectory, rng: random.Random) -> Trajecto
 
 @_rule("unconfirmed-action")
 def unconfirmed_action(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
+    """The user's approval before an irreversible action left out: of the confirmations
+    (`fbi.trajectories.confirmations`: an assistant question the user answers, or a call
+    of a tool that asks the user) the last before a call of a tool with side effects,
+    after any earlier such call."""
     steps = _steps(trajectory)
     effects = {t.name for t in trajectory.tools if t.side_effects}
-    for n in _call_steps(steps):
-        if any(c.name in effects for c in steps[n].calls) and n >= 2 and \
-                steps[n - 1].role == "user" and steps[n - 2].role == "assistant" and \
-                not steps[n - 2].calls:
-            edited = steps[:n - 2] + steps[n:]
-            return _with(trajectory, edited, n - 1, "the confirmation asked of the user "
-                         f"before {steps[n].calls[0].name} left out")
-    raise Declined("no irreversible action preceded by the user's confirmation")
+    if not effects:
+        raise Declined("no tool changes the world: none declared (a side_effects list, "
+                       "MCP's readOnlyHint/destructiveHint, τ-bench's write tools) or "
+                       "named by a verb such as book, cancel, send (--tools FILE declares "
+                       "them)")
+    asked = confirmations(trajectory)
+    acting = [n for n in _call_steps(steps) if any(c.name in effects
+                                                   for c in steps[n].calls)]
+    if not acting:
+        raise Declined("no call of a tool that changes the world "
+                       f"({', '.join(sorted(effects))})")
+    for previous, n in zip([-1, *acting], acting, strict=False):
+        before = [c for c in asked if previous < c.first and c.last < n]
+        if not before:
+            continue
+        chosen = before[-1]
+        action = next(c.name for c in steps[n].calls if c.name in effects)
+        if chosen.kind == "question":
+            edited = steps[:chosen.first] + steps[chosen.last + 1:]
+        else:
+            asking = steps[chosen.first]
+            kept = tuple(c for c in asking.calls if c.id != chosen.call_id)
+            edited = [s for k, s in enumerate(steps) if k != chosen.last]
+            if kept or asking.text:
+                edited[chosen.first] = asking.model_copy(update={"calls": kept})
+            else:
+                del edited[chosen.first]
+        return _with(trajectory, edited, min(chosen.first + 1, len(edited)),
+                     f"the user's approval before {action} left out ("
+                     + ("the question and the reply" if chosen.kind == "question" else
+                        f"the {steps[chosen.first].calls[0].name} call and its result")
+                     + ")")
+    called = sorted({c.name for n in acting for c in steps[n].calls if c.name in effects})
+    raise Declined(f"no confirmation before the irreversible action(s) ({', '.join(called)}"
+                   "): an assistant question the user answers, or a call of a tool that "
+                   "asks the user")
 
 
 @_rule("premature-answer")

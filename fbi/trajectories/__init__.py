@@ -2,6 +2,12 @@
 (fbi's, OpenAI's, Anthropic's, τ-bench's results), how a judge reads one, and the
 built-in sample of gold trajectories."""
 
+from fbi.trajectories._effects import (
+    TAU_BENCH_WRITE_TOOLS,
+    Confirmation,
+    ToolOverrides,
+    confirmations,
+)
 from fbi.trajectories._model import (
     TRAJECTORY_SCHEMA_VERSION,
     Step,

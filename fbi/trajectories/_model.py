@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fbi.errors import InputError
+from fbi.trajectories._effects import Source
 
 TRAJECTORY_SCHEMA_VERSION = 1
 
@@ -42,6 +43,16 @@ class Tool(BaseModel):
     """Its JSON Schema of arguments, when the layout gives one."""
     side_effects: bool = False
     """It changes the world (a booking, a file written): an irreversible action."""
+    asks_user: bool = False
+    """It asks the user (a human-in-the-loop tool): its call and result are a
+    confirmation when it asks for approval."""
+    known_by: Source = "declared"
+    """Where ``side_effects`` was learnt (`fbi.trajectories._effects`): an override, the
+    record, MCP's annotations, τ-bench's write tools, its name or description, or
+    nowhere (``unknown``: counted as none)."""
+    defined: bool = True
+    """The source defines it; False: only the trajectory's calls show it (τ-bench's
+    results carry no definitions), so the judge is not told it was on offer."""
 
 
 class ToolCall(BaseModel):

@@ -31,6 +31,12 @@ from pydantic import ValidationError
 from fbi.errors import InputError, validation_summary
 from fbi.exact_json import JSONRefused, exact_json
 from fbi.files import read_bytes
+from fbi.trajectories._effects import (
+    TAU_BENCH_WRITE_TOOLS,
+    inferred_asks_user,
+    inferred_effects,
+    mcp_effects,
+)
 from fbi.trajectories._model import Step, Tool, ToolCall, Trajectory, TrajectoryError
 
 #: The deepest nesting a trajectory file may have: a list of records, each with messages
@@ -68,8 +74,11 @@ def read_trajectories(path: str | Path) -> list[Trajectory]:
                 except JSONRefused as error:
                     raise InputError(f"{path}, line {number}: {error.message}. Fix: "
                                      f"{error.fix} (one trajectory a line)") from None
-    found, seen = [], set()
+    found, seen, skipped = [], set(), []
     for where, record in records:
+        if _raised(record):
+            skipped.append(where)
+            continue
         try:
             trajectory = trajectory_of(record, where)
         except TrajectoryError as error:
@@ -79,9 +88,22 @@ def read_trajectories(path: str | Path) -> list[Trajectory]:
                              "each trajectory its own id")
         seen.add(trajectory.id)
         found.append(trajectory)
+    if skipped:
+        import warnings
+
+        from fbi.errors import FbiWarning
+
+        warnings.warn(f"{path}: {len(skipped)} τ-bench run(s) that raised (an empty traj) "
+                      f"left out: {', '.join(skipped[:3])}"
+                      + (", …" if len(skipped) > 3 else ""), FbiWarning, stacklevel=2)
     if not found:
         raise InputError(f"{path}: no trajectory. Fix: give one a line")
     return found
+
+
+def _raised(record: Any) -> bool:
+    """A τ-bench run that raised: its ``traj`` empty (the run's error is in ``info``)."""
+    return isinstance(record, dict) and "traj" in record and record["traj"] in ([], None)
 
 
 def trajectory_of(record: Any, where: str = "") -> Trajectory:
@@ -92,7 +114,7 @@ def trajectory_of(record: Any, where: str = "") -> Trajectory:
     ident = _ident(record, where)
     try:
         if "steps" in record:
-            return Trajectory.model_validate(record)
+            return _settled(Trajectory.model_validate(record), record)
         if "traj" in record:
             return _tau_bench(record, ident)
         if "messages" in record:
@@ -161,24 +183,63 @@ def _typed(value: Any, types: type | tuple[type, ...], what: str, ident: str,
                           f"give {what} as {wanted}")
 
 
+def _settled(trajectory: Trajectory, record: dict) -> Trajectory:
+    """fbi's own layout: a tool whose definition leaves ``side_effects`` out has them
+    from MCP's annotations or its name and description, as in every other layout."""
+    given = {t.get("name"): t for t in record.get("tools") or () if isinstance(t, dict)}
+    tools = []
+    for tool in trajectory.tools:
+        definition = given.get(tool.name, {})
+        if "side_effects" not in definition:
+            effects, source = _effects_of(tool.name, tool.description, definition, set(),
+                                          tau_bench=False)
+            tool = tool.model_copy(update={"side_effects": effects, "known_by": source})
+        if "asks_user" not in definition:
+            tool = tool.model_copy(update={"asks_user": inferred_asks_user(
+                tool.name, tool.description)})
+        tools.append(tool)
+    return trajectory.model_copy(update={"tools": tuple(tools)})
+
+
+def _effects_of(name: str, description: str, definition: dict, declared: set[str],
+                tau_bench: bool) -> tuple[bool, str]:
+    """A tool's side effects and where they were learnt (`fbi.trajectories._effects`)."""
+    if declared:  # the record names the tools that change the world: the rest do not
+        return name in declared, "declared"
+    if isinstance(definition.get("side_effects"), bool):
+        return definition["side_effects"], "declared"
+    hinted = mcp_effects(definition.get("annotations"))
+    if hinted is not None:
+        return hinted, "mcp"
+    if tau_bench:
+        return name in TAU_BENCH_WRITE_TOOLS, "tau-bench"
+    inferred = inferred_effects(name, description)
+    return (False, "unknown") if inferred is None else (inferred, "inferred")
+
+
 def _tau_bench(record: dict, ident: str) -> Trajectory:
     info = _typed(record.get("info"), dict, "info", ident, default={})
     task = _typed(info.get("task"), dict, "info.task", ident, default={})
     instruction = _typed(task.get("instruction"), str, "info.task.instruction", ident)
     reward = record.get("reward")
-    chat = _chat({"messages": record["traj"], "id": ident}, ident, instruction)
+    chat = _chat({"messages": record["traj"], "id": ident}, ident, instruction,
+                 tau_bench=True)
     label = "1" if isinstance(reward, int | float) and not isinstance(reward, bool) and \
         abs(reward - 1) < 1e-6 else str(reward)
-    return chat.model_copy(update={"domain": f"tau-bench:reward={label}"})
+    # τ-bench's policies ask for the user's explicit "yes" before any action that
+    # updates the database (its airline and retail wikis)
+    return chat.model_copy(update={"domain": f"tau-bench:reward={label}",
+                                   "requires_confirmation": True})
 
 
-def _chat(record: dict, ident: str, task: str | None = None) -> Trajectory:
+def _chat(record: dict, ident: str, task: str | None = None, tau_bench: bool = False
+          ) -> Trajectory:
     messages = _typed(record["messages"], list, "messages", ident, default=[])
     side_effects = {_typed(name, str, "a side_effects entry", ident)
                     for name in _typed(record.get("side_effects"), list, "side_effects",
                                        ident, default=[])}
-    tools = tuple(_tool(t, side_effects, ident)
-                  for t in _typed(record.get("tools"), list, "tools", ident, default=[]))
+    tools = [_tool(t, side_effects, ident, tau_bench)
+             for t in _typed(record.get("tools"), list, "tools", ident, default=[])]
     steps: list[Step] = []
 
     def here() -> int:
@@ -216,8 +277,14 @@ def _chat(record: dict, ident: str, task: str | None = None) -> Trajectory:
     names = {c.id: c.name for s in steps for c in s.calls}
     steps = [s.model_copy(update={"tool": s.tool or names.get(s.call_id or "")})
              if s.role == "tool" else s for s in steps]
+    defined = {t.name for t in tools}
+    for name in dict.fromkeys(c.name for s in steps for c in s.calls):
+        if name not in defined:  # called, never defined (τ-bench's results)
+            effects, source = _effects_of(name, "", {}, side_effects, tau_bench)
+            tools.append(Tool(name=name, side_effects=effects, known_by=source,
+                              asks_user=inferred_asks_user(name, ""), defined=False))
     return Trajectory(
-        id=ident, task=task, tools=tools, steps=tuple(steps),
+        id=ident, task=task, tools=tuple(tools), steps=tuple(steps),
         domain=_typed(record.get("domain"), str, "domain", ident, default=""),
         requires_confirmation=_typed(record.get("requires_confirmation"), bool,
                                      "requires_confirmation", ident, default=False))
@@ -229,18 +296,32 @@ def _id(value: Any, ident: str, step: int) -> str | None:
     return None if value is None else str(value)
 
 
-def _tool(definition: Any, side_effects: set[str], ident: str) -> Tool:
+def _tool(definition: Any, side_effects: set[str], ident: str, tau_bench: bool = False
+          ) -> Tool:
+    """A tool definition: OpenAI's (``function``), Anthropic's (``input_schema``) or
+    MCP's (``inputSchema``, ``annotations``), with fbi's ``side_effects`` and
+    ``asks_user`` where given."""
     definition = _typed(definition, dict, "a tool definition", ident, default={})
     function = _typed(definition.get("function", definition), dict, "a tool's function",
-                      ident)  # OpenAI's, or Anthropic's flat one
+                      ident)
     name = _typed(function.get("name"), str, "a tool's name", ident, default="")
-    parameters = function.get("parameters") or function.get("input_schema")
-    return Tool(name=name,
-                description=_typed(function.get("description"), str,
-                                   f"the description of {name!r}", ident, default=""),
+    parameters = function.get("parameters") or function.get("input_schema") or \
+        function.get("inputSchema")
+    description = _typed(function.get("description"), str, f"the description of {name!r}",
+                         ident, default="")
+    for where in (definition, function):
+        _typed(where.get("side_effects"), bool, f"the side_effects of {name!r}", ident)
+        _typed(where.get("asks_user"), bool, f"the asks_user of {name!r}", ident)
+        _typed(where.get("annotations"), dict, f"the annotations of {name!r}", ident)
+    flat = {**function, **{k: v for k, v in definition.items() if k != "function"}}
+    effects, source = _effects_of(name, description, flat, side_effects, tau_bench)
+    asks = flat.get("asks_user")
+    return Tool(name=name, description=description,
                 parameters=_typed(parameters, dict, f"the parameters of {name!r}", ident,
                                   default={}),
-                side_effects=name in side_effects)
+                side_effects=effects, known_by=source,
+                asks_user=asks if isinstance(asks, bool) else
+                inferred_asks_user(name, description))
 
 
 def _openai_call(call: Any, ident: str, step: int) -> ToolCall:

@@ -40,7 +40,8 @@ def render(trajectory: Trajectory) -> str:
 def task_text(trajectory: Trajectory) -> str:
     """The task and the tools, as the question a judge of the trajectory is given."""
     tools = [f"- {t.name}: {t.description or '(no description)'}"
-             + (" [changes the world]" if t.side_effects else "") for t in trajectory.tools]
+             + (" [changes the world]" if t.side_effects else "") for t in trajectory.tools
+             if t.defined]
     parts = [trajectory.task]
     if tools:
         parts.append("Tools the agent could call:\n" + "\n".join(tools))
