@@ -70,9 +70,9 @@ def trajectories() -> None:
 @tools_option
 def validate(spec, tools) -> None:
     """Read SPEC (a .jsonl or .json file in fbi's, OpenAI's, Anthropic's or τ-bench's
-    layout, or `sample`) and say what it holds — the tools, which change the world and
-    how fbi knows — ; exit 2 naming the record and step of the first broken
-    trajectory."""
+    layout, OpenTelemetry or OpenInference spans, or `sample`) and say what it holds —
+    the tools, which change the world and how fbi knows; exit 2 naming the record (the
+    trace and span) and step of the first broken trajectory."""
     from fbi.trajectories import confirmations
 
     found = read_spec(spec, tools)
@@ -94,7 +94,8 @@ def validate(spec, tools) -> None:
 @trajectories.command()
 @click.option("--input", "input_spec", default=SAMPLE, show_default=True,
               help="Gold trajectories: a file (fbi's, OpenAI's, Anthropic's or τ-bench's "
-                   "layout; τ-bench's reward-1 runs only) or `sample`.")
+                   "layout — τ-bench's reward-1 runs only —, or a trace export) or "
+                   "`sample`.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The vetting queue to write (.jsonl).")
 @click.option("--categories", multiple=True, callback=split_names,

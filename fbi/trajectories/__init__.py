@@ -1,6 +1,8 @@
-"""Trajectories of tool-using agents (issue 54): the record, the layouts it is read from
-(fbi's, OpenAI's, Anthropic's, τ-bench's results), how a judge reads one, and the
-built-in sample of gold trajectories."""
+"""Trajectories of tool-using agents (issues 54 and 66): the record, the layouts it is
+read from (fbi's, OpenAI's, Anthropic's, τ-bench's results, OpenTelemetry and
+OpenInference traces), what the tools declare (side effects, asking the user) and where
+the user approved, how a judge reads one, and the built-in sample of gold
+trajectories."""
 
 from fbi.trajectories._effects import (
     TAU_BENCH_WRITE_TOOLS,

@@ -88,6 +88,12 @@ class Step(BaseModel):
     """A tool result: the tool that returned it."""
     is_error: bool = False
     """A tool result: the tool failed."""
+    agent: str | None = None
+    """The agent that took the step, when the source says (a trace's sub-agents)."""
+    started: float | None = None
+    """When it began, in seconds since the epoch (a trace's span start)."""
+    duration: float | None = None
+    """How long it took, in seconds (its span's)."""
 
 
 class Trajectory(BaseModel):

@@ -14,6 +14,11 @@ shape:
   keeps ``reward`` in ``domain``'s place as ``tau-bench`` (gold trajectories are the
   reward-1 ones: `gold_only`).
 
+A file of spans — OTLP JSON, OpenInference's span records — is one trajectory per
+trace (`fbi.trajectories._traces`). Tool definitions may be MCP's (``inputSchema``,
+``annotations``); side effects and tools that ask the user are learnt as
+`fbi.trajectories._effects` says.
+
 The task is the first user message (τ-bench: the task's instruction); system messages
 are left out. Extra fields of the layouts fbi reads: ``id``, ``domain``,
 ``requires_confirmation`` and ``side_effects`` (the names of tools that change the
@@ -74,6 +79,7 @@ def read_trajectories(path: str | Path) -> list[Trajectory]:
                 except JSONRefused as error:
                     raise InputError(f"{path}, line {number}: {error.message}. Fix: "
                                      f"{error.fix} (one trajectory a line)") from None
+    records = _traces_as_records(path, records)
     found, seen, skipped = [], set(), []
     for where, record in records:
         if _raised(record):
@@ -99,6 +105,32 @@ def read_trajectories(path: str | Path) -> list[Trajectory]:
     if not found:
         raise InputError(f"{path}: no trajectory. Fix: give one a line")
     return found
+
+
+def _traces_as_records(path: Path, records: list[tuple[str, Any]]
+                       ) -> list[tuple[str, Any]]:
+    """A file of spans (OTLP JSON, span records: `fbi.trajectories._traces`) as one
+    record in fbi's layout per trace; any other file as it is. A file mixes neither."""
+    from fbi.trajectories._traces import is_trace_record, spans_of, trace_records
+
+    shaped = [is_trace_record(record) for _, record in records]
+    if not any(shaped):
+        return records
+    if not all(shaped):
+        where = records[shaped.index(False)][0]
+        raise InputError(f"{where}: a trajectory among spans. Fix: give a file of "
+                         "trajectories or a file of spans (one trace export), not both")
+    spans = []
+    for where, record in records:
+        try:
+            spans += spans_of(record, where)
+        except TrajectoryError as error:
+            raise InputError(f"{where}: {error}") from None
+    try:
+        made = trace_records(spans, str(path))
+    except TrajectoryError as error:
+        raise InputError(f"{path}: {error}") from None
+    return [(f"{path}, trace {record['id']!r}", record) for record in made]
 
 
 def _raised(record: Any) -> bool:

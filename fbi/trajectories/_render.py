@@ -19,14 +19,16 @@ from fbi.trajectories._model import Step, Trajectory
 RENDER_VERSION = "1"
 
 
-def render_step(number: int, step: Step) -> str:
-    """One step as numbered lines."""
+def render_step(number: int, step: Step, agent: bool = False) -> str:
+    """One step as numbered lines; ``agent``: with the agent that took it (a trajectory
+    of several agents: a sub-agent's steps say so)."""
+    head = f"Step {number} · " + (f"agent {step.agent.replace('·', '-')} · "
+                                  if agent and step.agent else "")
     if step.role == "tool":
         what = "returned an error" if step.is_error else "returned"
-        return f"Step {number} · tool {step.tool or '?'} {what} (call {step.call_id}):\n" \
+        return f"{head}tool {step.tool or '?'} {what} (call {step.call_id}):\n" \
             f"{_indent(step.text)}"
-    lines = [f"Step {number} · {step.role}:" + (f"\n{_indent(step.text)}" if step.text
-                                                 else "")]
+    lines = [f"{head}{step.role}:" + (f"\n{_indent(step.text)}" if step.text else "")]
     lines += [f"  calls {call.name}({call.arguments_json()}) (call {call.id})"
               for call in step.calls]
     return "\n".join(lines)
@@ -34,7 +36,8 @@ def render_step(number: int, step: Step) -> str:
 
 def render(trajectory: Trajectory) -> str:
     """The agent's attempt: every step, numbered from 1."""
-    return "\n".join(render_step(n, s) for n, s in enumerate(trajectory.steps, 1))
+    agents = len({s.agent for s in trajectory.steps if s.agent}) > 1
+    return "\n".join(render_step(n, s, agents) for n, s in enumerate(trajectory.steps, 1))
 
 
 def task_text(trajectory: Trajectory) -> str:
@@ -72,7 +75,8 @@ def into_tool_result(text: str, added: str, choose=lambda steps: steps[-1]) -> s
 
 # ------------------------------------------------------------------ reading a rendering
 
-_HEADER = re.compile(r"^Step (\d+) · (?:(user|assistant):|tool (\S+) returned)", re.MULTILINE)
+_HEADER = re.compile(r"^Step (\d+) · (?:agent [^·\n]+ · )?(?:(user|assistant):|tool (\S+) "
+                     r"returned)", re.MULTILINE)
 _CALL = re.compile(r"^  calls ([^\s(]+)\(", re.MULTILINE)
 
 
