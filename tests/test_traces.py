@@ -194,6 +194,47 @@ def test_the_older_indexed_genai_attributes_read_the_same(tmp_path):
     assert trajectory.steps[0].calls[0].arguments == {"city": "Oslo"}
 
 
+def _event(name: str, **attributes) -> dict:
+    return {"timeUnixNano": str(T0), "name": name,
+            "attributes": [{"key": k, "value": _value(v)} for k, v in attributes.items()]}
+
+
+@pytest.mark.parametrize("style", ["message-events", "content-events"])
+def test_messages_recorded_as_span_events_read_the_same(tmp_path, style):
+    call = {"id": "w1", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    first, second = otlp_span("m1", None, "chat", 1, {"gen_ai.operation.name": "chat"}), \
+        otlp_span("m2", None, "chat", 3, {"gen_ai.operation.name": "chat"})
+    tool = otlp_span("t", None, "execute_tool get_weather", 2, {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.id": "w1", "gen_ai.tool.call.result": "4 °C"})
+    root = otlp_span("r", None, "invoke_agent", 0, {"gen_ai.operation.name": "invoke_agent"})
+    for span in (first, second, tool):
+        span["parentSpanId"] = "r"
+    if style == "message-events":
+        first["events"] = [_event("gen_ai.system.message", content="Be brief."),
+                           _event("gen_ai.user.message", content="Weather in Oslo?"),
+                           _event("gen_ai.choice", message=json.dumps(
+                               {"role": "assistant", "tool_calls": [call]}))]
+        second["events"] = [_event("gen_ai.choice", message=json.dumps(
+            {"role": "assistant", "content": "4 °C in Oslo."}))]
+    else:
+        first["events"] = [
+            _event("gen_ai.content.prompt", **{"gen_ai.prompt": json.dumps(
+                [{"role": "user", "content": "Weather in Oslo?"}])}),
+            _event("gen_ai.content.completion", **{"gen_ai.completion": json.dumps(
+                [{"role": "assistant", "content": None, "tool_calls": [call]}])})]
+        second["events"] = [_event("gen_ai.content.completion", **{
+            "gen_ai.completion": json.dumps([{"role": "assistant",
+                                              "content": "4 °C in Oslo."}])})]
+    export = {"resourceSpans": [{"scopeSpans": [{"spans": [root, first, tool, second]}]}]}
+    (trajectory,) = read_trajectories(_write(tmp_path, "events.json", export))
+    assert trajectory.task == "Weather in Oslo?"
+    assert [(s.role, s.text) for s in trajectory.steps] == [
+        ("assistant", ""), ("tool", "4 °C"), ("assistant", "4 °C in Oslo.")]
+    assert trajectory.steps[0].calls[0].arguments == {"city": "Oslo"}
+
+
 def phoenix_spans(nested: bool) -> list[dict]:
     """OpenInference spans as Phoenix's span JSON (nested attributes) or its dataframe's
     rows (dotted ``attributes.…`` columns)."""

@@ -332,6 +332,15 @@ def _semconv_messages(value: Any) -> list[Message]:
                 texts.append(_text(part.get("response")))
         if "content" in item and not texts:  # (a chat-style message)
             texts.append(_text(item.get("content")))
+        for call in item.get("tool_calls") or ():  # (OpenAI's, in a chat-style message)
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                message.calls.append(ToolCall(
+                    id=str(call.get("id") or f"call-{len(messages)}-{len(message.calls)}"),
+                    name=str(function.get("name") or "?"),
+                    arguments=_arguments(function.get("arguments"))))
+        if item.get("tool_call_id"):
+            message.call_id = str(item["tool_call_id"])
         message.text = "\n".join(t for t in texts if t)
         messages.append(message)
     return messages
@@ -368,17 +377,29 @@ def _flat_messages(flat: dict[str, Any], prefix: str) -> list[Message]:
 
 
 def _event_messages(span: Span, output: bool) -> list[Message]:
-    """The GenAI conventions' message events (``gen_ai.user.message``, …,
-    ``gen_ai.choice``)."""
+    """The GenAI conventions' message events: one a message (``gen_ai.user.message``, …,
+    ``gen_ai.choice``), or the older ``gen_ai.content.prompt`` /
+    ``gen_ai.content.completion`` holding them all (``gen_ai.prompt``,
+    ``gen_ai.completion``: chat messages as JSON)."""
     messages = []
+    whole = "gen_ai.content.completion" if output else "gen_ai.content.prompt"
     for name, attributes in span.events:
+        if name == whole:
+            messages += _semconv_messages(attributes.get(
+                "gen_ai.completion" if output else "gen_ai.prompt"))
+            continue
+        if name.startswith("gen_ai.content."):
+            continue
         if not name.startswith("gen_ai.") or (name == "gen_ai.choice") != output:
             continue
         role = name.removeprefix("gen_ai.").removesuffix(".message")
-        body = {k.removeprefix("message."): v for k, v in attributes.items()}
-        content = _json(body.get("content", body.get("gen_ai.event.content")))
-        if isinstance(content, dict):
-            body, content = {**body, **_flatten(content)}, content.get("content")
+        body = dict(attributes)
+        for key in ("body", "gen_ai.event.content", "message"):  # the event's body, as
+            inner = _json(body.pop(key, None))                   # JSON in an attribute
+            if isinstance(inner, dict):
+                body.update(_flatten(inner))
+        body = {k.removeprefix("message."): v for k, v in body.items()}
+        content = body.get("content")
         message = Message("assistant" if role == "choice" else role, _text(content))
         for call in _indexed(body, "tool_calls."):
             message.calls.append(ToolCall(
