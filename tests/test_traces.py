@@ -406,3 +406,28 @@ def test_a_trace_is_validated_perturbed_and_judged_from_the_command_line(tmp_pat
     refused = fbi("trajectories", "validate", str(bad))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "two roots" in refused.stderr and "bad.json" in refused.stderr
+
+
+def test_a_hunt_over_traces_can_name_a_sub_agent_s_steps(tmp_path):
+    """The hunt's step predicates read the agent from the rendering the judge saw: an
+    edit at the searcher's step is "at a sub-agent's step" and "of the agent searcher";
+    one at the answering agent's is neither."""
+    from fbi.hunt._predicates import PREDICATES, EditView
+    from fbi.hunt._trajectory_edits import Toolbox
+
+    (trajectory,) = read_trajectories(_write(tmp_path, "trace.json", genai_otlp()))
+    toolbox = Toolbox((), {}, ("searcher", "travel"))
+    by_name = {p.name: p for p in toolbox.predicates()}
+    gold = render(trajectory)
+
+    def view(index: int) -> EditView:
+        steps = list(trajectory.steps)
+        steps[index] = steps[index].model_copy(update={"text": steps[index].text + " (!)"})
+        edited = render(trajectory.model_copy(update={"steps": tuple(steps)}))
+        return EditView("task", gold, edited, edited, "agent", "trajectory/x",
+                        ("trajectory/x",))
+
+    sub, main = view(5), view(7)  # the searcher's answer; the travel agent's question
+    assert PREDICATES["step:sub_agent"].test(sub) and by_name["agent:searcher"].test(sub)
+    assert not by_name["agent:travel"].test(sub)
+    assert not PREDICATES["step:sub_agent"].test(main) and by_name["agent:travel"].test(main)

@@ -121,6 +121,17 @@ def _repeats(view: EditView) -> bool:
 _step("step:repeats_a_call", "repeating a call already made",
       "The changed step calls a tool with the same arguments as an earlier call (of an "
       "earlier step, or of the same step).", _repeats)
+def _sub_agent(view: EditView) -> bool:
+    """The changed step was taken by an agent other than the one that answers (the
+    last step's): a sub-agent of a trace."""
+    changed, step = _changed(view), view.trajectory_step
+    return changed is not None and changed.agent is not None and \
+        changed.agent != step[1][-1].agent
+
+
+_step("step:sub_agent", "at a sub-agent's step",
+      "The changed step was taken by a sub-agent (a trace's agent other than the one "
+      "that gives the final answer).", _sub_agent)
 _step("trajectory:needs_confirmation", "in tasks that require a confirmation",
       "The task requires the agent to confirm with the user before any action that "
       "changes the world.",
@@ -136,13 +147,19 @@ class Toolbox:
     """Every tool the trajectories define."""
     effectful: dict[str, frozenset[str]]
     """By question (a task with its tools): the tools that change the world."""
+    agents: tuple[str, ...] = ()
+    """The agents of trajectories with several (traces with sub-agents)."""
 
     @classmethod
     def of(cls, items: list[GoldItem]) -> Toolbox:
         trajectories = [(i.question, i.trajectory) for i in items if i.trajectory]
+        agents = set()
+        for _, trajectory in trajectories:
+            named = {s.agent for s in trajectory.steps if s.agent}
+            agents |= named if len(named) > 1 else set()
         return cls(tuple(sorted({tool.name for _, t in trajectories for tool in t.tools})),
                    {question: frozenset(tool.name for tool in t.tools if tool.side_effects)
-                    for question, t in trajectories})
+                    for question, t in trajectories}, tuple(sorted(agents)))
 
     def touches(self, view: EditView, effectful: bool) -> bool:
         """Whether the changed step calls (or is the result of) a tool that changes the
@@ -154,8 +171,8 @@ class Toolbox:
         return any((tool in marked) == effectful for tool in changed.tools)
 
     def predicates(self) -> list[Predicate]:
-        """The per-hunt predicates: side effects or none, and ``tool:NAME`` for each
-        tool."""
+        """The per-hunt predicates: side effects or none, ``agent:NAME`` for each agent
+        of a trajectory of several, and ``tool:NAME`` for each tool."""
         found = [
             Predicate("step:side_effects", "at a step with side effects", STEP,
                       lambda v: self.touches(v, True), "The changed step calls, or is the "
@@ -163,6 +180,10 @@ class Toolbox:
             Predicate("step:read_only", "at a read-only tool's step", STEP,
                       lambda v: self.touches(v, False), "The changed step calls, or is the "
                       "result of, a tool that changes nothing.")]
+        found += [Predicate(f"agent:{name}", f"at a step of the agent {name}", STEP,
+                            lambda v, n=name: (c := _changed(v)) is not None and
+                            c.agent == n, f"The changed step was taken by the agent {name}.")
+                  for name in self.agents]
         return found + [Predicate(f"tool:{name}", f"at a {name} step", STEP,
                                   lambda v, n=name: (c := _changed(v)) is not None and
                                   n in c.tools, f"The changed step calls {name} or is its "

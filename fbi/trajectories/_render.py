@@ -63,7 +63,7 @@ def into_tool_result(text: str, added: str, choose=lambda steps: steps[-1]) -> s
     results (``choose`` picks it from the tool steps' headers; the last by default) —
     what a tool whose output an attacker controls returns; None without a tool step."""
     headers = list(_HEADER.finditer(text))
-    tools = [h for h in headers if h[3]]
+    tools = [h for h in headers if h['tool']]
     if not tools:
         return None
     header = choose(tools)
@@ -75,8 +75,9 @@ def into_tool_result(text: str, added: str, choose=lambda steps: steps[-1]) -> s
 
 # ------------------------------------------------------------------ reading a rendering
 
-_HEADER = re.compile(r"^Step (\d+) · (?:agent [^·\n]+ · )?(?:(user|assistant):|tool (\S+) "
-                     r"returned)", re.MULTILINE)
+_HEADER = re.compile(r"^Step (?P<number>\d+) · (?:agent (?P<agent>[^·\n]+) · )?"
+                     r"(?:(?P<role>user|assistant):|tool (?P<tool>\S+) returned)",
+                     re.MULTILINE)
 _CALL = re.compile(r"^  calls ([^\s(]+)\(", re.MULTILINE)
 
 
@@ -91,6 +92,9 @@ class RenderedStep:
     body: str
     """The step's lines without its number (two steps compare equal when only their
     numbers differ)."""
+    agent: str | None = None
+    """The agent that took it, when the rendering names agents (a trajectory of
+    several)."""
 
 
 def rendered_steps(text: str) -> list[RenderedStep]:
@@ -104,9 +108,10 @@ def rendered_steps(text: str) -> list[RenderedStep]:
     steps = []
     for header, following in zip(headers, [*headers[1:], None], strict=True):
         block = text[header.start():following.start() if following else len(text)]
-        role = header[2] or "tool"
-        tools = (header[3],) if header[3] else tuple(_CALL.findall(block))
-        steps.append(RenderedStep(role, tools, block.split(" · ", 1)[1].rstrip("\n")))
+        role = header["role"] or "tool"
+        tools = (header["tool"],) if header["tool"] else tuple(_CALL.findall(block))
+        steps.append(RenderedStep(role, tools, block.split(" · ", 1)[1].rstrip("\n"),
+                                  header["agent"]))
     return steps
 
 
