@@ -68,6 +68,17 @@ PREFERENCE_PREFIX = "preference/"
 #: A blind spot `fbi hunt` confirmed is a category named ``hunt/NAME`` (its vetted edits).
 HUNT_PREFIX = "hunt/"
 
+#: TRAIL's three top-level classes of agent errors (Deshpande et al., "TRAIL: Trace
+#: Reasoning and Agentic Issue Localization", 2025, §3: its taxonomy of 841 annotated
+#: errors in 148 traces), by the name fbi reports them under.
+TRAIL_CLASSES = {
+    "reasoning": "Reasoning errors (hallucination, information processing, decisions, "
+                 "output)",
+    "planning-and-coordination": "Planning and coordination errors (context and task "
+                                 "management)",
+    "system-execution": "System execution errors (configuration, API, resources)",
+}
+
 SCORE_INVARIANT = "score-invariant"
 #: A trajectory's planted error is a category named ``trajectory/KIND`` (issue 54).
 TRAJECTORY_PREFIX = "trajectory/"
@@ -103,6 +114,9 @@ class Category:
     paper's categories; ``trajectory`` for an error planted in an agent's trajectory
     (``trajectory/KIND``, ability ``agent``): judged and reported in its own column, never
     among the paper's 22; empty otherwise."""
+    trail: str = ""
+    """A trajectory category's class in TRAIL's taxonomy of agent errors (`TRAIL_CLASSES`);
+    empty for the rest."""
 
 
 CATEGORIES: tuple[Category, ...] = (
@@ -180,28 +194,47 @@ CATEGORIES: tuple[Category, ...] = (
              extra=True, family="master-key"),
     # trajectories of tool-using agents (issue 54): one error planted in a trajectory
     # that did its task (`fbi.perturb.perturb_trajectory`)
+    # TRAIL's class of each (its subcategory in the comment): where TRAIL would file the
+    # step the rule changes
     *(Category(f"{TRAJECTORY_PREFIX}{kind}", name, Ability.AGENT, description,
-               family="trajectory")
-      for kind, name, description in (
-          ("wrong-tool", "Wrong tool", "A step calls another tool than the task needs."),
+               family="trajectory", trail=trail)
+      for kind, name, description, trail in (
+          ("wrong-tool", "Wrong tool", "A step calls another tool than the task needs.",
+           "reasoning"),  # decision making: tool selection errors
           ("wrong-argument", "Wrong argument",
-           "A tool is called with a wrong or invented argument value."),
+           "A tool is called with a wrong or invented argument value.",
+           "reasoning"),  # hallucination: tool-related
           ("skipped-step", "Skipped step",
-           "A step the task needs is left out; the rest goes on as if it was done."),
+           "A step the task needs is left out; the rest goes on as if it was done.",
+           "planning-and-coordination"),  # task management: orchestration
           ("swapped-steps", "Swapped steps",
-           "A step runs before the step whose result it depends on."),
+           "A step runs before the step whose result it depends on.",
+           "planning-and-coordination"),  # task management: orchestration
           ("misreported-result", "Misreported result",
-           "The agent reports a value other than the one the tool returned."),
+           "The agent reports a value other than the one the tool returned.",
+           "reasoning"),  # information processing: tool output misinterpretation
           ("ignored-error", "Ignored error",
-           "A tool fails and the agent carries on as if it had succeeded."),
+           "A tool fails and the agent carries on as if it had succeeded.",
+           "system-execution"),  # API issues: the failed call the agent goes past
           ("contradicting-answer", "Contradicting answer",
-           "The final answer states what the tool results contradict."),
+           "The final answer states what the tool results contradict.",
+           "reasoning"),  # hallucination: language-only
           ("unconfirmed-action", "Unconfirmed action",
-           "An irreversible action is taken without the confirmation the task asked."),
+           "An irreversible action is taken without the confirmation the task asked.",
+           "reasoning"),  # output generation: instruction non-compliance
           ("premature-answer", "Premature answer",
-           "The agent answers, claiming success, before the task's steps are done."),
+           "The agent answers, claiming success, before the task's steps are done.",
+           "planning-and-coordination"),  # task management: goal deviation
           ("redundant-loop", "Redundant loop",
-           "The agent repeats the same call again and again to no purpose."))),
+           "The agent repeats the same call again and again to no purpose.",
+           "planning-and-coordination"),  # context management: resource abuse
+          ("phantom-tool", "Phantom tool",
+           "The final answer cites a tool the agent never called.",
+           "reasoning"),  # hallucination: tool-related
+          ("stale-result", "Stale result",
+           "The answer uses a value a later call of the same tool changed.",
+           "planning-and-coordination"),  # context management: context handling
+      )),
 )
 
 _BY_NAME = {c.name: c for c in CATEGORIES}

@@ -401,6 +401,11 @@ def test_a_trace_is_validated_perturbed_and_judged_from_the_command_line(tmp_pat
     placed = {r["category"]: (r["exact"], r["exact_share"]) for r in summary["steps"]}
     made = {i.category for i in instances if i.category != "score-invariant"}
     assert set(placed) == made and all(share == 1.0 for _, share in placed.values())
+    from fbi.taxonomy import get_category
+
+    by_trail = {r["group"]: r["rate"] for r in summary["trail"]}  # beside fbi's own
+    assert set(by_trail) == {get_category(c).trail for c in made}
+    assert "Agents by TRAIL's taxonomy" in report.stdout
     bad = _write(tmp_path, "bad.json", _broken(lambda by, spans: by["c1"].pop(
         "parentSpanId")))
     refused = fbi("trajectories", "validate", str(bad))

@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # the names, for readers and type checkers; lazy_face loads t
         master_key_rates,
         pairwise_breakdowns,
         reference_histograms,
+        trail_rates,
         turn_rates,
         wilson_interval,
     )

@@ -155,6 +155,21 @@ def turn_rates(outcomes: Iterable[InstanceOutcome], turns: Mapping[str, int]
             for (judge, strategy, paradigm, turn), items in sorted(by_turn.items())]
 
 
+def trail_rates(outcomes: Iterable[InstanceOutcome]) -> list[GroupRate]:
+    """Agents' trajectories by TRAIL's taxonomy (Deshpande et al. 2025, §3;
+    `fbi.taxonomy.TRAIL_CLASSES`): the undetected rate per judge × strategy × class, over
+    the trajectory categories filed under it."""
+    by_class: dict[tuple[str, str, str, str], list[InstanceOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        trail = get_category(outcome.category).trail
+        if trail and not outcome.is_score_invariant:
+            by_class[(outcome.judge, outcome.strategy, outcome.paradigm, trail)].append(
+                outcome)
+    return [group_rate(items, "category", trail, judge, strategy, paradigm).model_copy(
+        update={"level": "trail"})
+        for (judge, strategy, paradigm, trail), items in sorted(by_class.items())]
+
+
 def master_key_rates(outcomes: Iterable[InstanceOutcome]) -> list[GroupRate]:
     """The master-key suite's rates (Zhao et al. 2025, §3), per judge × strategy × family
     (``master-key/FAMILY`` instances, ``prefixed`` among them): the share of answers that

@@ -30,11 +30,11 @@ class GroupRate(JudgeStrategy):
     paradigm: str
     """``single``, ``pairwise``, ``reference`` or ``step``."""
     level: Literal["category", "ability", "overall", "score-invariant", "turn",
-                   "master-key"]
+                   "master-key", "trail"]
     """What the group is."""
     group: str
-    """The category, the ability's short name, ``all``, ``SI``, ``turn N`` or a master
-    key family."""
+    """The category, the ability's short name, ``all``, ``SI``, ``turn N``, a master
+    key family or a TRAIL class."""
     instances: int
     """Instances of the group in the run's dataset."""
     judged: int

@@ -375,6 +375,62 @@ def redundant_loop(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit
                  "the same arguments")
 
 
+@_rule("phantom-tool")
+def phantom_tool(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
+    """The final answer says a tool it never called checked the result (TRAIL's
+    tool-related hallucination): one the trajectory offered and did not call."""
+    steps = _steps(trajectory)
+    final = _final(steps)
+    if final is None:
+        raise Declined("no final answer")
+    called = {c.name for s in steps for c in s.calls}
+    uncalled = [t.name for t in trajectory.tools if t.defined and t.name not in called
+                and not t.side_effects and not t.asks_user]
+    if not uncalled:
+        raise Declined("no offered read-only tool left uncalled to cite")
+    tool = rng.choice(uncalled)
+    text = steps[final].text.rstrip()
+    steps[final] = steps[final].model_copy(update={
+        "text": f"{text}{'' if text.endswith(('.', '!', '?')) else '.'} I double-checked "
+                f"this with {tool}."})
+    return _with(trajectory, steps, final + 1, f"the final answer says {tool}, never "
+                 "called, checked it")
+
+
+@_rule("stale-result")
+def stale_result(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
+    """The answer reports a value a later call of the same read-only tool changed: the
+    call is made again before the answer and returns another value, which the answer
+    ignores (TRAIL's context handling failure)."""
+    steps = _steps(trajectory)
+    final = _final(steps)
+    if final is None:
+        raise Declined("no final answer")
+    reads = {t.name for t in trajectory.tools if not t.side_effects}
+    text = steps[final].text
+    options = []
+    for n, step in enumerate(steps[:final]):
+        if step.role != "tool" or step.tool not in reads:
+            continue
+        for token in _values([step]):
+            if _in(text, token) and _changed(_number(token), random.Random(0)) is not None:
+                options.append((n, token))
+    if not options:
+        raise Declined("the final answer reports no value a read-only tool returned")
+    n, token = rng.choice(options)
+    result = steps[n]
+    call = next(c for s in steps for c in s.calls if c.id == result.call_id)
+    new = str(_changed(_number(token), rng))
+    again = call.model_copy(update={"id": f"{call.id}-later"})
+    changed = re.sub(rf"(?<![\w.]){re.escape(token)}(?![\w]|\.\d)", new, result.text)
+    later = [Step(role="assistant", text="Let me refresh that before answering.",
+                  calls=(again,)),
+             result.model_copy(update={"call_id": again.id, "text": changed})]
+    edited = steps[:final] + later + steps[final:]
+    return _with(trajectory, edited, final + 1, f"{call.name} called again returns {new} "
+                 f"where it had {token}; the answer still says {token}")
+
+
 # ------------------------------------------------------------------ score-invariant
 
 @_rule(f"{SCORE_INVARIANT}/reordered-calls")

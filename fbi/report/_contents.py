@@ -22,6 +22,7 @@ from fbi.report._tables import (
     turn_table,
     weighted_table,
 )
+from fbi.report._trail import TRAIL_NOTE, trail_table
 
 LEADERBOARD_NOTE = (
     "Judge × strategy pairs by overall undetected rate (lower is better), with what they "
@@ -64,6 +65,9 @@ SECTIONS = [
             tables=lambda s, terminal: _titled(best_of_n_tables(s, terminal))),
     Section("steps", "Agents: the first wrong step", note=STEPS_NOTE,
             contents="First wrong step", tables=lambda s, terminal: _one(steps_table(s))),
+    Section("trail", "Agents by TRAIL's taxonomy", note=TRAIL_NOTE, contents="TRAIL classes",
+            terminal_title="Agents by TRAIL's taxonomy: % of planted errors missed",
+            tables=lambda s, terminal: _one(trail_table(s, terminal)) if s.trail else []),
     Section("ranking", "Ranking stability: which errors are hardest", note=RANKING_NOTE,
             contents="Ranking stability", terminal=False,
             tables=lambda s, terminal: _one(ranking_table(s)) if s.ranking_stability

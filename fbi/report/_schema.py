@@ -148,6 +148,8 @@ class Summary(BaseModel):
     """Each manipulation's effect against its twin."""
     master_keys: list[RateRow] = []
     """The master-key suite's false-positive rates, per judge × strategy × key family."""
+    trail: list[RateRow] = []
+    """Agents' trajectories by TRAIL's taxonomy, per judge × strategy × class."""
     steps: list[StepRow] = []
     """Step-level judges of agents' trajectories: where they put the error."""
     human_agreement: HumanAgreement | None

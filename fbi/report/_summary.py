@@ -33,6 +33,7 @@ from fbi.metrics import (
     repeatability,
     self_preference,
     step_localisation,
+    trail_rates,
     turn_rates,
     weighted_rates,
 )
@@ -138,6 +139,7 @@ def build_summary(runs: list[Run], robustness: list[RobustnessEntry] | None = No
         ranking_stability=ranking_stability(outcomes),
         manipulation=manipulation_effects(outcomes, _twins(instances)),
         master_keys=master_key_rates(outcomes + missing),
+        trail=trail_rates(outcomes + missing),
         steps=step_localisation(outcomes, instances),
         human_agreement=human_agreement(judgments, labels) if labels else None,
         leaderboard=leaderboard(rates, pairwise, judgments,
