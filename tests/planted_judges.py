@@ -536,15 +536,31 @@ def step_judge(instances: Iterable, shift: dict[str, int | None]):
         instance = by_answer.get(_section(prompt, "answer") or "")
         if instance is None:
             return "OK"  # the preflight probe
-        gold = instance.gold_answer.split("\nStep ")
-        edited = instance.perturbed_answer.split("\nStep ")
-        first = next((n for n, (a, b) in enumerate(zip(gold, edited, strict=False), 1)
-                      if a != b), min(len(gold), len(edited)) + 1)
+        gold, edited = _numbered(instance.gold_answer), _numbered(instance.perturbed_answer)
+        # the number the first differing step shows (a window keeps the trajectory's)
+        first = next((n for (_, a), (n, b) in zip(gold, edited, strict=False) if a != b),
+                     None)
+        if first is None:
+            longer = edited if len(edited) > len(gold) else gold
+            first = longer[min(len(gold), len(edited))][0] if len(longer) > \
+                min(len(gold), len(edited)) else len(edited) + 1
         moved = shift.get(instance.category, 0)
         step = 0 if moved is None or instance.category == "score-invariant" else \
             max(1, first + moved)
         return json.dumps({"explanation": "Checked every step.", "score": step})
     return script
+
+
+def _numbered(text: str) -> list[tuple[int, str]]:
+    """A rendered trajectory's steps: each one's number and its text without it (the
+    lines a window puts for steps left out dropped)."""
+    steps = []
+    for block in re.split(r"\n(?=Step \d+ · )", text):
+        found = re.match(r"Step (\d+) · (.*)", block, re.DOTALL)
+        if found:
+            body = re.sub(r"\n\[… steps \d+–\d+ left out …\]$", "", found[2])
+            steps.append((int(found[1]), body))
+    return steps
 
 
 def _changed_block(gold: str, edited: str) -> str | None:

@@ -436,3 +436,50 @@ def test_a_hunt_over_traces_can_name_a_sub_agent_s_steps(tmp_path):
     assert PREDICATES["step:sub_agent"].test(sub) and by_name["agent:searcher"].test(sub)
     assert not by_name["agent:travel"].test(sub)
     assert not PREDICATES["step:sub_agent"].test(main) and by_name["agent:travel"].test(main)
+
+
+def long_trajectory(calls: int = 120):
+    """An agent that reads ``calls`` pages one by one, then answers: 2 × calls + 1
+    steps."""
+    from fbi.trajectories import trajectory_of
+
+    messages = [{"role": "user", "content": "Sum the totals of pages 1 to "
+                                            f"{calls}."}]
+    for n in range(1, calls + 1):
+        messages += [{"role": "assistant", "content": f"Reading page {n}.", "tool_calls": [
+            {"id": f"p{n}", "type": "function",
+             "function": {"name": "read_page", "arguments": json.dumps({"page": n})}}]},
+            {"role": "tool", "tool_call_id": f"p{n}", "content": f"total {n * 7}"}]
+    messages.append({"role": "assistant",
+                     "content": f"The sum is {7 * calls * (calls + 1) // 2}."})
+    return trajectory_of({"id": "long", "messages": messages, "tools": [
+        {"type": "function", "function": {"name": "read_page", "description": "Reads a "
+                                                                               "page."}}]})
+
+
+@pytest.mark.parametrize("category", ["trajectory/ignored-error", "trajectory/skipped-step",
+                                      "trajectory/redundant-loop",
+                                      "trajectory/premature-answer"])
+def test_a_long_trajectory_is_windowed_around_the_change_keeping_its_numbers(category):
+    from fbi.perturb import trajectory_candidates
+
+    trajectory = long_trajectory()
+    budget = 3_000
+    (whole,), _ = trajectory_candidates([trajectory], [category], seed=3)
+    (cut,), _ = trajectory_candidates([trajectory], [category], seed=3, window=budget)
+    assert len(whole.gold_answer) > budget  # (the window had work to do)
+    assert len(cut.perturbed_answer) <= budget and len(cut.gold_answer) <= budget
+    # the changed step is kept, by the number it has in the whole trajectory
+    assert cut.provenance.changed_step == whole.provenance.changed_step
+    assert cut.rationale.startswith(whole.rationale.split(" (")[0])
+    assert "(the judge sees steps " in cut.rationale and not cut.flags
+    shown = [s.number for s in rendered_steps(cut.perturbed_answer)]
+    assert shown == list(range(shown[0], shown[-1] + 1))  # one stretch, numbers kept
+    assert whole.provenance.changed_step in shown
+    assert "left out …]" in cut.gold_answer
+    # a step-level judge reading the window places the step exactly
+    from planted_judges import step_judge
+
+    judged = json.loads(step_judge([cut], {})({"messages": [{"role": "user", "content":
+        f"<answer>\n{cut.perturbed_answer}\n</answer>"}]}))["score"]
+    assert judged == cut.provenance.changed_step

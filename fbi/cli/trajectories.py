@@ -23,6 +23,8 @@ from fbi.cli.perturb import exit_for_llm, split_names
 
 #: ``--input sample``: the built-in gold trajectories.
 SAMPLE = "sample"
+#: A rendering longer than this (characters) is said to be long for a judge's context.
+LONG_RENDERING = 100_000
 
 
 def read_spec(spec: str, tools: Path | None = None):
@@ -110,13 +112,17 @@ def validate(spec, tools) -> None:
 @click.option("--temperature", type=FiniteFloat(min=0, max=5), default=0.7, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @tools_option
+@click.option("--window-tokens", type=click.IntRange(min=100), default=None,
+              help="Cut each rendering the judge reads to about this many tokens (4 "
+                   "characters each) around the changed step, every step keeping its "
+                   "number; the rationale says which steps are shown. Default: whole.")
 @api_base_option
 @calls_bundle
 @dry_run_option
 @cache_bundle
 @replace_option
 def perturb(input_spec, output, categories, engine, model, temperature, seed, tools,
-            api_base, calls, dry_run, cache, replace) -> None:
+            window_tokens, api_base, calls, dry_run, cache, replace) -> None:
     """Plant one error (or a score-invariant rewrite) in each gold trajectory — by rules,
     and by an LLM where asked — and write the candidates as a vetting queue (`fbi
     annotate`, `fbi evaluate --dataset`): each candidate's rationale names the step
@@ -134,7 +140,8 @@ def perturb(input_spec, output, categories, engine, model, temperature, seed, to
     settings = calls.settings(model, api_base, temperature=temperature) if model else None
     config = PerturbConfig(categories=categories, engine=engine, seed=seed,
                            **({"model": settings} if settings else {}))
-    perturber = TrajectoryPerturber(gold, config, output, source=input_spec)
+    perturber = TrajectoryPerturber(gold, config, output, source=input_spec,
+                                    window=4 * window_tokens if window_tokens else None)
     if not (perturber.spec_path.exists() or perturber.calls_path.exists()) and not dry_run:
         claim_file(output, replace)  # no run of fbi's beside it: the queue may be theirs
     console.print(f"{len(gold)} gold trajectories: {len(perturber.rule_jobs)} rule "
@@ -162,6 +169,11 @@ def perturb(input_spec, output, categories, engine, model, temperature, seed, to
         table.add_row(escape(category), *(str(n) for n in row[:len(columns) - 1]))
     console.print(table)
     _print_declines(result.tally, len(gold))
+    long = sum(len(c.perturbed_answer) > LONG_RENDERING for c in result.candidates)
+    if long and not window_tokens:
+        console.print(f"{long} candidates are longer than {LONG_RENDERING // 4:,} tokens "
+                      "(4 characters each): --window-tokens cuts them around the changed "
+                      "step for a judge's context", soft_wrap=True)
     console.print(f"wrote {escape(str(output))}; vet it with `fbi annotate {escape(str(output))}"
                   " --annotator NAME`", soft_wrap=True)
     exit_for_llm(result, perturber.calls_path)

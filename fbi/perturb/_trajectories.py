@@ -29,6 +29,7 @@ from fbi.trajectories import (
     confirmations,
     render,
     task_text,
+    windowed,
 )
 
 #: The rules' version: another version may plant other edits.
@@ -505,11 +506,18 @@ def prescreen_trajectory(gold: Trajectory, edit: TrajectoryEdit) -> list[str]:
 
 def trajectory_instance(trajectory: Trajectory, category: str, edited: str, claimed: int | None,
                         summary: str, generator: str, seed: int, variant: int = 1,
-                        version: str = RENDER_VERSION) -> Instance:
+                        version: str = RENDER_VERSION, window: int | None = None
+                        ) -> Instance:
     """A candidate: the task with the tools as the question, the gold and ``edited``
     renderings as the answers, the rationale naming the step ``claimed`` (``step N:
-    …``), the step that really differs as ``changed_step``, pre-screened."""
+    …``), the step that really differs as ``changed_step``, pre-screened. ``window``: at
+    most so many characters of each rendering, cut around the changed step
+    (`fbi.trajectories.windowed`: the numbers kept, the rationale saying which steps the
+    judge sees)."""
     gold = render(trajectory)
+    if window is not None:
+        gold, edited, kept = windowed(gold, edited, window)
+        summary += f" (the judge sees {kept})" if kept else ""
     return Instance(
         id=f"{trajectory.id}:{category}" + (f":{variant}" if variant > 1 else ""),
         ability=Ability.AGENT,
@@ -523,7 +531,8 @@ def trajectory_instance(trajectory: Trajectory, category: str, edited: str, clai
 
 
 def trajectory_candidates(trajectories: list[Trajectory], categories: list[str],
-                          seed: int = 0) -> tuple[list[Instance], list[str]]:
+                          seed: int = 0, window: int | None = None
+                          ) -> tuple[list[Instance], list[str]]:
     """One candidate instance per trajectory and category the rules could make, and a
     line for each they declined (what and why)."""
     made, declined = [], []
@@ -536,5 +545,5 @@ def trajectory_candidates(trajectories: list[Trajectory], categories: list[str],
                 continue
             made.append(trajectory_instance(
                 trajectory, category, render(edit.trajectory), edit.step, edit.summary,
-                f"trajectory-rules-{TRAJECTORY_RULES_VERSION}", seed))
+                f"trajectory-rules-{TRAJECTORY_RULES_VERSION}", seed, window=window))
     return made, declined

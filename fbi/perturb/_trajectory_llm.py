@@ -49,7 +49,10 @@ class TrajectoryPerturber(Perturber):
     rules_version = TRAJECTORY_RULES_VERSION
 
     def __init__(self, trajectories: list[Trajectory], config: PerturbConfig, output,
-                 source: str = ""):
+                 source: str = "", window: int | None = None):
+        """``window``: each rendering cut to at most so many characters around the
+        changed step (`fbi.trajectories.windowed`)."""
+        self.window = window
         known = trajectory_categories()
         for category in config.categories:
             if category not in known:
@@ -105,7 +108,7 @@ class TrajectoryPerturber(Perturber):
             int(claim[1]) if claim else None, rationale[claim.end():] if claim else rationale,
             generator if generator.startswith("llm:") else
             f"trajectory-rules-{TRAJECTORY_RULES_VERSION}", self.config.seed,
-            job.variant, version)
+            job.variant, version, self.window)
 
 
 def trajectory_reader(gold: Trajectory):

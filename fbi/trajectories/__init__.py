@@ -23,6 +23,7 @@ from fbi.trajectories._render import (
     RENDER_VERSION,
     RenderedStep,
     StepChange,
+    Window,
     changed_step,
     into_tool_result,
     render,
@@ -30,5 +31,6 @@ from fbi.trajectories._render import (
     rendered_steps,
     step_changes,
     task_text,
+    windowed,
 )
 from fbi.trajectories._sample import sample_records, sample_trajectories

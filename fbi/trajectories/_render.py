@@ -95,6 +95,9 @@ class RenderedStep:
     agent: str | None = None
     """The agent that took it, when the rendering names agents (a trajectory of
     several)."""
+    number: int = 0
+    """Its number as the rendering shows it (a window keeps the trajectory's
+    numbers)."""
 
 
 def rendered_steps(text: str) -> list[RenderedStep]:
@@ -110,22 +113,99 @@ def rendered_steps(text: str) -> list[RenderedStep]:
         block = text[header.start():following.start() if following else len(text)]
         role = header["role"] or "tool"
         tools = (header["tool"],) if header["tool"] else tuple(_CALL.findall(block))
-        steps.append(RenderedStep(role, tools, block.split(" · ", 1)[1].rstrip("\n"),
-                                  header["agent"]))
+        body = _OMITTED.sub("", block.split(" · ", 1)[1]).rstrip("\n")
+        steps.append(RenderedStep(role, tools, body, header["agent"],
+                                  int(header["number"])))
     return steps
 
 
 def changed_step(gold: str, edited: str) -> int | None:
-    """The first step of the ``edited`` rendering that differs from the ``gold`` one
-    (numbered from 1); None when neither is a rendering or nothing differs."""
+    """The first step of the ``edited`` rendering that differs from the ``gold`` one, by
+    the number the rendering shows (a window's numbers are the trajectory's); None when
+    neither is a rendering or nothing differs."""
     before, after = rendered_steps(gold), rendered_steps(edited)
     if not after:
         return None
-    for number, (a, b) in enumerate(zip(before, after, strict=False), 1):
+    for a, b in zip(before, after, strict=False):
         if a != b:
-            return number
-    return len(before) + 1 if len(after) > len(before) else \
-        (len(after) if len(after) < len(before) else None)
+            return b.number
+    if len(after) > len(before):
+        return after[len(before)].number
+    return after[-1].number if len(after) < len(before) else None
+
+
+# ------------------------------------------------------------------ windows
+
+#: The line a window puts where it leaves steps out (not a step's header: no judge
+#: reads it as one, and `rendered_steps` skips it).
+_OMITTED = re.compile(r"^\[… steps \d+–\d+ left out …\]\n?", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The steps a windowed rendering kept: ``first`` to ``last`` of ``total`` (the
+    trajectory's numbers)."""
+
+    first: int
+    last: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"steps {self.first}–{self.last} of {self.total}"
+
+
+def _blocks(text: str) -> list[tuple[int, str]]:
+    headers = list(_HEADER.finditer(text))
+    return [(int(h["number"]), text[h.start():following.start() if following else
+                                    len(text)].rstrip("\n"))
+            for h, following in zip(headers, [*headers[1:], None], strict=True)]
+
+
+def _joined(blocks: list[tuple[int, str]], first: int, last: int) -> str:
+    kept = [b for n, b in blocks if first <= n <= last]
+    total = blocks[-1][0] if blocks else 0
+    lines = ([f"[… steps 1–{first - 1} left out …]"] if first > 1 else []) + kept + \
+        ([f"[… steps {last + 1}–{total} left out …]"] if last < total else [])
+    return "\n".join(lines)
+
+
+def _around(blocks: list[tuple[int, str]], changed: int, room: int) -> tuple[int, int]:
+    """The stretch of steps kept around ``changed``: it, then its neighbours
+    alternately (later first: what followed the change), while they fit in ``room``
+    characters."""
+    size = {n: len(b) + 1 for n, b in blocks}
+    first = last = changed
+    used = size.get(changed, 0)
+    grew = True
+    while grew:
+        grew = False
+        for candidate in (last + 1, first - 1):
+            if candidate in size and not first <= candidate <= last and \
+                    used + size[candidate] <= room:
+                used += size[candidate]
+                first, last = min(first, candidate), max(last, candidate)
+                grew = True
+    return first, last
+
+
+def windowed(gold: str, edited: str, budget: int) -> tuple[str, str, Window | None]:
+    """Both renderings cut to at most ``budget`` characters each, around the step the
+    edit changed: the changed step always kept, then its neighbours alternately (later
+    first), every step keeping its number, a line saying which were left out; the same
+    stretch of the gold trajectory from the same step (the steps before the change are
+    alike). Unchanged, with no window, when both fit."""
+    if len(gold) <= budget and len(edited) <= budget:
+        return gold, edited, None
+    before, after = _blocks(gold), _blocks(edited)
+    changed = changed_step(gold, edited) or 1
+    # each side: its steps and the two "left out" lines
+    room = budget - 2 * len(f"[… steps {len(before) + len(after)}–{len(before)} left out "
+                            "…]\n")
+    gold_first, gold_last = _around(before, min(changed, len(before)), room)
+    first, last = _around(after, min(changed, len(after)), room)
+    first = max(first, gold_first)  # one start for both: the steps before it are alike
+    return _joined(before, first, gold_last), _joined(after, first, last), \
+        Window(first, last, len(after))
 
 
 @dataclass(frozen=True)
