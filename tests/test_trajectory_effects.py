@@ -308,3 +308,14 @@ def test_the_cli_shows_how_it_knows_and_warns_of_a_rule_every_trajectory_decline
     refused = fbi("trajectories", "validate", str(path), "--tools", str(bad), cwd=tmp_path)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "'ad' is in no trajectory" in refused.stderr
+
+
+def test_a_hunt_over_trajectories_takes_the_override_file_too(tmp_path):
+    bad = tmp_path / "tools.yaml"
+    bad.write_text("version: 1\ntools:\n  nope: {side_effects: true}\n", encoding="utf-8")
+    common = ("hunt", "--judge", "openai/x", "--api-base", "http://127.0.0.1:9/v1",
+              "--output", str(tmp_path / "h"), "--dry-run", "--tools", str(bad))
+    refused = fbi(*common, "--trajectories", "sample", cwd=tmp_path)
+    assert refused.returncode == 2 and "'nope' is in no trajectory" in refused.stderr
+    answers = fbi(*common, cwd=tmp_path)
+    assert answers.returncode == 2 and "give it with --trajectories" in answers.stderr

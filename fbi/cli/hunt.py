@@ -173,6 +173,7 @@ class Subject:
 
     dataset_spec: str = "sample"
     trajectory_spec: str | None = None
+    tools: Path | None = None
 
 
 subject_bundle = bundle("subject", Subject,
@@ -183,7 +184,11 @@ subject_bundle = bundle("subject", Subject,
     click.option("--trajectories", "trajectory_spec",
                  help="Hunt a judge of agents: gold trajectories to edit with the trajectory "
                       "rules instead of answers — sample (built in) or a file `fbi "
-                      "trajectories validate` reads (τ-bench's reward-1 runs only)."))
+                      "trajectories validate` reads (τ-bench's reward-1 runs only)."),
+    click.option("--tools", "tools", type=click.Path(dir_okay=False, path_type=Path),
+                 help="With --trajectories: a YAML file correcting what fbi knows of the "
+                      "tools (side effects, asking the user), as `fbi trajectories "
+                      "validate --tools` takes it."))
 
 
 @click.command()
@@ -251,7 +256,7 @@ def hunt(judge, subject, strategies, helpers, output, searching, api_bases, labe
     client = calls.client(config_settings, cache)
     if dry_run:
         stage = plan_hunt(config, output, dataset_spec, trajectories=trajectory_spec,
-                          force=force)
+                          tools=subject.tools, force=force)
         announce(stage)
         print_dry_run(stage.dry_run(client), judge, str(output))
         console.print("The hunt's later rounds depend on the judge's replies: the figures "
@@ -259,7 +264,8 @@ def hunt(judge, subject, strategies, helpers, output, searching, api_bases, labe
         return
     try:
         totals, result, queued = run_hunt(config, output, dataset_spec,
-                                          trajectories=trajectory_spec, client=client,
+                                          trajectories=trajectory_spec,
+                                          tools=subject.tools, client=client,
                                           progress=progress, force=force,
                                           observer=progress.status, announce=announce)
     finally:

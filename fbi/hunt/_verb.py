@@ -29,23 +29,34 @@ class HuntOutcome(NamedTuple):
 
 
 def plan_hunt(config: HuntConfig, output: str | Path, dataset: str = "sample", *,
-              trajectories: str | None = None, force: bool = False,
+              trajectories: str | None = None, tools: str | Path | None = None,
+              force: bool = False,
               observer: Callable[[HuntStatus], None] | None = None) -> Hunt:
     """The hunt ``config`` asks, over the gold answers of ``dataset`` (a spec as
     ``--dataset`` takes it) or the gold trajectories of ``trajectories`` (``sample`` or
-    a file), into ``output``: ready to run or price; ``rows_read`` says how many rows
-    the source held."""
+    a file; ``tools``: an override file of what the tools declare,
+    `fbi.trajectories.ToolOverrides`), into ``output``: ready to run or price;
+    ``rows_read`` says how many rows the source held."""
     from fbi.datasets import load_gold_items
 
     if trajectories is None:
+        if tools is not None:
+            raise InputError("--tools corrects agents' tools: give it with --trajectories")
         items, rows = load_gold_items(dataset)
     else:
-        from fbi.trajectories import gold_only, read_trajectories, sample_trajectories
+        from fbi.trajectories import (
+            ToolOverrides,
+            gold_only,
+            read_trajectories,
+            sample_trajectories,
+        )
 
         if dataset != "sample":
             raise InputError("give --dataset (answers) or --trajectories (agents), not both")
         read = sample_trajectories() if trajectories == "sample" else \
             read_trajectories(trajectories)
+        if tools is not None:
+            read = ToolOverrides.read(tools).apply(read, str(tools))
         items, rows = [GoldItem.of_trajectory(t) for t in gold_only(read)], len(read)
         dataset = f"trajectories:{trajectories}"
     stage = Hunt(items, config, output, dataset, force, observer=observer)
@@ -54,7 +65,8 @@ def plan_hunt(config: HuntConfig, output: str | Path, dataset: str = "sample", *
 
 
 def hunt(judge: str | HuntConfig, output: str | Path, dataset: str = "sample", *,
-         trajectories: str | None = None, client: ModelClient | None = None,
+         trajectories: str | None = None, tools: str | Path | None = None,
+         client: ModelClient | None = None,
          progress=None, force: bool = False,
          observer: Callable[[HuntStatus], None] | None = None,
          announce: Callable[[Hunt], None] | None = None) -> HuntOutcome:
@@ -72,8 +84,8 @@ def hunt(judge: str | HuntConfig, output: str | Path, dataset: str = "sample", *
     if isinstance(judge, str):
         judge = HuntConfig(model=ModelSettings(model=judge), strategies=default_strategies(
             judge, "answer" if trajectories is None else "trajectory"))
-    stage = plan_hunt(judge, output, dataset, trajectories=trajectories, force=force,
-                      observer=observer)
+    stage = plan_hunt(judge, output, dataset, trajectories=trajectories, tools=tools,
+                      force=force, observer=observer)
     if announce is not None:
         announce(stage)
     totals = stage.run(client or judge.model.client(ResponseCache()), progress)
