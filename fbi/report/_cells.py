@@ -9,6 +9,16 @@ def percent(rate: float | None) -> str:
     return "–" if rate is None else f"{100 * rate:.1f}"
 
 
+def percent_with_interval(rate: float | None, low: float | None, high: float | None
+                          ) -> str:
+    """``12.5 [8.1–18.0]``; a dash for no rate (nothing readable was judged)."""
+    if rate is None:
+        return "—"
+    if low is None or high is None:
+        return f"{100 * rate:.1f}"
+    return f"{100 * rate:.1f} [{100 * low:.1f}–{100 * high:.1f}]"
+
+
 
 def plain(value) -> str:
     """A figure as it is: floats to three places, None as a dash."""

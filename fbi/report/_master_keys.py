@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fbi.attack_texts import PREFIXED, attack_texts
+from fbi.report._cells import percent_with_interval
 from fbi.report._schema import Summary
 
 
@@ -27,9 +28,7 @@ def master_key_table(summary: Summary, terminal: bool = False
         ([] if terminal else ["unparseable"])
     rows = []
     for row in summary.master_keys:
-        shown = "—" if row.rate is None else (
-            f"{100 * row.rate:.1f} [{100 * row.ci_low:.1f}–{100 * row.ci_high:.1f}]"
-            if row.ci_low is not None and row.ci_high is not None else f"{100 * row.rate:.1f}")
+        shown = percent_with_interval(row.rate, row.ci_low, row.ci_high)
         rows.append([row.judge, names.get(row.strategy, row.strategy),
                      families.get(row.group, row.group), str(row.judged), str(row.undetected),
                      shown] + ([] if terminal else [str(row.unparseable)]))

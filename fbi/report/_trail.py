@@ -3,6 +3,7 @@ issue 66), beside fbi's own categories."""
 
 from __future__ import annotations
 
+from fbi.report._cells import percent_with_interval
 from fbi.report._schema import Summary
 from fbi.taxonomy import CATEGORIES, TRAIL_CLASSES
 
@@ -24,9 +25,7 @@ def trail_table(summary: Summary, terminal: bool = False
         ([] if terminal else ["unparseable"])
     rows = []
     for row in summary.trail:
-        shown = "—" if row.rate is None else (
-            f"{100 * row.rate:.1f} [{100 * row.ci_low:.1f}–{100 * row.ci_high:.1f}]"
-            if row.ci_low is not None and row.ci_high is not None else f"{100 * row.rate:.1f}")
+        shown = percent_with_interval(row.rate, row.ci_low, row.ci_high)
         rows.append([row.judge, names.get(row.strategy, row.strategy), row.group,
                      str(row.judged), str(row.undetected), shown]
                     + ([] if terminal else [str(row.unparseable)]))
