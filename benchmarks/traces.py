@@ -11,7 +11,8 @@ as a question in the others — and calls ``cancel_pending_order`` on the yes, t
 reports a value it read. The same runs are written as OpenAI's chat layout, Anthropic's
 content blocks, τ-bench's results, OpenTelemetry GenAI spans (OTLP JSON, one export a
 line, a sub-agent doing the reads in half the runs) and OpenInference spans (Phoenix's
-span JSON). The write tool is declared as each layout can: MCP's ``destructiveHint`` in
+span JSON) and AgentRewardBench's web-agent trajectories (BrowserGym actions). The
+write tool is declared as each layout can: MCP's ``destructiveHint`` in
 the chat layouts' definitions and on the OTLP tool span, τ-bench's own write tool name,
 the verb ("cancel") for OpenInference.
 
@@ -28,6 +29,7 @@ to RESULTS.md.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -238,12 +240,46 @@ def openinference_records(i: int, reads: int) -> list[dict]:
     return records
 
 
+def browsergym_record(i: int, reads: int) -> dict:
+    """The run as AgentRewardBench's trajectory JSON: one step an assistant turn, its
+    calls BrowserGym's Python action lines (custom actions: the tools by name), what the
+    calls returned the next step's page. Web tasks have no user in the loop, so the run
+    asks through the ``ask_user`` action (a user's chat reply has no place in the
+    layout)."""
+    task, turns = run_turns(i | 1, reads)  # an odd run: the ask_user variant
+    steps: list[dict] = []
+    for turn in turns:
+        if turn["role"] == "tool":
+            steps[-1]["pending"].append(turn["content"])
+            continue
+        if turn.get("tool_calls"):
+            action = "\n".join(
+                f"{c['function']['name']}(" + ", ".join(
+                    f"{k}={v!r}" for k, v in json.loads(c['function']['arguments']).items())
+                + ")" for c in turn["tool_calls"])
+        else:
+            action = f"send_msg_to_user({turn['content']!r})"
+        steps.append({"num": len(steps), "reasoning": turn.get("content") or "",
+                      "action": action, "pending": []})
+    steps.append({"num": len(steps), "action": None, "reasoning": None, "pending": []})
+    for before, after in itertools.pairwise(steps):
+        after["axtree_pruned"] = "\n".join(before.pop("pending"))
+        after["url"], after["last_action_error"] = "http://shop.example/orders", ""
+    steps[-1].pop("pending")
+    steps[0]["url"], steps[0]["last_action_error"] = "http://shop.example/", ""
+    return {"benchmark": "shop", "agent": "agent", "model": "m", "goal": task,
+            "trajectory_dir": f"/results/run_{i}", "summary_info": {"cum_reward": 1.0},
+            "steps": steps}
+
+
 LAYOUTS = {
     "OpenAI chat": ("jsonl", lambda i, reads: [openai_record(i, reads)]),
     "Anthropic blocks": ("jsonl", lambda i, reads: [anthropic_record(i, reads)]),
     "τ-bench results": ("jsonl", lambda i, reads: [tau_record(i, reads)]),
     "OTLP GenAI spans": ("jsonl", lambda i, reads: [otlp_record(i, reads)]),
     "OpenInference spans": ("jsonl", openinference_records),
+    "AgentRewardBench (BrowserGym)": ("jsonl", lambda i, reads: [browsergym_record(i,
+                                                                                 reads)]),
 }
 
 

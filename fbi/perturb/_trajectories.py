@@ -92,8 +92,12 @@ def _with(trajectory: Trajectory, steps: list[Step], step: int, summary: str
 
 
 def _call_steps(steps: list[Step]) -> list[int]:
-    """Indexes of the assistant steps that call tools."""
-    return [n for n, s in enumerate(steps) if s.calls]
+    """Indexes of the assistant steps that call tools and whose every call has its
+    result: a call never answered (a run cut short, BrowserGym's several actions observed
+    once) is left as it is."""
+    answered = {s.call_id for s in steps if s.role == "tool"}
+    return [n for n, s in enumerate(steps)
+            if s.calls and all(c.id in answered for c in s.calls)]
 
 
 def _result_of(steps: list[Step], call_id: str) -> int:

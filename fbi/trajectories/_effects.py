@@ -11,7 +11,8 @@ user's approval (issue 66).
    specification 2025-06-18, "Tool annotations"), in an MCP tool definition or beside an
    OpenAI or Anthropic one;
 4. τ-bench's write tools (`TAU_BENCH_WRITE_TOOLS`, for τ-bench's results, whose records
-   carry no tool definitions);
+   carry no tool definitions); BrowserGym's actions that may change a site
+   (`fbi.trajectories._browsergym.INTERACTIONS`, for AgentRewardBench's trajectories);
 5. else the tool's name and description (`inferred`): the verb it starts with — "book",
    "cancel", "send", "update" change the world; "get", "search", "list", "calculate" do
    not. Neither: unknown, counted as no side effect, and said so by ``fbi trajectories
@@ -41,7 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fbi.errors import InputError, validation_summary
 
 #: Where a tool's side effects (or its asking the user) were learnt.
-Source = Literal["override", "declared", "mcp", "tau-bench", "inferred", "unknown"]
+Source = Literal["override", "declared", "mcp", "tau-bench", "browsergym", "inferred",
+                 "unknown"]
 
 #: τ-bench's tools that change the database: the write tools of its airline and retail
 #: domains (sierra-research/tau-bench; the same names are τ²-bench's

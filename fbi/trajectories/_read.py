@@ -8,6 +8,8 @@ shape:
 * **Anthropic's Messages layout**: content blocks — ``tool_use`` (``id``, ``name``,
   ``input``) in assistant messages, ``tool_result`` (``tool_use_id``, ``content``,
   ``is_error``) in user messages; ``tools`` with ``input_schema``;
+* **AgentRewardBench's trajectories** (web agents in BrowserGym: ``goal`` and ``steps``
+  of actions; `fbi.trajectories._browsergym`);
 * **τ-bench's results** (Yao et al. 2024, sierra-research/tau-bench, ``EnvRunResult``):
   ``task_id``, ``reward``, ``info.task.instruction`` and ``traj``, its messages in
   OpenAI's layout. Only a run with reward 1 did the task; fbi reads every record and
@@ -36,6 +38,7 @@ from pydantic import ValidationError
 from fbi.errors import InputError, validation_summary
 from fbi.exact_json import JSONRefused, exact_json
 from fbi.files import read_bytes
+from fbi.trajectories._browsergym import browsergym_trajectory, is_browsergym_record
 from fbi.trajectories._effects import (
     TAU_BENCH_WRITE_TOOLS,
     inferred_asks_user,
@@ -50,10 +53,34 @@ MAX_TRAJECTORY_DEPTH = 64
 
 
 def read_trajectories(path: str | Path) -> list[Trajectory]:
-    """Every trajectory of a ``.jsonl`` file (one a line) or a ``.json`` list. The JSON is
-    read exactly (`fbi.exact_json`: no NaN or infinity, no lone surrogate, no integer past
-    64 bits, nesting bounded) and every field's type is checked before it is used."""
+    """Every trajectory of a ``.jsonl`` file (one a line), a ``.json`` file (a list or one
+    trajectory), or a folder of them (every ``.json`` and ``.jsonl`` file beneath it, in
+    name order, as AgentRewardBench publishes one file a trajectory; links are not
+    followed). The JSON is read exactly (`fbi.exact_json`: no NaN or infinity, no lone
+    surrogate, no integer past 64 bits, nesting bounded) and every field's type is checked
+    before it is used. Ids are unique across a folder."""
     path = Path(path)
+    if not path.is_dir() or path.is_symlink():
+        return _read_file(path)
+    files = sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl")
+                   and p.is_file() and not p.is_symlink())
+    if not files:
+        raise InputError(f"{path}: a folder without a .json or .jsonl file. Fix: give a "
+                         "file of trajectories or a folder holding them")
+    found, where = [], {}
+    for file in files:
+        for trajectory in _read_file(file):
+            if trajectory.id in where:
+                raise InputError(f"{file}: the id {trajectory.id!r} is used in "
+                                 f"{where[trajectory.id]} too. Fix: give each trajectory "
+                                 "its own id")
+            where[trajectory.id] = file
+            found.append(trajectory)
+    return found
+
+
+def _read_file(path: Path) -> list[Trajectory]:
+    """The trajectories of one file (`read_trajectories`)."""
     try:
         text = read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -145,6 +172,8 @@ def trajectory_of(record: Any, where: str = "") -> Trajectory:
                               "one object a record")
     ident = _ident(record, where)
     try:
+        if is_browsergym_record(record):
+            return browsergym_trajectory(record, ident, _typed)
         if "steps" in record:
             return _settled(Trajectory.model_validate(record), record)
         if "traj" in record:
@@ -155,8 +184,8 @@ def trajectory_of(record: Any, where: str = "") -> Trajectory:
         raise TrajectoryError(ident, None, validation_summary(error, limit=1),
                               "correct the record (docs/how-to/agents.md)") from None
     raise TrajectoryError(ident, None, "has neither steps, messages nor traj",
-                          "give fbi's layout, OpenAI's or Anthropic's messages, or a "
-                          "τ-bench result")
+                          "give fbi's layout, OpenAI's or Anthropic's messages, a "
+                          "τ-bench result or an AgentRewardBench trajectory")
 
 
 def _ident(record: dict, where: str) -> str:
@@ -180,9 +209,11 @@ def _ident(record: dict, where: str) -> str:
 
 
 def gold_only(trajectories: list[Trajectory]) -> list[Trajectory]:
-    """The trajectories that did their task (a τ-bench record: reward 1)."""
-    return [t for t in trajectories if not t.domain.startswith("tau-bench:reward=")
-            or t.domain == "tau-bench:reward=1"]
+    """The trajectories that did their task: a record whose source gives a reward (a
+    τ-bench result, an AgentRewardBench run: ``…:reward=R`` in ``domain``) only with
+    reward 1."""
+    return [t for t in trajectories if ":reward=" not in t.domain
+            or t.domain.endswith(":reward=1")]
 
 
 def _kind(value: Any) -> str:
