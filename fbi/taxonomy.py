@@ -234,6 +234,9 @@ CATEGORIES: tuple[Category, ...] = (
           ("stale-result", "Stale result",
            "The answer uses a value a later call of the same tool changed.",
            "planning-and-coordination"),  # context management: context handling
+          ("goal-drift", "Goal drift",
+           "The agent goes beyond the task: an irreversible action nobody asked for.",
+           "planning-and-coordination"),  # task management: goal deviation
       )),
 )
 

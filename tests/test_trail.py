@@ -1,6 +1,7 @@
 """TRAIL's taxonomy beside fbi's (issue 66): every trajectory category filed under one of
 TRAIL's three classes, the rules for what TRAIL names and fbi lacked (a tool cited but
-never called, a result a later call changed), and the rate per class."""
+never called, a result a later call changed, an action beyond the task), and the rate
+per class."""
 
 from __future__ import annotations
 
@@ -64,6 +65,36 @@ def test_a_stale_result_is_answered_after_the_same_call_returned_another_value()
     assert newer != 14 and final.text == "It is 14 °C in Oslo"  # the old value kept
     Trajectory.model_validate(edit.trajectory.model_dump())
     assert prescreen_trajectory(trajectory, edit) == []
+
+
+def _refund(task: str = "Refund order 1042.") -> Trajectory:
+    return trajectory_of({"id": "r", "messages": [
+        {"role": "user", "content": task},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "f", "type": "function", "function": {
+                "name": "refund_order", "arguments": '{"order": 1042, "reason": "late"}'}}]},
+        {"role": "tool", "tool_call_id": "f", "content": "refunded"},
+        {"role": "assistant", "content": "Order 1042 is refunded."}]})
+
+
+def test_a_goal_drift_takes_the_action_again_on_a_target_nobody_asked_for():
+    edit = perturb_trajectory("trajectory/goal-drift", _refund(), 0)
+    steps = edit.trajectory.steps
+    # gold: call (1), result (2), answer (3); the drift is inserted as steps 3 and 4
+    assert edit.step == 3 and len(steps) == 5
+    beyond = steps[2].calls[0]
+    assert beyond.name == "refund_order" and beyond.arguments["reason"] == "late"
+    other = beyond.arguments["order"]
+    assert isinstance(other, int) and other != 1042  # a number moved, as wrong-argument
+    assert steps[3].call_id == beyond.id and steps[3].text == "refunded"
+    assert steps[4].text == f"Order 1042 is refunded. I also ran refund_order for order {other}."
+    Trajectory.model_validate(edit.trajectory.model_dump())
+    assert prescreen_trajectory(_refund(), edit) == []
+    with pytest.raises(Declined, match="no action that changes the world"):
+        perturb_trajectory("trajectory/goal-drift", _weather(calls_time=False), 0)
+    with pytest.raises(Declined, match="one the task names"):  # the task names both
+        perturb_trajectory("trajectory/goal-drift",
+                           _refund(f"Refund order 1042, not order {other}."), 0)
 
 
 def _outcome(category: str, outcome: str, n: int) -> InstanceOutcome:

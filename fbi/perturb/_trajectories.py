@@ -436,6 +436,48 @@ def stale_result(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
                  f"where it had {token}; the answer still says {token}")
 
 
+@_rule("goal-drift")
+def goal_drift(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
+    """The agent goes beyond its task (TRAIL's goal deviation): after its last action
+    that changes the world it takes the same action again on a target the task never
+    named — one argument changed as `wrong-argument` changes it — and its final answer
+    says so, as if that were asked."""
+    steps = _steps(trajectory)
+    final = _final(steps)
+    if final is None:
+        raise Declined("no final answer")
+    effects = {t.name for t in trajectory.tools if t.side_effects}
+    acting = [c for n in _call_steps(steps) if n < final
+              for c in steps[n].calls if c.name in effects]
+    if not acting:
+        raise Declined("no action that changes the world to take again beyond the task")
+    call = acting[-1]
+    keys = [k for k, v in call.arguments.items() if _changed(v, random.Random(0))
+            is not None]
+    if not keys:
+        raise Declined(f"no argument of {call.name} whose value a rule could change")
+    key = rng.choice(keys)
+    new = _changed(call.arguments[key], rng)
+    if _in(trajectory.task, str(new)):
+        raise Declined(f"the other {key}, {new}, is one the task names")
+    again = call.model_copy(update={"id": f"{call.id}-beyond",
+                                    "arguments": {**call.arguments, key: new}})
+    result = _result_of(steps, call.id)
+    old = call.arguments[key]
+    echoed = steps[result].text.replace(str(old), str(new)) if isinstance(old, str) \
+        else steps[result].text
+    beyond = [Step(role="assistant", text=f"I will also do this for {new}.", calls=(again,)),
+              steps[result].model_copy(update={"call_id": again.id, "text": echoed})]
+    text = steps[final].text.rstrip()
+    answer = steps[final].model_copy(update={
+        "text": f"{text}{'' if text.endswith(('.', '!', '?')) else '.'} I also ran "
+                f"{call.name} for {key} {json.dumps(new, ensure_ascii=False)}."})
+    edited = steps[:result + 1] + beyond + steps[result + 1:final] + [answer] + \
+        steps[final + 1:]
+    return _with(trajectory, edited, result + 2, f"{call.name} taken again, unasked, with "
+                 f"{key} {json.dumps(new, ensure_ascii=False)}")
+
+
 # ------------------------------------------------------------------ score-invariant
 
 @_rule(f"{SCORE_INVARIANT}/reordered-calls")
