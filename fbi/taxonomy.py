@@ -215,7 +215,7 @@ CATEGORIES: tuple[Category, ...] = (
            "reasoning"),  # information processing: tool output misinterpretation
           ("ignored-error", "Ignored error",
            "A tool fails and the agent carries on as if it had succeeded.",
-           "system-execution"),  # API issues: the failed call the agent goes past
+           "system-execution"),  # API issues, resource management: the failure passed
           ("contradicting-answer", "Contradicting answer",
            "The final answer states what the tool results contradict.",
            "reasoning"),  # hallucination: language-only

@@ -80,14 +80,15 @@ def _refund(task: str = "Refund order 1042.") -> Trajectory:
 def test_a_goal_drift_takes_the_action_again_on_a_target_nobody_asked_for():
     edit = perturb_trajectory("trajectory/goal-drift", _refund(), 0)
     steps = edit.trajectory.steps
-    # gold: call (1), result (2), answer (3); the drift is inserted as steps 3 and 4
+    # gold: call (1), result (2), answer (3); the drift is inserted as steps 3 and 4,
+    # the answer left as it was
     assert edit.step == 3 and len(steps) == 5
     beyond = steps[2].calls[0]
     assert beyond.name == "refund_order" and beyond.arguments["reason"] == "late"
     other = beyond.arguments["order"]
     assert isinstance(other, int) and other != 1042  # a number moved, as wrong-argument
     assert steps[3].call_id == beyond.id and steps[3].text == "refunded"
-    assert steps[4].text == f"Order 1042 is refunded. I also ran refund_order for order {other}."
+    assert steps[4].text == "Order 1042 is refunded."
     Trajectory.model_validate(edit.trajectory.model_dump())
     assert prescreen_trajectory(_refund(), edit) == []
     with pytest.raises(Declined, match="no action that changes the world"):
@@ -95,6 +96,16 @@ def test_a_goal_drift_takes_the_action_again_on_a_target_nobody_asked_for():
     with pytest.raises(Declined, match="one the task names"):  # the task names both
         perturb_trajectory("trajectory/goal-drift",
                            _refund(f"Refund order 1042, not order {other}."), 0)
+
+
+def test_an_ignored_error_is_one_of_trail_s_system_execution_failures():
+    texts = {json.loads(perturb_trajectory("trajectory/ignored-error", _refund(), seed)
+                        .trajectory.steps[1].text)["error"] for seed in range(60)}
+    kinds = {t.split(":")[0] for t in texts}
+    # a service error, rate limiting, exhaustion, a timeout, authentication, not found
+    assert {"rate limit exceeded (429)", "resource exhausted", "timed out after 30 s",
+            "authentication failed (401)"} <= kinds
+    assert all(t.endswith("the request was not carried out") for t in texts)
 
 
 def _outcome(category: str, outcome: str, n: int) -> InstanceOutcome:

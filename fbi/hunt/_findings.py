@@ -199,7 +199,8 @@ class Summary:
         (`neighbour_groups`: where the change lies, or one manipulation family on
         correct and on wrong answers) are one spot. Of one population, their widest
         description (`widest`) is tested on held-out probes, counted in the Bonferroni
-        family; confirmed, it is the finding and the confirmed parts are merged into it.
+        family, leaving out what the other spots' confirmed findings cover; confirmed, it
+        is the finding and the confirmed parts are merged into it.
         Otherwise — or across populations — the first confirmed part is the finding and
         the other confirmed parts are merged into it, each still confirmed on its own."""
         table, merged = self.table, False
@@ -214,9 +215,12 @@ class Summary:
                           self.strings)
             if wide is not None:
                 names, words, cover = wide
-                before = [d for d in self.confirmed if d not in parts and
-                          self.decisions.index(d) < self.decisions.index(head)]
-                own, base, p = self._test(head.found, before, cover)
+                # tested without what every other spot's confirmed findings cover, the
+                # later ones too: a widening that holds only by taking in another spot's
+                # misses ("the last third" taking the side-effect steps found after it)
+                # is not this spot's extent
+                others = [d for d in self.confirmed if d not in parts]
+                own, base, p = self._test(head.found, others, cover)
                 if bonferroni(p, self.family) < self.alpha and own.any():
                     head.cover, head.own, head.base, head.p_value = cover, own, base, p
                     head.p_adjusted = bonferroni(p, self.family)

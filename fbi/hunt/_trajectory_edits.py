@@ -49,8 +49,18 @@ def _operator(category: str) -> Callable[[GoldItem, random.Random], RuleResult]:
     return edit
 
 
+#: Rules that are not operators. ``goal-drift`` inserts, always right after the last
+#: action that changes the world, a step that is at once a side effect and a call made
+#: again with another argument: in trajectories of a few steps it fills the end of the
+#: trajectory with misses of a judge blind to side effects, so "edits in the last third"
+#: covers a final-answer blind spot and a side-effect one together and the hunt names
+#: the two as one (seen on the sample: tests/test_hunt_agents.py). A judge's misses of
+#: it are measured by `fbi evaluate` and found by the hunt's side-effect predicate.
+NOT_OPERATORS = frozenset({f"{TRAJECTORY_PREFIX}goal-drift"})
+
 for _category in trajectory_categories():
-    if _category.startswith(TRAJECTORY_PREFIX):  # (not the score-invariant rewrites)
+    # (not the score-invariant rewrites)
+    if _category.startswith(TRAJECTORY_PREFIX) and _category not in NOT_OPERATORS:
         hunt_rule(_category, TRAJECTORY_FAMILY)(_operator(_category))
 
 

@@ -271,11 +271,20 @@ def ignored_error(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
     if not results:
         raise Declined("no tool result")
     n = rng.choice(results)
+    failure = rng.choice(_FAILURES)
     steps[n] = steps[n].model_copy(update={
-        "is_error": True, "text": json.dumps({"error": "service unavailable: the request "
-                                                       "was not carried out"})})
-    return _with(trajectory, steps, n + 1, f"{steps[n].tool} failed; the agent goes on as "
-                 "if it had succeeded")
+        "is_error": True, "text": json.dumps({"error": f"{failure}: the request was not "
+                                                       "carried out"})})
+    return _with(trajectory, steps, n + 1, f"{steps[n].tool} failed ({failure}); the agent "
+                 "goes on as if it had succeeded")
+
+
+#: How a call fails: TRAIL's system-execution errors (API issues: a service error, rate
+#: limiting, authentication, a resource not found; resource management: resource
+#: exhaustion, a timeout).
+_FAILURES = ("service unavailable", "rate limit exceeded (429)",
+             "resource exhausted: quota used up", "timed out after 30 s",
+             "authentication failed (401)", "not found (404)")
 
 
 @_rule("contradicting-answer")
@@ -440,14 +449,13 @@ def stale_result(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
 def goal_drift(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
     """The agent goes beyond its task (TRAIL's goal deviation): after its last action
     that changes the world it takes the same action again on a target the task never
-    named — one argument changed as `wrong-argument` changes it — and its final answer
-    says so, as if that were asked."""
+    named — one argument changed as `wrong-argument` changes it. The final answer is left
+    as it was, so the edit is in one place: the unasked action, which only a judge that
+    reads the path sees."""
     steps = _steps(trajectory)
     final = _final(steps)
-    if final is None:
-        raise Declined("no final answer")
     effects = {t.name for t in trajectory.tools if t.side_effects}
-    acting = [c for n in _call_steps(steps) if n < final
+    acting = [c for n in _call_steps(steps) if final is None or n < final
               for c in steps[n].calls if c.name in effects]
     if not acting:
         raise Declined("no action that changes the world to take again beyond the task")
@@ -468,12 +476,7 @@ def goal_drift(trajectory: Trajectory, rng: random.Random) -> TrajectoryEdit:
         else steps[result].text
     beyond = [Step(role="assistant", text=f"I will also do this for {new}.", calls=(again,)),
               steps[result].model_copy(update={"call_id": again.id, "text": echoed})]
-    text = steps[final].text.rstrip()
-    answer = steps[final].model_copy(update={
-        "text": f"{text}{'' if text.endswith(('.', '!', '?')) else '.'} I also ran "
-                f"{call.name} for {key} {json.dumps(new, ensure_ascii=False)}."})
-    edited = steps[:result + 1] + beyond + steps[result + 1:final] + [answer] + \
-        steps[final + 1:]
+    edited = steps[:result + 1] + beyond + steps[result + 1:]
     return _with(trajectory, edited, result + 2, f"{call.name} taken again, unasked, with "
                  f"{key} {json.dumps(new, ensure_ascii=False)}")
 
