@@ -187,7 +187,8 @@ def test_an_instruction_in_a_tool_result_of_an_agent_s_trajectory(tmp_path):
     """`fbi perturb` over trajectory instances puts the tool-result kind into one tool
     result of each: the one step changed is a tool step, it keeps what the tool returned
     and adds one of the texts, indented as the tool's output; answers take no such kind
-    (alone it is one message, exit 2), and the hunt refuses it as an operator."""
+    (alone it is one message, exit 2), and a hunt of answers refuses it as an operator
+    (a hunt of trajectories makes it: tests/test_hunt_agents.py)."""
     from fbi.trajectories import rendered_steps
 
     queue, attacked = tmp_path / "agents.jsonl", tmp_path / "attacked.jsonl"

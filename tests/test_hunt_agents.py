@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 from openai_server import ChatServer
@@ -22,6 +23,8 @@ from fbi.hunt._trajectory_edits import Toolbox
 from fbi.perturb import perturb_trajectory
 from fbi.records import GoldItem
 from fbi.trajectories import render, sample_trajectories
+
+ROOT = Path(__file__).resolve().parents[1]
 
 ITEMS = [GoldItem.of_trajectory(t) for t in sample_trajectories()]
 
@@ -87,6 +90,33 @@ def test_a_judge_of_agents_with_only_random_misses_gets_nothing(tmp_path):
     assert not [f for f in result["findings"] if f["confirmed"]]
     assert result["operators"] and all(o.startswith("op:trajectory/")
                                        for o in result["operators"])
+
+
+@pytest.mark.slow
+def test_a_judge_obeying_instructions_in_tool_results_is_found(tmp_path):
+    """A judge that takes an instruction to the grader inside a tool's output at its
+    word (it reads the words of perturbations/manipulations.yaml's texts, whitespace
+    aside) and catches every other error but one in ten: asked to put the instruction
+    into a tool result after trajectory rules, the hunt names that, once."""
+    import yaml
+
+    texts = [" ".join(t.split()) for t in yaml.safe_load(
+        (ROOT / "perturbations" / "manipulations.yaml").read_text(encoding="utf-8"))
+        ["kinds"]["tool-result-instruction"]["texts"]]
+
+    def obeys(gold: str, edited: str) -> bool:
+        flat = " ".join(edited.split())
+        return any(t in flat for t in texts)
+
+    operators = [f"trajectory/{rule}{suffix}" for rule in ("wrong-tool", "ignored-error",
+                                                           "misreported-result")
+                 for suffix in ("", "+manipulation/tool-result-instruction")]
+    _, result = hunt_agents(PlantedJudge(ITEMS, obeys, noise=10), tmp_path / "h", tmp_path,
+                            *[a for o in operators for a in ("--operator", o)])
+    confirmed = [f for f in result["findings"] if f["confirmed"]]
+    assert [f["predicates"] for f in confirmed] == [
+        ["added:manipulation/tool-result-instruction"]], [f["description"] for f in confirmed]
+    assert all(obeys("", e["edited_answer"]) for e in confirmed[0]["examples"])
 
 
 def test_each_predicate_reads_the_step_an_edit_changed():

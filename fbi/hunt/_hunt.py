@@ -122,10 +122,13 @@ def _check_subject(strategies: list, config: HuntConfig, trajectories: bool) -> 
                                                   set(invariant_rules()))
     for name in config.operators:
         kind = Operator.parse(name).manipulation
-        if kind and manipulations()[1][kind].where == "tool-result":
-            raise InputError(f"--operator {name}: {kind} goes into an agent's tool result; "
-                             "a hunt does not make it. Fix: fbi perturb --categories "
-                             f"manipulation/{kind} over trajectory instances")
+        if kind and (manipulations()[1][kind].where == "tool-result") != trajectories:
+            raise InputError(
+                f"--operator {name}: {kind} goes into an agent's tool result. Fix: hunt "
+                "with --trajectories" if not trajectories else
+                f"--operator {name}: {kind} is put before or after an answer, not into an "
+                "agent's trajectory. Fix: manipulation/tool-result-instruction after a "
+                "trajectory rule, or a hunt of answers")
         if not {e for e in Operator.parse(name).errors if not is_pool(e)} <= own:
             raise InputError(f"--operator {name}: not an operator of {plural[subject]}. Fix: "
                              f"one of {', '.join(sorted(own))}")

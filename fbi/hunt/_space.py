@@ -75,8 +75,10 @@ class EditSpace:
     sway: bool = True
     """Whether the sway population (manipulations alone) is searched."""
     trajectories: bool = False
-    """A hunt over agents' trajectories: the trajectory rules are its only operators
-    (`fbi.hunt._trajectory_edits`), with no manipulation, composition or placement."""
+    """A hunt over agents' trajectories: the trajectory rules are its error operators
+    (`fbi.hunt._trajectory_edits`), each alone — or, asked for by ``--operator``,
+    followed by a manipulation that goes into a tool result
+    (``tool-result-instruction``); no composition or placement."""
     toolbox: Toolbox | None = None
     """A trajectory hunt's tools (`fbi.hunt._trajectory_edits.Toolbox`)."""
 
@@ -85,8 +87,10 @@ class EditSpace:
         #: The error operators that edit part of an answer: those composed and followed
         #: by a manipulation (a master key replaces it all).
         self.partial = [e for e in self.errors if not replaces_whole(e)]
-        self.kinds = [] if self.trajectories else sorted(  # (a tool result: fbi perturb's)
-            k for k, m in manipulations()[1].items() if m.where != "tool-result")
+        # an answer takes the manipulations put before or after it; a trajectory those
+        # put into one of its tool results (what an attacker's tool returns)
+        self.kinds = sorted(k for k, m in manipulations()[1].items()
+                            if (m.where == "tool-result") == self.trajectories)
         self.invariants = [] if self.trajectories else invariant_rules()
         self.places = [] if self.trajectories else sorted(PLACES)
         self.sway = self.sway and not self.trajectories
@@ -103,8 +107,12 @@ class EditSpace:
                 named.append(Root("invariant", Population.SWAY))  # rewrites beside it
             return named + pooled
         roots = [Root(f"op:{name}", Population.ERROR) for name in self.errors]
-        roots += [Root(f"added:{MANIPULATION}{kind}", Population.ERROR)
-                  for kind in self.kinds]
+        # a trajectory hunt makes an instruction in a tool result only when asked
+        # (--operator trajectory/RULE+manipulation/tool-result-instruction): as a root
+        # of every hunt it spreads the budget over twice the operators, and a short
+        # trajectory's final-answer spot then came back as "the last third"
+        roots += [] if self.trajectories else [
+            Root(f"added:{MANIPULATION}{kind}", Population.ERROR) for kind in self.kinds]
         roots += [] if self.trajectories else [Root(SECOND_ERROR, Population.ERROR)]
         roots += pooled
         if self.sway:
