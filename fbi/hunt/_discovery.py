@@ -310,6 +310,7 @@ def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: flo
     ``p_threshold``. ``explained`` marks rows set aside from the start."""
     active = np.ones(X.shape[0], dtype=bool) if explained is None else ~explained
     chosen: list[Scored] = []
+    seen: list[np.ndarray] = []  # the rows each was chosen among
     while len(chosen) < max_found and active.sum() >= min_n:
         scored_all = score_all(X[active], missed[active], allowed, min_n,
                                min_effect=min_effect)
@@ -320,5 +321,33 @@ def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: flo
         found = explainer(X[active], missed[active], found, scored_all)
         found = unmixed(X[active], missed[active], found, min_effect)
         chosen.append(found)
+        seen.append(active.copy())
         active &= ~covers(X, found.description)
-    return chosen
+    return [_without_later(X, missed, chosen, seen, k, allowed, min_n, min_effect)
+            for k in range(len(chosen))]
+
+
+def _without_later(X: np.ndarray, missed: np.ndarray, chosen: list[Scored],
+                   seen: list[np.ndarray], k: int, allowed: np.ndarray | None,
+                   min_n: int, min_effect: float) -> Scored:
+    """The ``k``-th description, named again (`explainer`, narrower only) by what it
+    holds without the rows the later ones cover: a description found first can hold the blind spots found
+    after it besides its own — in short trajectories "edits in the last third" holds
+    the final answers and the steps with side effects and tool errors, all missed, and
+    without the later findings' rows it is "edits in the final answer"."""
+    later = np.zeros(X.shape[0], dtype=bool)
+    for other in chosen[k + 1:]:
+        later |= covers(X, other.description)
+    rows = seen[k] & ~later
+    if not (later & seen[k] & covers(X, chosen[k].description)).any() or \
+            rows.sum() < min_n:
+        return chosen[k]
+    own = scored(X[rows], missed[rows], chosen[k].description)
+    named = explainer(X[rows], missed[rows], own,
+                      score_all(X[rows], missed[rows], allowed, min_n,
+                                min_effect=min_effect))
+    inside = covers(X, chosen[k].description)
+    if named.description == chosen[k].description or \
+            (covers(X, named.description) & seen[k] & ~inside).any():
+        return chosen[k]  # (only ever narrower: what it adds was weighed when found)
+    return scored(X[seen[k]], missed[seen[k]], named.description)

@@ -75,10 +75,10 @@ class Summary:
         self.alpha = alpha
         self.strings = strings or {}
         """The string search's strings by predicate name (`fbi.hunt._strings`)."""
-        self.spots = neighbour_groups(candidates, self.strings)
+        self.spots = neighbour_groups(candidates, self.strings, table)
         #: The Bonferroni family: every candidate and every blind spot's widest
         #: description tested (`family_size`), fixed by the search's candidates alone.
-        self.family = family_size(candidates, self.strings)
+        self.family = family_size(candidates, self.strings, table)
         self.decisions: list[Decision] = []
         names: set[str] = set()
         for found in self.tested_order(candidates):

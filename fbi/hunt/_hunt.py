@@ -381,7 +381,8 @@ class Hunt(Stage):
     def _needs(self, candidates: list[Found]) -> list[int | None]:
         """Held-out edits each candidate needs, sized from its search evidence at its
         Bonferroni level (`fbi.hunt._confirm.probes_needed`)."""
-        level = self.config.alpha / max(1, family_size(candidates, self._string_texts()))
+        level = self.config.alpha / max(1, family_size(candidates, self._string_texts(),
+                                                        self.table))
         return [probes_needed(*planned_rates(f.scored.misses, f.scored.n,
                                              f.scored.outside_misses, f.scored.outside_n),
                               self.config.margin, level) for f in candidates]

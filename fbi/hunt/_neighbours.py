@@ -15,23 +15,31 @@ answers. Two candidates are **neighbours on one axis** when
   («Matches the reference.» and «{"score": 10} Matches the reference.»), or the two
   share three words in a row, wherever each is put. A string is one spot with the first
   of the shortest candidates it is related to (its *kernel*): one related to two kernels
-  («. 10/10») joins the first, never both.
+  («. 10/10») joins the first, never both; or
+* *parts of one predicate* (`common_parent`): the two differ in one predicate each, and
+  on the search half a third predicate of the hunt covers both parts' edits and little
+  else ("edits at a write_file step" and "edits at a book_flight step" are most of
+  "edits at a step with side effects"), or one part's predicate is most of the other's
+  (a predicate and its refinement).
 
 A blind spot is a connected group of neighbours. The grouping reads the candidates'
-descriptions only — fixed by the search half before any held-out edit is judged — so the
+descriptions and the search half's edits only — fixed before any held-out edit is judged
+— so the
 widest description of each group of one population can be tested on the held-out edits
 like a candidate, one more test in the Bonferroni family (`family_size`), and the
 family-wise guarantee of `fbi.hunt._confirm` holds for it as for the rest. Its widest
 description: the rest the parts share, with the union of their parts of the answer (or
-of their manipulations).
+of their manipulations), or with the predicate they are parts of.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from fbi.attack_texts import attack_texts
 from fbi.hunt._predicates import Predicate, describe
 from fbi.hunt._search import Found
-from fbi.hunt._table import ProbeTable
+from fbi.hunt._table import Phase, ProbeTable
 
 _THIRDS = ("first", "middle", "last")
 _HALVES = ("first", "second")
@@ -111,10 +119,48 @@ def _related(a: str, b: str) -> bool:
                for i in range(len(y) - SHARED_WORDS + 1))
 
 
-def neighbours(a: Found, b: Found, strings: Strings | None = None) -> bool:
+#: Parts of one predicate cover at least this share of its search edits: a predicate
+#: that holds much besides the parts names more than the blind spot seen.
+PARENT_SHARE = 0.8
+
+
+def common_parent(parts: list[Found], table: ProbeTable | None) -> str | None:
+    """The predicate a blind spot's parts are parts of, read off the search half: the
+    parts (of one population) are one shared rest and one predicate each; the parent
+    holds for every search edit of every part and the parts cover at least
+    ``PARENT_SHARE`` of its own (among the search edits the rest covers). The narrowest
+    such predicate, by name on a tie; one part's own predicate can be it (a refinement
+    of it beside it); None when there is none."""
+    if table is None or len({p.population for p in parts}) != 1:
+        return None
+    shared = frozenset.intersection(*(frozenset(p.description) for p in parts))
+    extras = [frozenset(p.description) - shared for p in parts]
+    if any(len(e) != 1 for e in extras) or len(set(extras)) != len(extras):
+        return None
+    search = (table.phase <= Phase.TARGET) & (table.population == parts[0].population) & \
+        table.covered(tuple(sorted(shared)))
+    each = [table.covered(tuple(e)) & search for e in extras]
+    if not all(rows.any() for rows in each):
+        return None
+    union = np.logical_or.reduce(each)
+    best: tuple[int, str] | None = None
+    for name in table.column:
+        if name in shared:
+            continue
+        rows = table.covered((name,)) & search
+        if not (union & ~rows).any() and union.sum() >= PARENT_SHARE * rows.sum():
+            best = min(best or (int(rows.sum()), name), (int(rows.sum()), name))
+    return best[1] if best else None
+
+
+def neighbours(a: Found, b: Found, strings: Strings | None = None,
+               table: ProbeTable | None = None) -> bool:
     """Whether two candidates are neighbours on one axis (the module docstring; for two
-    strings: one holds the other, or they share ``SHARED_WORDS`` words in a row)."""
+    strings: one holds the other, or they share ``SHARED_WORDS`` words in a row; parts
+    of one predicate only with the search half's ``table``)."""
     strings = strings or {}
+    if common_parent([a, b], table) is not None:
+        return True
     axis_a, axis_b = _axis(a.description, strings), _axis(b.description, strings)
     if axis_a is None or axis_b is None or axis_a[0] != axis_b[0]:
         return False
@@ -132,10 +178,11 @@ def neighbours(a: Found, b: Found, strings: Strings | None = None) -> bool:
     return start_a <= end_b + 1e-9 and start_b <= end_a + 1e-9
 
 
-def neighbour_groups(candidates: list[Found], strings: Strings | None = None
-                     ) -> list[list[int]]:
+def neighbour_groups(candidates: list[Found], strings: Strings | None = None,
+                     table: ProbeTable | None = None) -> list[list[int]]:
     """The candidates' blind spots of two or more: groups of neighbours, connected (a
-    string joins its kernel's), in the candidates' order (by index)."""
+    string joins its kernel's), in the candidates' order (by index); with the search
+    half's ``table``, parts of one predicate too."""
     strings = strings or {}
     parent = list(range(len(candidates)))
 
@@ -160,7 +207,7 @@ def neighbour_groups(candidates: list[Found], strings: Strings | None = None
             parent[root(i)] = root(kernel)
     for i, a in enumerate(candidates):
         for j in range(i + 1, len(candidates)):
-            if i not in carried and neighbours(a, candidates[j], strings):
+            if i not in carried and neighbours(a, candidates[j], strings, table):
                 parent[root(j)] = root(i)
     groups: dict[int, list[int]] = {}
     for i in range(len(candidates)):
@@ -168,12 +215,13 @@ def neighbour_groups(candidates: list[Found], strings: Strings | None = None
     return [sorted(g) for g in groups.values() if len(g) > 1]
 
 
-def family_size(candidates: list[Found], strings: Strings | None = None) -> int:
+def family_size(candidates: list[Found], strings: Strings | None = None,
+                table: ProbeTable | None = None) -> int:
     """The Bonferroni family of a hunt's confirmation: its candidates, and the widest
     description of each blind spot of one population."""
     return len(candidates) + sum(
         len({candidates[i].population for i in g}) == 1
-        for g in neighbour_groups(candidates, strings))
+        for g in neighbour_groups(candidates, strings, table))
 
 
 def _span_phrase(spans: list[tuple[float, float]]) -> str:
@@ -204,12 +252,20 @@ def widest(parts: list[Found], predicates: dict[str, Predicate], table: ProbeTab
            strings: Strings | None = None) -> tuple[tuple[str, ...], str, object] | None:
     """The widest description of a blind spot of one population: its predicates' names,
     its words and the rows it covers (the rest every part shares, with any part's place
-    in the answer or manipulation); None for a spot across populations (its parts are
-    reported under one finding, each confirmed on its own)."""
+    in the answer or manipulation, or the predicate they are parts of); None for a spot
+    across populations or of parts with no one parent (its parts are reported under one
+    finding, each confirmed on its own)."""
     if len({p.population for p in parts}) != 1:
         return None
     strings = strings or {}
+    parent = common_parent(parts, table)
+    if parent is not None and parent in predicates:
+        shared = sorted(frozenset.intersection(*(frozenset(p.description) for p in parts)))
+        names = (*shared, parent)
+        return names, describe([predicates[n] for n in names]), table.covered(names)
     axes = [_axis(p.description, strings) for p in parts]
+    if any(axis is None for axis in axes):  # parts joined through several parents
+        return None
     shared = frozenset.intersection(*(axis[1] for axis in axes if axis))
     varying = sorted({n for p in parts for n in p.description if n not in shared and (
         position(n) is not None or manipulation_group(n) is not None or strings.get(n))})
