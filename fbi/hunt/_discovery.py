@@ -331,10 +331,11 @@ def _without_later(X: np.ndarray, missed: np.ndarray, chosen: list[Scored],
                    seen: list[np.ndarray], k: int, allowed: np.ndarray | None,
                    min_n: int, min_effect: float) -> Scored:
     """The ``k``-th description, named again (`explainer`, narrower only) by what it
-    holds without the rows the later ones cover: a description found first can hold the blind spots found
-    after it besides its own — in short trajectories "edits in the last third" holds
-    the final answers and the steps with side effects and tool errors, all missed, and
-    without the later findings' rows it is "edits in the final answer"."""
+    holds without the rows the later ones cover: a description found first can hold the
+    blind spots found after it besides its own — in short trajectories "edits in the
+    last third" holds the final answers and the steps with side effects and tool errors,
+    all missed, and without the later findings' rows it is "edits in the final
+    answer"."""
     later = np.zeros(X.shape[0], dtype=bool)
     for other in chosen[k + 1:]:
         later |= covers(X, other.description)
