@@ -304,10 +304,14 @@ def unmixed(X: np.ndarray, missed: np.ndarray, found: Scored, min_effect: float
 
 def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: float,
           min_effect: float, allowed: np.ndarray | None = None, min_n: int = MIN_N,
-          explained: np.ndarray | None = None) -> list[Scored]:
+          explained: np.ndarray | None = None, rename: bool = False) -> list[Scored]:
     """Sequential covering: up to ``max_found`` descriptions, each the best (see
     `best`) among the rows the ones before it do not cover, while its p-value is below
-    ``p_threshold``. ``explained`` marks rows set aside from the start."""
+    ``p_threshold``. ``explained`` marks rows set aside from the start. ``rename``: each
+    then named again without the rows of those after it (`_without_later`) — for the
+    candidates a search carries, not its suspicions round by round (renamed there, a
+    suspicion's edits go to a narrower description and the spot's other edits surface
+    as a second suspicion)."""
     active = np.ones(X.shape[0], dtype=bool) if explained is None else ~explained
     chosen: list[Scored] = []
     seen: list[np.ndarray] = []  # the rows each was chosen among
@@ -323,6 +327,8 @@ def cover(X: np.ndarray, missed: np.ndarray, *, max_found: int, p_threshold: flo
         chosen.append(found)
         seen.append(active.copy())
         active &= ~covers(X, found.description)
+    if not rename:
+        return chosen
     return [_without_later(X, missed, chosen, seen, k, allowed, min_n, min_effect)
             for k in range(len(chosen))]
 
@@ -335,7 +341,9 @@ def _without_later(X: np.ndarray, missed: np.ndarray, chosen: list[Scored],
     blind spots found after it besides its own — in short trajectories "edits in the
     last third" holds the final answers and the steps with side effects and tool errors,
     all missed, and without the later findings' rows it is "edits in the final
-    answer"."""
+    answer". Only when the new name leaves out nothing but the later ones' rows, or
+    what else it leaves out is missed significantly less than what it keeps: a part
+    with too little evidence stays in."""
     later = np.zeros(X.shape[0], dtype=bool)
     for other in chosen[k + 1:]:
         later |= covers(X, other.description)
@@ -348,7 +356,12 @@ def _without_later(X: np.ndarray, missed: np.ndarray, chosen: list[Scored],
                       score_all(X[rows], missed[rows], allowed, min_n,
                                 min_effect=min_effect))
     inside = covers(X, chosen[k].description)
-    if named.description == chosen[k].description or \
-            (covers(X, named.description) & seen[k] & ~inside).any():
+    kept = covers(X, named.description)
+    if named.description == chosen[k].description or (kept & seen[k] & ~inside).any():
         return chosen[k]  # (only ever narrower: what it adds was weighed when found)
+    left = inside & rows & ~kept
+    if left.any() and _greater(kept & rows, missed, left) > GENERALIZE_ALPHA:
+        # what it leaves out besides the later ones' rows is not shown to be missed
+        # less: too little evidence to call it no blind spot, so the extent stays
+        return chosen[k]
     return scored(X[seen[k]], missed[seen[k]], named.description)

@@ -89,13 +89,14 @@ class Search:
         probes, whatever their evidence."""
 
     def _found(self, population: Population, *, p_threshold: float, min_effect: float,
-               min_n: int, limit: int) -> list[Found]:
+               min_n: int, limit: int, rename: bool = False) -> list[Found]:
         table = self.table
         rows = table.rows(population, (Phase.EXPLORE, Phase.TARGET))
         if rows.sum() < min_n:
             return []
         scored = cover(table.X[rows], table.missed[rows], max_found=limit,
-                       p_threshold=p_threshold, min_effect=min_effect, min_n=min_n)
+                       p_threshold=p_threshold, min_effect=min_effect, min_n=min_n,
+                       rename=rename)
         return [Found(tuple(table.names[c] for c in s.description), population, s)
                 for s in scored]
 
@@ -157,5 +158,5 @@ class Search:
         found = [f for population in self.populations
                  for f in self._found(population, p_threshold=CANDIDATE_P,
                                       min_effect=CANDIDATE_EFFECT, min_n=CANDIDATE_MIN_N,
-                                      limit=MAX_CANDIDATES)]
+                                      limit=MAX_CANDIDATES, rename=True)]
         return found[:MAX_CANDIDATES]

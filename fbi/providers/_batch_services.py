@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from fbi.errors import ConfigError, FbiWarning, ModelError
 from fbi.providers._errors import describe_error
+from fbi.providers._images import anthropic_blocks, gemini_parts, text_of
 from fbi.providers._litellm import import_litellm
 
 #: OpenAI's chat-completions endpoint, where batch lines of its format go.
@@ -225,10 +226,11 @@ class AnthropicBatches:
     def line(self, call_id: str, body: dict[str, Any]) -> dict[str, Any]:
         """An OpenAI chat body as a Messages request (the system message apart; the reply
         schema is in the prompt, as Anthropic takes no ``response_format``)."""
-        system = [m["content"] for m in body["messages"] if m["role"] == "system"]
+        system = [text_of(m["content"]) for m in body["messages"] if m["role"] == "system"]
         params: dict[str, Any] = {
             "model": self.model_name, "max_tokens": body.get("max_tokens") or 1024,
-            "messages": [m for m in body["messages"] if m["role"] != "system"]}
+            "messages": [{**m, "content": anthropic_blocks(m["content"])}
+                         for m in body["messages"] if m["role"] != "system"]}
         if system:
             params["system"] = "\n\n".join(system)
         for name in ("temperature", "top_p", "top_k", "stop_sequences", "thinking",
@@ -355,7 +357,7 @@ class GeminiBatches:
     def line(self, call_id: str, body: dict[str, Any]) -> dict[str, Any]:
         """An OpenAI chat body as an inline request (the system message as the system
         instruction; the reply schema is in the prompt)."""
-        system = [m["content"] for m in body["messages"] if m["role"] == "system"]
+        system = [text_of(m["content"]) for m in body["messages"] if m["role"] == "system"]
         config: dict[str, Any] = {}
         if system:
             config["system_instruction"] = "\n\n".join(system)
@@ -364,7 +366,7 @@ class GeminiBatches:
             if body.get(ours) is not None:
                 config[theirs] = body[ours]
         contents = [{"role": "model" if m["role"] == "assistant" else "user",
-                     "parts": [{"text": m["content"]}]}
+                     "parts": gemini_parts(m["content"])}
                     for m in body["messages"] if m["role"] != "system"]
         return {"contents": contents, "config": config, "metadata": {"key": call_id}}
 

@@ -26,6 +26,7 @@ from fbi.providers._errors import (
     error_kind,
     retry_after,
 )
+from fbi.providers._images import RequestImage, content_parts, fitted
 from fbi.providers._litellm import (
     LitellmTransport,
     check_model,
@@ -34,7 +35,14 @@ from fbi.providers._litellm import (
 )
 from fbi.providers._pool import PoolExhausted, ServerPool
 from fbi.providers._prices import reasoning_cost
-from fbi.providers._registry import PROVIDERS, Transport, direct, environment_key, provider_for
+from fbi.providers._registry import (
+    PROVIDERS,
+    Transport,
+    direct,
+    environment_key,
+    provider_for,
+    registered_provider,
+)
 from fbi.providers._request import ModelRequest
 from fbi.providers._response import ModelResponse
 from fbi.providers._retries import RequestRateLimiter, RetryPolicy
@@ -312,9 +320,11 @@ class ModelClient:
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         """The request's arguments, as litellm takes them (the HTTP transport reads the
         same): everything but the server and the key, which the transport adds."""
+        messages = request.message_dicts() if not request.images else \
+            content_parts(request.messages, self._seeing(request))
         kwargs: dict[str, Any] = {
             "model": request.model,
-            "messages": request.message_dicts(),
+            "messages": messages,
             "temperature": request.temperature,
             "timeout": self.timeout_s,
             "num_retries": 0,  # retries are ours, so Retry-After and jitter are honoured
@@ -334,6 +344,17 @@ class ModelClient:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "verdict", "schema": request.response_schema, "strict": False}}
         return kwargs
+
+    @staticmethod
+    def _seeing(request: ModelRequest) -> tuple[RequestImage, ...]:
+        """The request's images as its provider takes them (`fitted`), or ConfigError
+        when its judge cannot see."""
+        provider = registered_provider(request.model)
+        if provider is not None and not provider.sees_images:
+            raise ConfigError(f"{request.model} cannot see images: an item with images "
+                              "needs a judge that reads them (an openai/, anthropic/ or "
+                              "gemini/ vision model, or a server serving one).")
+        return fitted(request.model, request.images)
 
     async def _call(self, request: ModelRequest, server: str | None) -> ModelResponse:
         if self._limiter is not None:

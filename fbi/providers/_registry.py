@@ -65,6 +65,9 @@ class Provider:
     """The reply limit its calls get when --max-tokens is not given (else the protocol's)."""
     explanation_chars: int | None = None
     """The judge's explanation cap when --explanation-chars is not given (else fbi's)."""
+    sees_images: bool = True
+    """Whether its models read images in a request (a request with images to one that
+    does not is refused before any call, never sent without them)."""
 
 
 #: The providers fbi sends to itself, by prefix (`register_provider` adds one): a
@@ -138,19 +141,25 @@ _BARE_PROVIDERS = (("claude", "anthropic"), ("gemini", "gemini"), ("mistral", "m
                    ("command", "cohere"))
 
 
+def provider_family(model: str) -> str:
+    """The provider a model string names, as litellm reads it: its prefix, or for a bare
+    name the provider it starts like (``claude-…`` is Anthropic's, anything else
+    OpenAI's)."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    return next((name for start, name in _BARE_PROVIDERS
+                 if model.lower().startswith(start)), "openai")
+
+
 def environment_endpoint(model: str) -> str | None:
     """The server a model's calls go to when no api_base is given, as litellm reads it
     from the environment (``OPENAI_BASE_URL`` for ``gpt-4-turbo`` and ``openai/…``), or
     None for the provider's own. It belongs to the cache key and to ``run.json``: a reply
     a test server made is never served as the provider's (issue 50)."""
-    provider = registered_provider(model)
-    if provider is not None and provider.endpoint is not None:
-        return provider.endpoint()
-    if "/" in model:
-        provider = model.split("/", 1)[0]
-    else:
-        provider = next((name for start, name in _BARE_PROVIDERS
-                         if model.lower().startswith(start)), "openai")
+    registered = registered_provider(model)
+    if registered is not None and registered.endpoint is not None:
+        return registered.endpoint()
+    provider = provider_family(model)
     names = ENDPOINT_VARIABLES.get(provider) or (f"{provider.upper()}_API_BASE",
                                                   f"{provider.upper()}_BASE_URL")
     return next((os.environ[name] for name in names if os.environ.get(name)), None)

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from fbi.providers._images import IMAGE_MARK, RequestImage, content_parts
 from fbi.providers._registry import environment_endpoint
 
 _MESSAGES_MARK = "\x00messages\x00"
@@ -35,9 +36,26 @@ def messages_json(messages: tuple[tuple[str, str], ...], ascii_only: bool) -> st
 _KEY_FRAMES: dict[tuple, tuple[object, str, str]] = {}
 
 
+def _key_fields(request: Any, api_base: str | None, messages: Any) -> dict[str, Any]:
+    """The fields of a request's cache key (``messages`` as given: the mark of the
+    fast path, or the messages themselves)."""
+    return {
+        "model": request.model, "messages": messages,
+        "temperature": request.temperature, "max_tokens": request.max_tokens,
+        "response_schema": request.response_schema, "api_base": api_base,
+        **({"top_logprobs": request.top_logprobs} if request.top_logprobs else {}),
+        # only when set, so the keys of requests without them stay as they were
+        **({"seed": request.seed} if request.seed is not None else {}),
+        **({"model_args": request.model_args} if request.model_args else {}),
+        **({"sample": request.sample} if request.sample else {}),
+        **({"images": [image.sha256 for image in request.images]} if request.images
+           else {}),
+    }
+
+
 def key_frame(request: Any) -> tuple[str, str]:
     """The cache key's canonical JSON before and after the messages of ``request`` (a
-    [`ModelRequest`][fbi.providers.ModelRequest])."""
+    [`ModelRequest`][fbi.providers.ModelRequest] without images)."""
     # without an api_base, the server the environment names (OPENAI_BASE_URL): a reply
     # a test server made is never the provider's
     api_base = request.api_base or environment_endpoint(request.model)
@@ -46,16 +64,8 @@ def key_frame(request: Any) -> tuple[str, str]:
              request.seed, repr(request.model_args), request.sample)
     kept = _KEY_FRAMES.get(shape)
     if kept is None or kept[0] is not request.response_schema:
-        canonical = json.dumps({
-            "model": request.model, "messages": _MESSAGES_MARK,
-            "temperature": request.temperature, "max_tokens": request.max_tokens,
-            "response_schema": request.response_schema, "api_base": api_base,
-            **({"top_logprobs": request.top_logprobs} if request.top_logprobs else {}),
-            # only when set, so the keys of requests without them stay as they were
-            **({"seed": request.seed} if request.seed is not None else {}),
-            **({"model_args": request.model_args} if request.model_args else {}),
-            **({"sample": request.sample} if request.sample else {}),
-        }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        canonical = json.dumps(_key_fields(request, api_base, _MESSAGES_MARK),
+                               sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         head, _, tail = canonical.partition(json.dumps(_MESSAGES_MARK, ensure_ascii=False))
         if len(_KEY_FRAMES) >= 512:
             _KEY_FRAMES.clear()
@@ -87,6 +97,16 @@ class ModelRequest:
     """Further provider parameters (--model-arg top_p=0.9), sorted by name."""
     sample: int = 0
     """The k-th asking of the same request (--samples): its own reply."""
+    images: tuple[RequestImage, ...] = ()
+    """The images of the messages' ``IMAGE_MARK`` characters, in order
+    (`fbi.providers._images`); their hashes belong to the cache key and prompt hash."""
+
+    def __post_init__(self) -> None:
+        marks = sum(text.count(IMAGE_MARK) for _, text in self.messages) \
+            if self.images or any(IMAGE_MARK in text for _, text in self.messages) else 0
+        if marks != len(self.images):
+            raise ValueError(f"a request's messages hold {marks} image marks for "
+                             f"{len(self.images)} images")
 
     def cache_key(self) -> str:
         """sha256 of the canonical JSON of the fields that change the output.
@@ -98,14 +118,27 @@ class ModelRequest:
         every call of a strategy and so dumped once, and the messages, escaped string by
         string (a cached re-run makes 50,400 keys: `_messages_json`).
         """
-        head, tail = key_frame(self)
-        canonical = head + messages_json(self.messages, ascii_only=False) + tail
+        if self.images:  # (rare: the slow path, json.dumps itself)
+            api_base = self.api_base or environment_endpoint(self.model)
+            canonical = json.dumps(_key_fields(self, api_base, self.messages),
+                                   sort_keys=True, ensure_ascii=False,
+                                   separators=(",", ":"))
+        else:
+            head, tail = key_frame(self)
+            canonical = head + messages_json(self.messages, ascii_only=False) + tail
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def prompt_hash(self) -> str:
-        """sha256 of the rendered messages (as ``json.dumps(messages)`` writes them): the
-        one prompt hash every record carries."""
-        return hashlib.sha256(messages_json(self.messages, ascii_only=True).encode()).hexdigest()
+        """sha256 of the rendered messages (as ``json.dumps(messages)`` writes them; with
+        images, followed by ``json.dumps`` of their hashes): the one prompt hash every
+        record carries."""
+        text = messages_json(self.messages, ascii_only=True)
+        if self.images:
+            text += json.dumps([image.sha256 for image in self.images])
+        return hashlib.sha256(text.encode()).hexdigest()
 
-    def message_dicts(self) -> list[dict[str, str]]:
+    def message_dicts(self) -> list[dict[str, Any]]:
+        """The messages in OpenAI's chat format (with images: content parts)."""
+        if self.images:
+            return content_parts(self.messages, self.images)
         return [{"role": role, "content": content} for role, content in self.messages]

@@ -269,5 +269,7 @@ class SequenceClassifierTransport:
 
 
 register_provider(Provider("reward", PoolingTransport,
-                           server_help="a vLLM server: vllm serve NAME --runner pooling"))
-register_provider(Provider("hf-reward", SequenceClassifierTransport, on_this_machine=True))
+                           server_help="a vLLM server: vllm serve NAME --runner pooling",
+                           sees_images=False))
+register_provider(Provider("hf-reward", SequenceClassifierTransport, on_this_machine=True,
+                           sees_images=False))

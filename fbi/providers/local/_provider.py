@@ -308,4 +308,4 @@ def _check(model: str, fetch: bool) -> None:
 register_provider(Provider(
     PROVIDER, LocalTransport, check=_check, probe=False, on_this_machine=True,
     endpoint=runtime_endpoint, abort=abort_all, allow=allow_all, reply_tokens=REPLY_TOKENS,
-    explanation_chars=EXPLANATION_CHARS))
+    explanation_chars=EXPLANATION_CHARS, sees_images=False))
