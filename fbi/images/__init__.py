@@ -7,7 +7,7 @@ and a perturbed one differ in one planted attribute (`Scene`, `render_scene`,
 Pillow is the optional extra ``images``.
 """
 
-from fbi.images._intake import BadImage, CleanImage, ImageLimits, clean_image
+from fbi.images._intake import BadImage, CleanImage, ImageLimits, clean_image, pillow
 from fbi.images._sample import QUESTION_KINDS, SceneItem, sample_scenes
 from fbi.images._scenes import (
     CATEGORIES,

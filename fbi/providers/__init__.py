@@ -25,6 +25,7 @@ from fbi.providers._client import (
 )
 from fbi.providers._errors import BadReply, ErrorKind, ProviderError, ProviderHTTPError, WrongModel
 from fbi.providers._http import HTTPTransport
+from fbi.providers._images import IMAGE_MARK, RequestImage
 from fbi.providers._litellm import (
     check_model,
     import_litellm,

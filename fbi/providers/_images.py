@@ -37,10 +37,15 @@ class RequestImage:
     """One image a request carries: its PNG (or JPEG) bytes and what names them."""
 
     sha256: str
+    """SHA-256 of ``data``: what the cache key and prompt hash hold."""
     width: int
+    """Pixels across."""
     height: int
+    """Pixels down."""
     data: bytes = field(repr=False, compare=False)
+    """The encoded image as sent."""
     media_type: str = "image/png"
+    """Its type (``image/png``, ``image/jpeg``)."""
 
     def data_url(self) -> str:
         return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode()}"
@@ -114,7 +119,7 @@ def fitted(model: str, images: tuple[RequestImage, ...]) -> tuple[RequestImage, 
 def _scaled(image: RequestImage, side: int) -> RequestImage:
     import hashlib
 
-    from fbi.images._intake import pillow
+    from fbi.images import pillow
 
     Image = pillow()
     with Image.open(io.BytesIO(image.data)) as opened:
