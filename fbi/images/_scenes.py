@@ -190,20 +190,23 @@ def _pick(scene: Scene, rng: random.Random) -> Shape:
     return rng.choice(scene.shapes)
 
 
-def _object(scene: Scene, rng: random.Random) -> tuple[Scene, PlantedChange]:
+def _one_field(scene: Scene, rng: random.Random, category: str, name: str,
+               values: tuple[str, ...] | list[str]) -> tuple[Scene, PlantedChange]:
+    """One shape's ``name`` (its form or its colour) changed to another of ``values``."""
     old = _pick(scene, rng)
-    shape = rng.choice([s for s in SHAPES if s != old.shape])
-    new = old.model_copy(update={"shape": shape})
+    value = rng.choice([v for v in values if v != getattr(old, name)])
+    new = old.model_copy(update={name: value})
+    became = f"a {new.kind}" if name == "shape" else value
     return scene.model_copy(update={"shapes": _replace(scene, old, new)}), PlantedChange(
-        "object", f"the {old.kind} became a {new.kind}", ((old.column, old.row),))
+        category, f"the {old.kind} became {became}", ((old.column, old.row),))
+
+
+def _object(scene: Scene, rng: random.Random) -> tuple[Scene, PlantedChange]:
+    return _one_field(scene, rng, "object", "shape", SHAPES)
 
 
 def _attribute(scene: Scene, rng: random.Random) -> tuple[Scene, PlantedChange]:
-    old = _pick(scene, rng)
-    colour = rng.choice([c for c in COLOURS if c != old.colour])
-    new = old.model_copy(update={"colour": colour})
-    return scene.model_copy(update={"shapes": _replace(scene, old, new)}), PlantedChange(
-        "attribute", f"the {old.kind} became {colour}", ((old.column, old.row),))
+    return _one_field(scene, rng, "attribute", "colour", list(COLOURS))
 
 
 def _count(scene: Scene, rng: random.Random) -> tuple[Scene, PlantedChange]:
