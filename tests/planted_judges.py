@@ -28,10 +28,13 @@ def _section(prompt: str, name: str) -> str | None:
 
 
 def _basis(gold: str, edited: str) -> str:
-    """What a random miss is drawn from: the edit; for an answer replaced by a few words
-    (a master key, the same text for every item) the item too, so it is missed at random
-    item by item like any other edit."""
-    return edited if len(edited) > 60 else f"{gold}\x1f{edited}"
+    """What a random miss is drawn from: the edit; for an answer replaced whole (a
+    master key, a string standing alone: the same text for every item, which keeps
+    neither the gold answer's start nor its end) the item too, so it is missed at random
+    item by item like any other edit — drawn from the text alone, one such string in ten
+    would be missed on every item, a blind spot nobody planted."""
+    kept = len(edited) > 60 and (gold[:30] in edited or gold[-30:] in edited)
+    return edited if kept else f"{gold}\x1f{edited}"
 
 
 class PlantedJudge:

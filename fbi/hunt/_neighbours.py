@@ -16,16 +16,15 @@ answers. Two candidates are **neighbours on one axis** when
   share three words in a row, wherever each is put. A string is one spot with the first
   of the shortest candidates it is related to (its *kernel*): one related to two kernels
   («. 10/10») joins the first, never both; or
-* *parts of one predicate* (`common_parent`): the two differ in one predicate each, and
-  on the search half a third predicate of the hunt covers both parts' edits and little
-  else ("edits at a write_file step" and "edits at a book_flight step" are most of
-  "edits at a step with side effects"), or one part's predicate is most of the other's
-  (a predicate and its refinement).
+* *parts of one predicate* (`common_parent`; neither on one of the axes above): the two
+  differ in one predicate each, and on the search half a third predicate of the hunt
+  covers both parts' edits and little else ("edits at a write_file step" and "edits at
+  a book_flight step" are most of "edits at a step with side effects"), or one part's
+  predicate is most of the other's (a predicate and its refinement).
 
 A blind spot is a connected group of neighbours. The grouping reads the candidates'
-descriptions and the search half's edits only — fixed before any held-out edit is judged
-— so the
-widest description of each group of one population can be tested on the held-out edits
+descriptions and the search half's edits only — fixed before any held-out edit is
+judged — so the widest description of each group of one population can be tested on the held-out edits
 like a candidate, one more test in the Bonferroni family (`family_size`), and the
 family-wise guarantee of `fbi.hunt._confirm` holds for it as for the rest. Its widest
 description: the rest the parts share, with the union of their parts of the answer (or
@@ -159,9 +158,9 @@ def neighbours(a: Found, b: Found, strings: Strings | None = None,
     strings: one holds the other, or they share ``SHARED_WORDS`` words in a row; parts
     of one predicate only with the search half's ``table``)."""
     strings = strings or {}
-    if common_parent([a, b], table) is not None:
-        return True
     axis_a, axis_b = _axis(a.description, strings), _axis(b.description, strings)
+    if axis_a is None and axis_b is None:  # (parts on an axis are joined by it alone)
+        return common_parent([a, b], table) is not None
     if axis_a is None or axis_b is None or axis_a[0] != axis_b[0]:
         return False
     rest_a, rest_b = axis_a[1], axis_b[1]
@@ -258,12 +257,12 @@ def widest(parts: list[Found], predicates: dict[str, Predicate], table: ProbeTab
     if len({p.population for p in parts}) != 1:
         return None
     strings = strings or {}
-    parent = common_parent(parts, table)
+    axes = [_axis(p.description, strings) for p in parts]
+    parent = common_parent(parts, table) if all(a is None for a in axes) else None
     if parent is not None and parent in predicates:
         shared = sorted(frozenset.intersection(*(frozenset(p.description) for p in parts)))
         names = (*shared, parent)
         return names, describe([predicates[n] for n in names]), table.covered(names)
-    axes = [_axis(p.description, strings) for p in parts]
     if any(axis is None for axis in axes):  # parts joined through several parents
         return None
     shared = frozenset.intersection(*(axis[1] for axis in axes if axis))
