@@ -24,8 +24,8 @@ answers. Two candidates are **neighbours on one axis** when
 
 A blind spot is a connected group of neighbours. The grouping reads the candidates'
 descriptions and the search half's edits only — fixed before any held-out edit is
-judged — so the widest description of each group of one population can be tested on the held-out edits
-like a candidate, one more test in the Bonferroni family (`family_size`), and the
+judged — so the widest description of each group of one population can be tested on
+the held-out edits like a candidate, one more test in the Bonferroni family (`family_size`), and the
 family-wise guarantee of `fbi.hunt._confirm` holds for it as for the rest. Its widest
 description: the rest the parts share, with the union of their parts of the answer (or
 of their manipulations), or with the predicate they are parts of.
