@@ -72,12 +72,19 @@ def test_fbi_s_transport_sends_openai_content_parts_in_the_marks_places(tmp_path
         assert head == "data:image/png;base64" and sent_png(data) == expected.data
 
 
-def test_litellm_s_anthropic_provider_gets_image_blocks(monkeypatch, tmp_path):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    with AnthropicServer() as server:
-        client = ModelClient()
-        asyncio.run(client.complete(request("anthropic/claude-haiku-4-5", server.url)))
-        (params,) = server.live_requests
+def live_request(monkeypatch, server_class, model: str, key: tuple[str, str]) -> dict:
+    """What a loopback server speaking the provider's protocol received of one live
+    call made through litellm."""
+    monkeypatch.setenv(*key)
+    with server_class() as server:
+        asyncio.run(ModelClient().complete(request(model, server.url)))
+        (received,) = server.live_requests
+    return received
+
+
+def test_litellm_s_anthropic_provider_gets_image_blocks(monkeypatch):
+    params = live_request(monkeypatch, AnthropicServer, "anthropic/claude-haiku-4-5",
+                          ("ANTHROPIC_API_KEY", "sk-ant-test"))
     content = params["messages"][0]["content"]
     kinds = [block["type"] for block in content]
     assert kinds.count("image") == 2 and kinds.count("text") >= 2
@@ -87,12 +94,9 @@ def test_litellm_s_anthropic_provider_gets_image_blocks(monkeypatch, tmp_path):
                for b in images)
 
 
-def test_litellm_s_gemini_provider_gets_inline_data(monkeypatch, tmp_path):
-    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
-    with GeminiServer() as server:
-        client = ModelClient()
-        asyncio.run(client.complete(request("gemini/gemini-2.5-flash", server.url)))
-        (sent,) = server.live_requests
+def test_litellm_s_gemini_provider_gets_inline_data(monkeypatch):
+    sent = live_request(monkeypatch, GeminiServer, "gemini/gemini-2.5-flash",
+                        ("GEMINI_API_KEY", "test-key"))
     parts = [p for content in sent["contents"] for p in content["parts"]]
     inline = [p.get("inline_data") or p.get("inlineData") for p in parts
               if "inline_data" in p or "inlineData" in p]
